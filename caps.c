@@ -1,0 +1,42 @@
+#include "caps.h"
+
+#include <errno.h>
+#include <linux/securebits.h>
+#include <sys/capability.h>
+#include <sys/prctl.h>
+
+static int drop_bounding(struct ab_err *e)
+{
+	for (int cap = 0; cap <= CAP_LAST_CAP || CAP_IS_SUPPORTED(cap); cap++) {
+		if (!CAP_IS_SUPPORTED(cap))
+			break;
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+			return ab_fail(e, errno, "cannot drop capability %d from the bounding set", cap);
+	}
+	return 0;
+}
+
+int caps_drop(struct ab_err *e)
+{
+	const unsigned long bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+				   SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+				   SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
+	cap_t none;
+	int rc;
+
+	if (drop_bounding(e) < 0)
+		return -1;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+		return ab_fail(e, errno, "cannot clear ambient capabilities");
+	if (prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) < 0)
+		return ab_fail(e, errno, "cannot lock securebits");
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return ab_fail(e, errno, "cannot set no_new_privs");
+	if (!(none = cap_init()))
+		return ab_fail(e, errno, "cap_init");
+	rc = cap_set_proc(none);
+	cap_free(none);
+	if (rc < 0)
+		return ab_fail(e, errno, "cannot clear capabilities");
+	return 0;
+}

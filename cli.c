@@ -1,0 +1,394 @@
+/* The command line: options → policy → run. The one place an error becomes a message on stderr
+ * and exit status 125. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "error.h"
+#include "mounts.h"
+#include "policy.h"
+#include "sandbox.h"
+
+#define EXIT_SETUP 125
+
+static const char usage[] =
+	"Usage: agentbox [OPTIONS] [--] COMMAND [ARG...]\n"
+	"Run COMMAND in a sandbox described by an INI profile.\n"
+	"\n"
+	"  -p, --profile NAME|PATH  the profile (NAME.ini is searched in $AGENTBOX_PROFILE_PATH,\n"
+	"                           ~/.config/agentbox/profiles, /etc/agentbox/profiles and\n"
+	"                           the installed profiles; a value with a '/' is a path)\n"
+	"      --audit DEST         audit trail to DEST: '-' (stdout), a file, or fd:N\n"
+	"      --ro PATH            show PATH read-only\n"
+	"      --rw PATH            show PATH read-write\n"
+	"      --tmpfs PATH         mount an empty tmpfs at PATH\n"
+	"      --hide PATH          make PATH empty (directory) or unreadable (file)\n"
+	"      --setenv NAME=VALUE  set a variable in the command's environment\n"
+	"      --net MODE           network: none, proxy or host\n"
+	"      --allow HOST[:PORT]  allow a host through the egress filter (proxy mode)\n"
+	"      --timeout DURATION   wall-clock limit, e.g. 30s or 5m (exit status 124)\n"
+	"      --chdir DIR          working directory inside the sandbox\n"
+	"      --explain            print the effective policy as JSON and exit\n"
+	"      --check              validate the profile and exit (0 valid, 125 not)\n"
+	"      --version            print the version and exit\n"
+	"  -h, --help               print this help and exit\n"
+	"\n"
+	"Exit status: the command's own; 128+N if it died of signal N; 124 on timeout;\n"
+	"125 if agentbox failed (nothing was run); 126 if COMMAND cannot be executed;\n"
+	"127 if COMMAND was not found.\n"
+	"See agentbox(1) and docs/profile.md.\n";
+
+enum opt {
+	OPT_AUDIT = 256,
+	OPT_RO,
+	OPT_RW,
+	OPT_TMPFS,
+	OPT_HIDE,
+	OPT_SETENV,
+	OPT_NET,
+	OPT_ALLOW,
+	OPT_TIMEOUT,
+	OPT_CHDIR,
+	OPT_EXPLAIN,
+	OPT_CHECK,
+	OPT_VERSION,
+};
+
+/* Each command-line override maps onto one profile key. */
+static const struct {
+	int opt;
+	const char *name, *section, *key;
+} overrides[] = {
+	{OPT_RO, "--ro", "filesystem", "ro"},
+	{OPT_RW, "--rw", "filesystem", "rw"},
+	{OPT_TMPFS, "--tmpfs", "filesystem", "tmpfs"},
+	{OPT_HIDE, "--hide", "filesystem", "hide"},
+	{OPT_SETENV, "--setenv", "env", "set"},
+	{OPT_NET, "--net", "network", "mode"},
+	{OPT_ALLOW, "--allow", "network", "allow"},
+	{OPT_TIMEOUT, "--timeout", "limits", "timeout"},
+	{OPT_CHDIR, "--chdir", "sandbox", "workdir"},
+	{OPT_AUDIT, "--audit", "audit", "file"},
+};
+
+struct override {
+	int idx; /* into overrides[] */
+	char *value;
+};
+
+struct cli {
+	const char *profile;
+	struct override *ov;
+	size_t n_ov;
+	bool explain, check;
+	char **command;
+};
+
+static int fail(const struct ab_err *e)
+{
+	fprintf(stderr, "agentbox: %s\n", e->msg);
+	return EXIT_SETUP;
+}
+
+/* --audit and path options take paths relative to the caller's cwd. */
+static char *absolute(const char *value, const char *cwd)
+{
+	char *out;
+	size_t n;
+
+	if (value[0] == '/' || value[0] == '~' || value[0] == '$' || !strcmp(value, "-") ||
+	    !strncmp(value, "fd:", 3) || !cwd)
+		return strdup(value);
+	n = strlen(cwd) + strlen(value) + 2;
+	if ((out = malloc(n)))
+		snprintf(out, n, "%s/%s", cwd, value);
+	return out;
+}
+
+static int add_override(struct cli *c, int opt, const char *value, const char *cwd,
+			struct ab_err *e)
+{
+	struct override *n = realloc(c->ov, (c->n_ov + 1) * sizeof(*n));
+	size_t idx = 0;
+	bool path;
+
+	if (!n)
+		return ab_fail(e, ENOMEM, "options");
+	c->ov = n;
+	while (overrides[idx].opt != opt)
+		idx++;
+	path = !strcmp(overrides[idx].section, "filesystem") || opt == OPT_CHDIR ||
+	       opt == OPT_AUDIT;
+	n[c->n_ov].idx = (int)idx;
+	n[c->n_ov].value = path ? absolute(value, cwd) : strdup(value);
+	if (!n[c->n_ov].value)
+		return ab_fail(e, ENOMEM, "options");
+	c->n_ov++;
+	return 0;
+}
+
+/* 0: go on; 1: done, exit 0 (help, version); -1: error. */
+static int parse_args(int argc, char **argv, struct cli *c, const char *cwd, struct ab_err *e)
+{
+	static const struct option longopts[] = {
+		{"profile", required_argument, NULL, 'p'},
+		{"audit", required_argument, NULL, OPT_AUDIT},
+		{"ro", required_argument, NULL, OPT_RO},
+		{"rw", required_argument, NULL, OPT_RW},
+		{"tmpfs", required_argument, NULL, OPT_TMPFS},
+		{"hide", required_argument, NULL, OPT_HIDE},
+		{"setenv", required_argument, NULL, OPT_SETENV},
+		{"net", required_argument, NULL, OPT_NET},
+		{"allow", required_argument, NULL, OPT_ALLOW},
+		{"timeout", required_argument, NULL, OPT_TIMEOUT},
+		{"chdir", required_argument, NULL, OPT_CHDIR},
+		{"explain", no_argument, NULL, OPT_EXPLAIN},
+		{"check", no_argument, NULL, OPT_CHECK},
+		{"version", no_argument, NULL, OPT_VERSION},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int opt;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+p:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'p':
+			if (c->profile)
+				return ab_fail(e, 0, "--profile given twice"),
+				       ab_hint(e, "use one profile; combine others with [sandbox] include");
+			c->profile = optarg;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 1;
+		case OPT_VERSION:
+			printf("agentbox %s\n", AGENTBOX_VERSION);
+			return 1;
+		case OPT_EXPLAIN:
+			c->explain = true;
+			break;
+		case OPT_CHECK:
+			c->check = true;
+			break;
+		case '?':
+			if (optopt)
+				return ab_fail(e, 0, "option -%c is unknown or needs a value", optopt),
+				       ab_hint(e, "see agentbox --help");
+			return ab_fail(e, 0, "option %s is unknown or needs a value",
+				       argv[optind - 1]),
+			       ab_hint(e, "see agentbox --help");
+		default:
+			if (add_override(c, opt, optarg, cwd, e) < 0)
+				return -1;
+		}
+	}
+	c->command = argv + optind;
+	if (!c->profile)
+		return ab_fail(e, 0, "no profile given"),
+		       ab_hint(e, "add -p NAME, e.g. -p minimal, -p shell or -p python");
+	if (!*c->command && !c->explain && !c->check)
+		return ab_fail(e, 0, "no command given"),
+		       ab_hint(e, "agentbox -p PROFILE -- COMMAND [ARG...]");
+	return 0;
+}
+
+/* ${HOME}, ${USER}, ${UID}, ${CWD}, ${TMPDIR} for the profile. */
+static void collect_vars(struct policy_vars *v, char *cwd, char *uid, size_t uid_size)
+{
+	struct passwd *pw = getpwuid(getuid());
+
+	snprintf(uid, uid_size, "%u", (unsigned)getuid());
+	v->uid = uid;
+	v->cwd = cwd;
+	v->home = getenv("HOME");
+	if ((!v->home || v->home[0] != '/') && pw)
+		v->home = pw->pw_dir;
+	v->user = getenv("USER");
+	if (!v->user && pw)
+		v->user = pw->pw_name;
+	v->tmpdir = getenv("TMPDIR");
+	if (!v->tmpdir || v->tmpdir[0] != '/')
+		v->tmpdir = "/tmp";
+}
+
+static char *exe_dir(void)
+{
+	char buf[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	return strdup(dirname(buf));
+}
+
+static int build_policy(struct cli *c, struct policy *p, struct ab_err *e)
+{
+	char *dir = exe_dir();
+	char *path = policy_find_profile(c->profile, &p->vars, dir, e);
+	int rc;
+
+	free(dir);
+	if (!path)
+		return -1;
+	rc = policy_load(p, path, NULL, e);
+	free(path);
+	for (size_t i = 0; rc == 0 && i < c->n_ov; i++) {
+		const struct override *o = &c->ov[i];
+		rc = policy_override(p, overrides[o->idx].section, overrides[o->idx].key, o->value,
+				     overrides[o->idx].name, e);
+	}
+	for (size_t i = 0; rc == 0 && c->command[i]; i++)
+		if (strv_push(&p->command, c->command[i]) < 0)
+			rc = ab_fail(e, ENOMEM, "command");
+	if (rc == 0)
+		rc = policy_finish(p, e);
+	return rc;
+}
+
+static int explain(const struct policy *p)
+{
+	struct json j;
+	const char *text;
+
+	json_init(&j);
+	policy_explain(p, &j);
+	text = json_text(&j);
+	if (text)
+		printf("%s\n", text);
+	json_free(&j);
+	if (!text || fflush(stdout) != 0) {
+		fprintf(stderr, "agentbox: cannot write the policy\n");
+		return EXIT_SETUP;
+	}
+	return 0;
+}
+
+/* fds 0-2 must exist, or a later open would land there and reach the command. */
+static void ensure_std_fds(void)
+{
+	for (int fd = 0; fd < 3; fd++) {
+		if (fcntl(fd, F_GETFD) < 0) {
+			int n = open("/dev/null", O_RDWR);
+			if (n >= 0 && n != fd)
+				close(n);
+		}
+	}
+}
+
+static void audit_error(struct audit *a, const struct ab_err *e)
+{
+	struct ab_err ignored;
+	struct json *j = audit_begin(a, "error");
+
+	json_kv_str(j, "message", e->msg);
+	if (e->errnum)
+		json_kv_int(j, "errno", e->errnum);
+	audit_emit(a, &ignored);
+}
+
+static int audit_exit(struct audit *a, const struct sandbox_result *res, int status,
+		      struct ab_err *e)
+{
+	struct json *j = audit_begin(a, "exit");
+
+	json_kv_int(j, "status", status);
+	json_kv_str(j, "cause", res ? res->cause : "setup-error");
+	if (res && !strcmp(res->cause, "signaled"))
+		json_kv_int(j, "signal", res->code);
+	else if (res && !strcmp(res->cause, "exited"))
+		json_kv_int(j, "code", res->code);
+	json_key(j, "counts");
+	audit_counts(a, j);
+	return audit_emit(a, e);
+}
+
+static int run(const struct policy *p)
+{
+	const char *protected[64];
+	struct mount_protect protect = {protected, 0};
+	struct sandbox_result res = {0};
+	struct ab_err e = {0};
+	struct audit *a;
+	char exe[PATH_MAX];
+	ssize_t n;
+	int status;
+
+	if (audit_open(&a, p->audit_file, &e) < 0)
+		return fail(&e);
+	/* agentbox's own files are visible only when the profile binds them, and read-only */
+	if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) > 0) {
+		exe[n] = '\0';
+		protected[protect.n++] = exe;
+	}
+	for (size_t i = 0; i < p->profiles.n && protect.n < 63; i++)
+		protected[protect.n++] = p->profiles.v[i];
+	if (audit_path(a))
+		protected[protect.n++] = audit_path(a);
+
+	if (sandbox_run(p, a, &protect, &res, &e) < 0) {
+		audit_error(a, &e);
+		audit_exit(a, NULL, EXIT_SETUP, &(struct ab_err){0});
+		audit_close(a);
+		return fail(&e);
+	}
+	status = res.status;
+	if (!strcmp(res.cause, "timeout"))
+		fprintf(stderr, "agentbox: the command ran past its %llu ms timeout and was stopped\n",
+			(unsigned long long)p->limits.timeout_ms);
+	if (audit_exit(a, &res, status, &e) < 0 && p->audit_on_failure == AUDIT_FAILURE_STOP) {
+		fprintf(stderr, "agentbox: %s\n", e.msg);
+		if (status == 0)
+			status = EXIT_SETUP;
+	}
+	audit_close(a);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli c = {0};
+	struct policy_vars vars;
+	struct policy *p = NULL;
+	struct ab_err e = {0};
+	char *cwd, uid[16];
+	int rc;
+
+	ensure_std_fds();
+	cwd = getcwd(NULL, 0);
+	rc = parse_args(argc, argv, &c, cwd, &e);
+	if (rc != 0) {
+		rc = rc > 0 ? 0 : fail(&e);
+		goto out;
+	}
+	collect_vars(&vars, cwd, uid, sizeof(uid));
+	if (!(p = policy_new(&vars))) {
+		rc = fail(&(struct ab_err){ENOMEM, "out of memory"});
+		goto out;
+	}
+	if (build_policy(&c, p, &e) < 0)
+		rc = fail(&e);
+	else if (c.explain)
+		rc = explain(p);
+	else if (c.check)
+		rc = 0;
+	else
+		rc = run(p);
+out:
+	policy_free(p);
+	for (size_t i = 0; i < c.n_ov; i++)
+		free(c.ov[i].value);
+	free(c.ov);
+	free(cwd);
+	return rc;
+}

@@ -1,0 +1,36 @@
+/* The audit trail: one JSON object per line, written whole with a single write(). Every module
+ * reports through here; this is the only writer. See docs/audit.md. */
+#ifndef AGENTBOX_AUDIT_H
+#define AGENTBOX_AUDIT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "json.h"
+
+#define AUDIT_SCHEMA_VERSION 1
+
+struct audit;
+
+/* dest: NULL (no audit), "-" (stdout), "fd:N", or a file path (appended, created 0600, never
+ * through a symlink). */
+int audit_open(struct audit **out, const char *dest, struct ab_err *e);
+void audit_close(struct audit *a);
+
+bool audit_enabled(const struct audit *a);
+const char *audit_run_id(const struct audit *a);
+/* The fd written to (-1 when disabled): the sandbox must never inherit it. */
+int audit_fd(const struct audit *a);
+/* The file path written to, when the destination is a file (NULL otherwise). */
+const char *audit_path(const struct audit *a);
+
+/* Starts an event of the given type with the common fields (v, ts, seq, run, event) and returns
+ * the open JSON object to add fields to; audit_emit closes and writes it. */
+struct json *audit_begin(struct audit *a, const char *event);
+int audit_emit(struct audit *a, struct ab_err *e);
+
+/* How many events of each type were written, as a JSON object (for the exit event). */
+void audit_counts(const struct audit *a, struct json *j);
+
+#endif

@@ -1,0 +1,20 @@
+/* The command's environment: starts empty; [env] pass copies matching variables from the caller,
+ * deny globs win over pass, set adds values, and safe defaults fill the rest. */
+#ifndef AGENTBOX_ENV_H
+#define AGENTBOX_ENV_H
+
+#include "error.h"
+#include "policy.h"
+
+struct env_result {
+	struct strv vars;    /* NAME=VALUE, ready for exec */
+	struct strv passed;  /* names copied from the caller */
+	struct strv denied;  /* names a pass glob matched but a deny glob refused */
+};
+
+/* home: what HOME becomes when the profile does not set it. */
+int env_build(const struct policy *p, char *const *caller, const char *home, const char *run_id,
+	      struct env_result *out, struct ab_err *e);
+void env_result_free(struct env_result *r);
+
+#endif

@@ -1,0 +1,26 @@
+/* One error value that every module fills and the CLI reports: what failed, on which path,
+ * the errno text, and how to fix it. No module prints on its own. */
+#ifndef AGENTBOX_ERROR_H
+#define AGENTBOX_ERROR_H
+
+#include <stddef.h>
+
+#define AB_ERR_MAX 1024
+
+struct ab_err {
+	int errnum; /* errno of the failing call, 0 when the cause is not a syscall */
+	char msg[AB_ERR_MAX];
+};
+
+/* Sets the message (printf-style) and appends ": strerror(errnum)" when errnum != 0.
+ * Returns -1 so callers can `return ab_fail(...)`. */
+int ab_fail(struct ab_err *e, int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Appends "; fix: ..." to an error already set. Returns -1. */
+int ab_hint(struct ab_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Prefixes the message with context, e.g. the mount step name. Returns -1. */
+int ab_context(struct ab_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,57 @@
+/* The filesystem view: the policy's [filesystem] entries become a mount plan (built in the
+ * supervisor, where host paths are resolved once), which the sandbox's pid 1 applies by fd onto
+ * an empty tmpfs root before pivoting into it. */
+#ifndef AGENTBOX_MOUNTS_H
+#define AGENTBOX_MOUNTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "policy.h"
+
+enum mount_op_kind {
+	MOP_BIND_RO,
+	MOP_BIND_RW,
+	MOP_TMPFS,
+	MOP_HIDE,    /* dir: empty read-only tmpfs; file: an unopenable node */
+	MOP_SYMLINK,
+	MOP_PROC,
+	MOP_DEV,
+};
+
+struct mount_op {
+	enum mount_op_kind kind;
+	char *dest;     /* absolute path inside the sandbox */
+	char *source;   /* binds: the host path, symlinks resolved */
+	char *target;   /* symlinks: link content */
+	uint64_t size;  /* tmpfs size cap */
+	bool implicit;  /* added by agentbox, not written in the profile */
+	bool skipped;   /* optional and missing on the host */
+	const char *why; /* implicit ops: the reason, for the audit */
+};
+
+struct mount_plan {
+	struct mount_op *ops;
+	size_t n;
+	uint64_t tmpfs_size; /* for /dev/shm */
+};
+
+/* Paths agentbox itself uses (its binary, the profiles, the audit file): visible only when the
+ * profile binds them, and then read-only. */
+struct mount_protect {
+	const char *const *paths;
+	size_t n;
+};
+
+int mount_plan_build(const struct policy *p, const struct mount_protect *protect,
+		     struct mount_plan *plan, struct ab_err *e);
+void mount_plan_free(struct mount_plan *plan);
+const char *mount_op_name(enum mount_op_kind k);
+/* True when path (absolute) is inside the view the plan builds. */
+bool mount_plan_shows(const struct mount_plan *plan, const char *path);
+
+/* In the sandbox's mount namespace: builds the new root from the plan and pivots into it. */
+int mounts_apply(const struct mount_plan *plan, struct ab_err *e);
+
+#endif

@@ -1,0 +1,146 @@
+/* The profile: INI files (with includes, variables and command-line overrides) parsed into one
+ * struct policy. Every other module reads the policy; nothing else parses a profile. */
+#ifndef AGENTBOX_POLICY_H
+#define AGENTBOX_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "json.h"
+
+#define POLICY_MAX_FILE_BYTES (1024 * 1024)
+#define POLICY_MAX_INCLUDE_DEPTH 16
+#define POLICY_DEFAULT_TMPFS_SIZE (256ull * 1024 * 1024)
+
+struct strv {
+	char **v;
+	size_t n;
+};
+
+/* Where a setting came from; file is owned by policy.profiles (or a static string). */
+struct origin {
+	const char *file;
+	unsigned line;
+	unsigned layer; /* one per file loaded; the command line is the last layer */
+};
+
+enum fs_kind { FS_RO, FS_RW, FS_TMPFS, FS_HIDE, FS_SYMLINK };
+
+struct fs_entry {
+	enum fs_kind kind;
+	char *path;    /* absolute and normalised; inside the sandbox, and on the host for binds */
+	char *target;  /* FS_SYMLINK: the link's content, as written */
+	bool optional; /* ro-try / rw-try: skipped when the host path is missing */
+	struct origin at;
+};
+
+enum net_mode { NET_NONE, NET_PROXY, NET_HOST };
+enum seccomp_preset { SECCOMP_PRESET_DEFAULT, SECCOMP_PRESET_STRICT, SECCOMP_PRESET_NONE };
+enum seccomp_action { SECCOMP_ACTION_ERRNO, SECCOMP_ACTION_KILL };
+enum fallback_mode { FALLBACK_NONE, FALLBACK_LANDLOCK };
+enum audit_failure { AUDIT_FAILURE_STOP, AUDIT_FAILURE_CONTINUE };
+
+/* 0 means "not set" for every limit. */
+struct limits {
+	uint64_t timeout_ms;
+	uint64_t cpu_s;
+	uint64_t memory;
+	uint64_t processes;
+	uint64_t open_files;
+	uint64_t file_size;
+	uint64_t tmpfs_size;
+};
+
+/* The values ${HOME}, ${CWD}, ${USER}, ${UID} and ${TMPDIR} expand to. */
+struct policy_vars {
+	const char *home, *cwd, *user, *uid, *tmpdir;
+};
+
+/* How profile files are read; tests and the fuzzer provide files from memory. */
+struct policy_io {
+	/* Reads the whole file into *data (malloc'd, *len bytes). */
+	int (*read)(void *ctx, const char *path, char **data, size_t *len, struct ab_err *e);
+	/* Canonical identity of path, for cycle detection (malloc'd). */
+	char *(*canonical)(void *ctx, const char *path);
+	void *ctx;
+};
+
+struct policy {
+	struct strv profiles; /* every file read, canonical, in load order */
+	struct policy_vars vars;
+
+	char *hostname;
+	char *workdir; /* NULL: the caller's cwd if visible, else / */
+	enum fallback_mode fallback;
+
+	struct fs_entry *fs;
+	size_t n_fs;
+
+	enum net_mode net_mode;
+	struct strv net_allow, net_deny;
+
+	struct limits limits;
+
+	enum seccomp_preset seccomp_preset;
+	enum seccomp_action seccomp_action;
+	struct strv seccomp_deny, seccomp_allow;
+
+	struct strv env_pass, env_set, env_deny;
+
+	char *audit_file; /* NULL: no audit; "-": stdout; "fd:N"; or an absolute path */
+	struct strv audit_redact;
+	enum audit_failure audit_on_failure;
+
+	struct strv command;
+
+	/* parser state: which layer last set each scalar (for "set twice in one file") */
+	unsigned next_layer;
+	struct strv scalar_keys;
+	unsigned *scalar_layers;
+};
+
+/* vars are copied. A NULL io reads real files. */
+struct policy *policy_new(const struct policy_vars *vars);
+void policy_free(struct policy *p);
+
+/* Loads one profile file (and its includes) into p. Errors read "FILE:LINE: what; fix". */
+int policy_load(struct policy *p, const char *path, const struct policy_io *io, struct ab_err *e);
+
+/* Applies one setting from the command line, as if written in a last profile layer.
+ * what names the option for error messages (e.g. "--ro"). */
+int policy_override(struct policy *p, const char *section, const char *key, const char *value,
+		    const char *what, struct ab_err *e);
+
+/* Checks what can only be checked once every layer is in. */
+int policy_finish(struct policy *p, struct ab_err *e);
+
+/* The effective policy as one JSON object. */
+void policy_explain(const struct policy *p, struct json *j);
+
+/* Finds a profile: a value with a '/' is a path; a bare NAME (or NAME.ini) is searched for as
+ * NAME.ini in $AGENTBOX_PROFILE_PATH, ~/.config/agentbox/profiles, /etc/agentbox/profiles,
+ * the installed profiles directory, and the source tree when run from the build directory.
+ * The current directory is never searched: a repository cannot plant a weaker profile. */
+char *policy_find_profile(const char *name, const struct policy_vars *vars,
+			  const char *exe_dir, struct ab_err *e);
+
+/* Pure helpers, public for the unit tests. */
+int parse_size(const char *s, uint64_t *out, struct ab_err *e);
+int parse_duration_ms(const char *s, uint64_t *out, struct ab_err *e);
+int parse_count(const char *s, uint64_t *out, struct ab_err *e);
+/* Absolute, no "..", with "." and repeated slashes removed. */
+int path_normalize(const char *in, char **out, struct ab_err *e);
+/* Expands ${VAR} and a leading ~/ ; profile_dir may be NULL. */
+int expand_vars(const char *in, const struct policy_vars *vars, const char *profile_dir,
+		char **out, struct ab_err *e);
+
+int strv_push(struct strv *sv, const char *s);
+void strv_free(struct strv *sv);
+
+const char *fs_kind_name(enum fs_kind k);
+const char *net_mode_name(enum net_mode m);
+const char *seccomp_preset_name(enum seccomp_preset p);
+
+#endif

@@ -1,0 +1,615 @@
+/* The filesystem view. The plan is made in the supervisor; the sandbox's pid 1 applies it with the
+ * new mount API, holding every source and destination by fd so no path is resolved twice: a
+ * symlink swapped in after the plan was made makes the run fail instead of redirecting a bind. */
+#include "mounts.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define DEV_TMPFS_SIZE (1024 * 1024)
+#define HIDE_TMPFS_SIZE 4096
+
+const char *mount_op_name(enum mount_op_kind k)
+{
+	static const char *const names[] = {"ro", "rw", "tmpfs", "hide", "symlink", "proc", "dev"};
+	return names[k];
+}
+
+/* ---------- the plan ---------- */
+
+static bool is_under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (n == 1)
+		return true;
+	return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
+}
+
+static unsigned depth(const char *path)
+{
+	unsigned d = 0;
+
+	for (; *path; path++)
+		d += *path == '/';
+	return path[-1] == '/' ? 0 : d;
+}
+
+static int plan_push(struct mount_plan *plan, struct mount_op op, struct ab_err *e)
+{
+	struct mount_op *n = realloc(plan->ops, (plan->n + 1) * sizeof(*n));
+	struct mount_op *o;
+
+	if (!n)
+		return ab_fail(e, ENOMEM, "mount plan");
+	plan->ops = n;
+	o = &plan->ops[plan->n++];
+	*o = op;
+	o->dest = strdup(op.dest);
+	o->source = op.source ? strdup(op.source) : NULL;
+	o->target = op.target ? strdup(op.target) : NULL;
+	if (!o->dest || (op.source && !o->source) || (op.target && !o->target))
+		return ab_fail(e, ENOMEM, "mount plan");
+	return 0;
+}
+
+void mount_plan_free(struct mount_plan *plan)
+{
+	for (size_t i = 0; i < plan->n; i++) {
+		free(plan->ops[i].dest);
+		free(plan->ops[i].source);
+		free(plan->ops[i].target);
+	}
+	free(plan->ops);
+	plan->ops = NULL;
+	plan->n = 0;
+}
+
+static int at_error(const struct fs_entry *f, struct ab_err *e)
+{
+	if (f->at.line)
+		return ab_context(e, "%s:%u", f->at.file, f->at.line);
+	return ab_context(e, "%s", f->at.file);
+}
+
+static int check_reserved(const struct fs_entry *f, struct ab_err *e)
+{
+	if (is_under(f->path, "/proc") || !strcmp(f->path, "/dev"))
+		return ab_fail(e, 0, "%s is set up by agentbox itself", f->path),
+		       ab_hint(e, "remove this entry (the sandbox gets its own /proc and /dev)"),
+		       at_error(f, e);
+	return 0;
+}
+
+static int plan_entry(struct mount_plan *plan, const struct policy *p, const struct fs_entry *f,
+		      struct ab_err *e)
+{
+	struct mount_op op = {.dest = f->path};
+	char *resolved;
+	int r;
+
+	switch (f->kind) {
+	case FS_TMPFS:
+		op.kind = MOP_TMPFS;
+		op.size = p->limits.tmpfs_size;
+		return plan_push(plan, op, e);
+	case FS_HIDE:
+		op.kind = MOP_HIDE;
+		return plan_push(plan, op, e);
+	case FS_SYMLINK:
+		op.kind = MOP_SYMLINK;
+		op.target = f->target;
+		return plan_push(plan, op, e);
+	case FS_RO:
+	case FS_RW:
+		break;
+	}
+	op.kind = f->kind == FS_RO ? MOP_BIND_RO : MOP_BIND_RW;
+	resolved = realpath(f->path, NULL);
+	if (!resolved) {
+		if (errno == ENOENT && f->optional) {
+			op.skipped = true;
+			op.source = f->path;
+			return plan_push(plan, op, e);
+		}
+		return ab_fail(e, errno, "%s %s", fs_kind_name(f->kind), f->path),
+		       ab_hint(e, "create it, or use %s-try to skip a missing path",
+			       fs_kind_name(f->kind)),
+		       at_error(f, e);
+	}
+	op.source = resolved;
+	r = plan_push(plan, op, e);
+	free(resolved);
+	return r;
+}
+
+/* A protected file under a rw bind gets a read-only bind of itself on top. */
+static int plan_protect(struct mount_plan *plan, const char *path, struct ab_err *e)
+{
+	const struct mount_op *cover = NULL;
+	char *real = realpath(path, NULL);
+	char dest[PATH_MAX];
+	size_t base;
+	int r;
+
+	if (!real)
+		return 0; /* not on the host, nothing to protect */
+	for (size_t i = 0; i < plan->n; i++) {
+		const struct mount_op *o = &plan->ops[i];
+		if ((o->kind == MOP_BIND_RO || o->kind == MOP_BIND_RW) && !o->skipped &&
+		    is_under(real, o->source) &&
+		    (!cover || strlen(o->source) > strlen(cover->source)))
+			cover = o;
+	}
+	if (!cover || cover->kind == MOP_BIND_RO) {
+		free(real);
+		return 0;
+	}
+	base = strlen(cover->source) == 1 ? 0 : strlen(cover->source);
+	if ((size_t)snprintf(dest, sizeof(dest), "%s%s", strcmp(cover->dest, "/") ? cover->dest : "",
+			     real + base) >= sizeof(dest)) {
+		free(real);
+		return ab_fail(e, ENAMETOOLONG, "protecting %s", path);
+	}
+	r = plan_push(plan,
+		      (struct mount_op){.kind = MOP_BIND_RO,
+					.dest = dest,
+					.source = real,
+					.implicit = true,
+					.why = "agentbox's own file stays read-only"},
+		      e);
+	free(real);
+	return r;
+}
+
+/* Parents before children, whatever the order in the profile; equal depths keep their order. */
+static void sort_by_depth(struct mount_plan *plan)
+{
+	for (size_t i = 1; i < plan->n; i++) {
+		struct mount_op key = plan->ops[i];
+		size_t j = i;
+		while (j > 0 && depth(plan->ops[j - 1].dest) > depth(key.dest)) {
+			plan->ops[j] = plan->ops[j - 1];
+			j--;
+		}
+		plan->ops[j] = key;
+	}
+}
+
+int mount_plan_build(const struct policy *p, const struct mount_protect *protect,
+		     struct mount_plan *plan, struct ab_err *e)
+{
+	bool own_tmp = false;
+
+	memset(plan, 0, sizeof(*plan));
+	plan->tmpfs_size = p->limits.tmpfs_size;
+	for (size_t i = 0; i < p->n_fs; i++) {
+		if (check_reserved(&p->fs[i], e) < 0)
+			return -1;
+		own_tmp |= !strcmp(p->fs[i].path, "/tmp");
+	}
+	if (plan_push(plan, (struct mount_op){.kind = MOP_PROC, .dest = "/proc", .implicit = true,
+					      .why = "procfs of the sandbox's pid namespace"}, e) < 0 ||
+	    plan_push(plan, (struct mount_op){.kind = MOP_DEV, .dest = "/dev", .implicit = true,
+					      .why = "minimal /dev"}, e) < 0)
+		goto fail;
+	if (!own_tmp && plan_push(plan, (struct mount_op){.kind = MOP_TMPFS, .dest = "/tmp",
+							  .size = p->limits.tmpfs_size,
+							  .implicit = true, .why = "private /tmp"},
+				  e) < 0)
+		goto fail;
+	for (size_t i = 0; i < p->n_fs; i++)
+		if (plan_entry(plan, p, &p->fs[i], e) < 0)
+			goto fail;
+	for (size_t i = 0; protect && i < protect->n; i++)
+		if (plan_protect(plan, protect->paths[i], e) < 0)
+			goto fail;
+	sort_by_depth(plan);
+	return 0;
+fail:
+	mount_plan_free(plan);
+	return -1;
+}
+
+bool mount_plan_shows(const struct mount_plan *plan, const char *path)
+{
+	bool shown = false;
+
+	for (size_t i = 0; i < plan->n; i++) {
+		const struct mount_op *o = &plan->ops[i];
+		if (o->skipped || !is_under(path, o->dest))
+			continue;
+		if (o->kind == MOP_HIDE)
+			return false;
+		shown |= o->kind == MOP_BIND_RO || o->kind == MOP_BIND_RW || o->kind == MOP_TMPFS;
+	}
+	return shown;
+}
+
+/* ---------- applying it ---------- */
+
+struct root {
+	int fd;         /* the new root's tmpfs */
+	dev_t owned[64]; /* tmpfs mounts agentbox made: the only places it creates mount points */
+	size_t n_owned;
+};
+
+static int openat2_fd(int dirfd, const char *path, int flags, uint64_t resolve)
+{
+	struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC), .resolve = resolve};
+	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+}
+
+static int in_root(struct root *r, const char *dest, int flags)
+{
+	return openat2_fd(r->fd, dest[1] ? dest + 1 : ".", flags,
+			  RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+}
+
+static bool owned(const struct root *r, dev_t dev)
+{
+	for (size_t i = 0; i < r->n_owned; i++)
+		if (r->owned[i] == dev)
+			return true;
+	return false;
+}
+
+static int own(struct root *r, int mntfd, struct ab_err *e)
+{
+	struct stat st;
+
+	if (fstat(mntfd, &st) < 0)
+		return ab_fail(e, errno, "fstat tmpfs");
+	if (r->n_owned == sizeof(r->owned) / sizeof(r->owned[0]))
+		return ab_fail(e, 0, "more than %zu tmpfs mounts", r->n_owned),
+		       ab_hint(e, "use fewer tmpfs/hide entries");
+	r->owned[r->n_owned++] = st.st_dev;
+	return 0;
+}
+
+static int split_parent(const char *dest, char *parent, size_t size, const char **name)
+{
+	const char *slash = strrchr(dest, '/');
+	size_t n = slash == dest ? 1 : (size_t)(slash - dest);
+
+	if (n >= size)
+		return -1;
+	memcpy(parent, dest, n);
+	parent[n] = '\0';
+	*name = slash + 1;
+	return 0;
+}
+
+/* Opens dest inside the new root, creating it (and its parents) as a directory or an empty file
+ * when missing, but only on agentbox's own tmpfs mounts: never on a host directory. */
+static int ensure(struct root *r, const char *dest, bool dir, struct ab_err *e)
+{
+	char parent[PATH_MAX];
+	const char *name;
+	struct stat st;
+	int fd, pfd, rc;
+
+	fd = in_root(r, dest, O_PATH);
+	if (fd >= 0 || errno != ENOENT)
+		return fd >= 0 ? fd : ab_fail(e, errno, "mount point %s", dest);
+	if (split_parent(dest, parent, sizeof(parent), &name) < 0)
+		return ab_fail(e, ENAMETOOLONG, "mount point %s", dest);
+	if ((pfd = ensure(r, parent, true, e)) < 0)
+		return -1;
+	if (fstat(pfd, &st) < 0 || !owned(r, st.st_dev)) {
+		close(pfd);
+		return ab_fail(e, 0, "cannot create mount point %s: %s is a host directory", dest,
+			       parent),
+		       ab_hint(e, "create %s on the host, or list a path that exists", dest);
+	}
+	if (dir)
+		rc = mkdirat(pfd, name, 0755);
+	else
+		rc = (fd = openat(pfd, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW,
+				  0644)) < 0 ? -1 : close(fd);
+	close(pfd);
+	if (rc < 0 && errno != EEXIST)
+		return ab_fail(e, errno, "cannot create mount point %s", dest);
+	fd = in_root(r, dest, O_PATH);
+	if (fd < 0)
+		return ab_fail(e, errno, "mount point %s", dest);
+	return fd;
+}
+
+static int attach(struct root *r, int mntfd, const char *dest, bool dir, struct ab_err *e)
+{
+	int dfd = ensure(r, dest, dir, e);
+	int rc;
+
+	if (dfd < 0)
+		return -1;
+	rc = move_mount(mntfd, "", dfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+	close(dfd);
+	if (rc < 0)
+		return ab_fail(e, errno, "cannot mount on %s", dest);
+	return 0;
+}
+
+static int set_attr(int mntfd, uint64_t set, bool recursive)
+{
+	struct mount_attr attr = {.attr_set = set};
+	return mount_setattr(mntfd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr,
+			     sizeof(attr));
+}
+
+/* A detached tmpfs mount; the caller attaches it. */
+static int new_tmpfs(uint64_t size, const char *mode, unsigned attrs, struct ab_err *e)
+{
+	char sz[32];
+	int fs, mnt;
+
+	snprintf(sz, sizeof(sz), "%llu", (unsigned long long)size);
+	fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return ab_fail(e, errno, "fsopen tmpfs");
+	if (fsconfig(fs, FSCONFIG_SET_STRING, "size", sz, 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "mode", mode, 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+		int err = errno;
+		close(fs);
+		return ab_fail(e, err, "tmpfs (size %s)", sz);
+	}
+	mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | attrs);
+	close(fs);
+	if (mnt < 0)
+		return ab_fail(e, errno, "fsmount tmpfs");
+	return mnt;
+}
+
+static int mount_tmpfs(struct root *r, const char *dest, uint64_t size, const char *mode,
+		       struct ab_err *e)
+{
+	int mnt = new_tmpfs(size, mode, 0, e);
+	int rc;
+
+	if (mnt < 0)
+		return ab_context(e, "tmpfs %s", dest);
+	rc = own(r, mnt, e) < 0 ? -1 : attach(r, mnt, dest, true, e);
+	close(mnt);
+	return rc;
+}
+
+/* Clones the host object at source (symlinks refused anywhere on the path) onto dest. */
+static int bind(struct root *r, const char *source, const char *dest, uint64_t attrs,
+		struct ab_err *e)
+{
+	struct stat st;
+	int src, tree, rc;
+
+	src = openat2_fd(AT_FDCWD, source, O_PATH, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	if (src < 0)
+		return ab_fail(e, errno, "cannot open %s", source),
+		       errno == ELOOP ? ab_hint(e, "a symlink appeared on the path after the profile "
+					   "was read; check who can write there")
+				      : -1;
+	if (fstat(src, &st) < 0) {
+		close(src);
+		return ab_fail(e, errno, "fstat %s", source);
+	}
+	tree = open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+	close(src);
+	if (tree < 0)
+		return ab_fail(e, errno, "cannot clone mount of %s", source);
+	if (set_attr(tree, attrs, true) < 0) {
+		int err = errno;
+		close(tree);
+		return ab_fail(e, err, "cannot set mount flags on %s", source);
+	}
+	rc = attach(r, tree, dest, S_ISDIR(st.st_mode), e);
+	close(tree);
+	return rc;
+}
+
+static int hide(struct root *r, const char *dest, struct ab_err *e)
+{
+	struct stat st;
+	int fd = in_root(r, dest, O_PATH), rc, mnt;
+
+	if (fd < 0 && errno == ENOENT)
+		return 0; /* not in the view: already hidden */
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		rc = errno;
+		if (fd >= 0)
+			close(fd);
+		return ab_fail(e, rc, "hide %s", dest);
+	}
+	close(fd);
+	if (!S_ISDIR(st.st_mode))
+		/* /dev/null on a nodev mount: exists, but opening it fails with EACCES */
+		return bind(r, "/dev/null", dest,
+			    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID |
+				    MOUNT_ATTR_NOEXEC, e);
+	mnt = new_tmpfs(HIDE_TMPFS_SIZE, "0555", MOUNT_ATTR_RDONLY, e);
+	if (mnt < 0)
+		return ab_context(e, "hide %s", dest);
+	rc = attach(r, mnt, dest, true, e);
+	close(mnt);
+	return rc;
+}
+
+static int make_symlink(struct root *r, const char *target, const char *dest, struct ab_err *e)
+{
+	char parent[PATH_MAX];
+	const char *name;
+	struct stat st;
+	int pfd, rc;
+
+	if (split_parent(dest, parent, sizeof(parent), &name) < 0)
+		return ab_fail(e, ENAMETOOLONG, "symlink %s", dest);
+	if ((pfd = ensure(r, parent, true, e)) < 0)
+		return -1;
+	if (fstat(pfd, &st) < 0 || !owned(r, st.st_dev)) {
+		close(pfd);
+		return ab_fail(e, 0, "cannot create symlink %s: %s is a host directory", dest, parent);
+	}
+	rc = symlinkat(target, pfd, name);
+	close(pfd);
+	if (rc < 0)
+		return ab_fail(e, errno, "symlink %s -> %s", dest, target);
+	return 0;
+}
+
+static int mount_proc(struct root *r, const char *dest, struct ab_err *e)
+{
+	int fs = fsopen("proc", FSOPEN_CLOEXEC), mnt, rc;
+
+	if (fs < 0)
+		return ab_fail(e, errno, "fsopen proc");
+	if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+		rc = errno;
+		close(fs);
+		return ab_fail(e, rc, "cannot mount proc"),
+		       ab_hint(e, "the host's /proc must not be partly masked (as in some containers)");
+	}
+	mnt = fsmount(fs, FSMOUNT_CLOEXEC,
+		      MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+	close(fs);
+	if (mnt < 0)
+		return ab_fail(e, errno, "fsmount proc");
+	rc = attach(r, mnt, dest, true, e);
+	close(mnt);
+	return rc;
+}
+
+static int mount_devpts(struct root *r, struct ab_err *e)
+{
+	int fs = fsopen("devpts", FSOPEN_CLOEXEC), mnt, rc;
+
+	if (fs < 0)
+		return ab_fail(e, errno, "fsopen devpts");
+	if (fsconfig(fs, FSCONFIG_SET_STRING, "ptmxmode", "0666", 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0620", 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+		rc = errno;
+		close(fs);
+		return ab_fail(e, rc, "cannot mount devpts");
+	}
+	mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+	close(fs);
+	if (mnt < 0)
+		return ab_fail(e, errno, "fsmount devpts");
+	rc = attach(r, mnt, "/dev/pts", true, e);
+	close(mnt);
+	return rc;
+}
+
+static int mount_dev(struct root *r, uint64_t shm_size, struct ab_err *e)
+{
+	static const char *const nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
+	static const char *const links[][2] = {
+		{"pts/ptmx", "/dev/ptmx"},      {"/proc/self/fd", "/dev/fd"},
+		{"/proc/self/fd/0", "/dev/stdin"}, {"/proc/self/fd/1", "/dev/stdout"},
+		{"/proc/self/fd/2", "/dev/stderr"},
+	};
+	char src[32], dest[32];
+
+	if (mount_tmpfs(r, "/dev", DEV_TMPFS_SIZE, "0755", e) < 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
+		snprintf(src, sizeof(src), "/dev/%s", nodes[i]);
+		snprintf(dest, sizeof(dest), "/dev/%s", nodes[i]);
+		if (bind(r, src, dest, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, e) < 0)
+			return -1;
+	}
+	if (mount_devpts(r, e) < 0 || mount_tmpfs(r, "/dev/shm", shm_size, "1777", e) < 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++)
+		if (make_symlink(r, links[i][0], links[i][1], e) < 0)
+			return -1;
+	return 0;
+}
+
+static int apply_op(struct root *r, const struct mount_op *op, uint64_t shm_size, struct ab_err *e)
+{
+	const uint64_t bind_flags = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+
+	if (op->skipped)
+		return 0;
+	switch (op->kind) {
+	case MOP_BIND_RO:
+		return bind(r, op->source, op->dest, bind_flags | MOUNT_ATTR_RDONLY, e);
+	case MOP_BIND_RW:
+		return bind(r, op->source, op->dest, bind_flags, e);
+	case MOP_TMPFS:
+		return mount_tmpfs(r, op->dest, op->size, !strcmp(op->dest, "/tmp") ? "1777" : "0755",
+				   e);
+	case MOP_HIDE:
+		return hide(r, op->dest, e);
+	case MOP_SYMLINK:
+		return make_symlink(r, op->target, op->dest, e);
+	case MOP_PROC:
+		return mount_proc(r, op->dest, e);
+	case MOP_DEV:
+		return mount_dev(r, shm_size, e);
+	}
+	return ab_fail(e, EINVAL, "unknown mount kind");
+}
+
+/* The new root is attached at a staging directory of this (private) mount namespace. */
+static int stage_root(struct root *r, struct ab_err *e)
+{
+	static const char *const stages[] = {"/tmp", "/mnt", "/var/tmp", "/run"};
+	int mnt;
+
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return ab_fail(e, errno, "cannot make mounts private");
+	mnt = new_tmpfs(1024 * 1024, "0755", 0, e);
+	if (mnt < 0)
+		return ab_context(e, "new root");
+	for (size_t i = 0; i < sizeof(stages) / sizeof(stages[0]); i++) {
+		if (move_mount(mnt, "", AT_FDCWD, stages[i], MOVE_MOUNT_F_EMPTY_PATH) == 0) {
+			r->fd = mnt;
+			return own(r, mnt, e);
+		}
+	}
+	close(mnt);
+	return ab_fail(e, errno, "no directory to stage the new root on (tried /tmp, /mnt, "
+				 "/var/tmp, /run)");
+}
+
+static int pivot(struct root *r, struct ab_err *e)
+{
+	if (set_attr(r->fd, MOUNT_ATTR_RDONLY, false) < 0)
+		return ab_fail(e, errno, "cannot make the new root read-only");
+	if (fchdir(r->fd) < 0)
+		return ab_fail(e, errno, "chdir to the new root");
+	if (syscall(SYS_pivot_root, ".", ".") < 0)
+		return ab_fail(e, errno, "pivot_root");
+	if (umount2(".", MNT_DETACH) < 0)
+		return ab_fail(e, errno, "cannot detach the old root");
+	if (chdir("/") < 0)
+		return ab_fail(e, errno, "chdir /");
+	return 0;
+}
+
+int mounts_apply(const struct mount_plan *plan, struct ab_err *e)
+{
+	struct root r = {.fd = -1};
+	int rc = stage_root(&r, e);
+
+	for (size_t i = 0; i < plan->n && rc == 0; i++) {
+		rc = apply_op(&r, &plan->ops[i], plan->tmpfs_size, e);
+		if (rc < 0)
+			ab_context(e, "mount %s %s", mount_op_name(plan->ops[i].kind),
+				   plan->ops[i].dest);
+	}
+	if (rc == 0)
+		rc = pivot(&r, e);
+	if (r.fd >= 0)
+		close(r.fd);
+	return rc;
+}

@@ -1,0 +1,1400 @@
+/* Profile parsing: INI (inih) → struct policy. Strict by design: an unknown section or key, a bad
+ * value, a missing include or a scalar set twice in one file is an error naming FILE:LINE. */
+#include "policy.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <ini.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "egress.h"
+#include "seccomp.h"
+
+#ifndef AGENTBOX_PROFILE_DIR
+#define AGENTBOX_PROFILE_DIR "/usr/local/share/agentbox/profiles"
+#endif
+
+/* inih's line buffer in Debian's build: 200 bytes including "\r\n\0". */
+#define INI_LINE_LIMIT 196
+
+/* ---------- string vectors ---------- */
+
+int strv_push(struct strv *sv, const char *s)
+{
+	char **nv = realloc(sv->v, (sv->n + 2) * sizeof(*nv));
+	if (!nv)
+		return -1;
+	sv->v = nv;
+	if (!(sv->v[sv->n] = strdup(s)))
+		return -1;
+	sv->v[++sv->n] = NULL;
+	return 0;
+}
+
+void strv_free(struct strv *sv)
+{
+	for (size_t i = 0; i < sv->n; i++)
+		free(sv->v[i]);
+	free(sv->v);
+	sv->v = NULL;
+	sv->n = 0;
+}
+
+static void strv_remove(struct strv *sv, size_t i)
+{
+	free(sv->v[i]);
+	memmove(&sv->v[i], &sv->v[i + 1], (sv->n - i) * sizeof(*sv->v));
+	sv->n--;
+}
+
+static int oom(struct ab_err *e)
+{
+	return ab_fail(e, ENOMEM, "out of memory");
+}
+
+/* ---------- names ---------- */
+
+const char *fs_kind_name(enum fs_kind k)
+{
+	static const char *const names[] = {"ro", "rw", "tmpfs", "hide", "symlink"};
+	return names[k];
+}
+
+const char *net_mode_name(enum net_mode m)
+{
+	static const char *const names[] = {"none", "proxy", "host"};
+	return names[m];
+}
+
+const char *seccomp_preset_name(enum seccomp_preset p)
+{
+	static const char *const names[] = {"default", "strict", "none"};
+	return names[p];
+}
+
+/* ---------- values: sizes, durations, counts, paths, variables ---------- */
+
+static int parse_number(const char *s, uint64_t *v, const char **rest)
+{
+	uint64_t n = 0;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	for (; isdigit((unsigned char)*s); s++) {
+		unsigned d = (unsigned)(*s - '0');
+		if (n > (UINT64_MAX - d) / 10)
+			return -2;
+		n = n * 10 + d;
+	}
+	*v = n;
+	*rest = s;
+	return 0;
+}
+
+static int scaled(const char *s, uint64_t n, uint64_t mul, uint64_t *out, const char *what,
+		  struct ab_err *e)
+{
+	if (mul && n > UINT64_MAX / mul)
+		return ab_fail(e, 0, "%s '%s' is too large", what, s);
+	*out = n * mul;
+	return 0;
+}
+
+int parse_size(const char *s, uint64_t *out, struct ab_err *e)
+{
+	static const char *const units = "KMGT";
+	const char *rest;
+	uint64_t n, mul = 1;
+	int r = parse_number(s, &n, &rest);
+
+	if (r == -2)
+		return ab_fail(e, 0, "size '%s' is too large", s);
+	if (r < 0)
+		return ab_fail(e, 0, "'%s' is not a size", s), ab_hint(e, "write e.g. 512M, 2G or 4096");
+	if (*rest) {
+		const char *u = strchr(units, toupper((unsigned char)*rest));
+		if (!u || !*rest)
+			return ab_fail(e, 0, "'%s' has an unknown size unit", s),
+			       ab_hint(e, "use K, M, G or T (powers of 1024)");
+		for (const char *p = units; p <= u; p++)
+			mul *= 1024;
+		rest++;
+		if (*rest && strcmp(rest, "B") && strcmp(rest, "iB") && strcmp(rest, "b"))
+			return ab_fail(e, 0, "'%s' has an unknown size unit", s),
+			       ab_hint(e, "use K, M, G or T (powers of 1024)");
+	}
+	return scaled(s, n, mul, out, "size", e);
+}
+
+int parse_duration_ms(const char *s, uint64_t *out, struct ab_err *e)
+{
+	const char *rest;
+	uint64_t n, mul;
+	int r = parse_number(s, &n, &rest);
+
+	if (r == -2)
+		return ab_fail(e, 0, "duration '%s' is too large", s);
+	if (r < 0)
+		return ab_fail(e, 0, "'%s' is not a duration", s),
+		       ab_hint(e, "write e.g. 500ms, 30s, 5m or 2h");
+	if (!*rest || !strcmp(rest, "s"))
+		mul = 1000;
+	else if (!strcmp(rest, "ms"))
+		mul = 1;
+	else if (!strcmp(rest, "m"))
+		mul = 60 * 1000;
+	else if (!strcmp(rest, "h"))
+		mul = 3600 * 1000;
+	else
+		return ab_fail(e, 0, "'%s' has an unknown duration unit", s),
+		       ab_hint(e, "use ms, s, m or h");
+	return scaled(s, n, mul, out, "duration", e);
+}
+
+int parse_count(const char *s, uint64_t *out, struct ab_err *e)
+{
+	const char *rest;
+	int r = parse_number(s, out, &rest);
+
+	if (r == -2 || (r == 0 && *out > INT32_MAX))
+		return ab_fail(e, 0, "'%s' is too large", s);
+	if (r < 0 || *rest)
+		return ab_fail(e, 0, "'%s' is not a whole number", s);
+	return 0;
+}
+
+int path_normalize(const char *in, char **out, struct ab_err *e)
+{
+	size_t len = strlen(in);
+	char *res, *w;
+	const char *p = in;
+
+	if (in[0] != '/')
+		return ab_fail(e, 0, "'%s' is not an absolute path", in),
+		       ab_hint(e, "start it with / or a variable such as ${CWD}");
+	if (len >= PATH_MAX)
+		return ab_fail(e, 0, "path is longer than %d bytes", PATH_MAX);
+	if (!(res = malloc(len + 2)))
+		return oom(e);
+	w = res;
+	while (*p) {
+		const char *seg;
+		size_t n;
+		while (*p == '/')
+			p++;
+		seg = p;
+		while (*p && *p != '/')
+			p++;
+		n = (size_t)(p - seg);
+		if (n == 0 || (n == 1 && seg[0] == '.'))
+			continue;
+		if (n == 2 && seg[0] == '.' && seg[1] == '.') {
+			free(res);
+			return ab_fail(e, 0, "'%s' has a '..' component", in),
+			       ab_hint(e, "write the path without '..'");
+		}
+		*w++ = '/';
+		memcpy(w, seg, n);
+		w += n;
+	}
+	if (w == res)
+		*w++ = '/';
+	*w = '\0';
+	*out = res;
+	return 0;
+}
+
+static const char *var_value(const char *name, size_t n, const struct policy_vars *v,
+			     const char *profile_dir)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} table[] = {
+		{"HOME", offsetof(struct policy_vars, home)},
+		{"CWD", offsetof(struct policy_vars, cwd)},
+		{"USER", offsetof(struct policy_vars, user)},
+		{"UID", offsetof(struct policy_vars, uid)},
+		{"TMPDIR", offsetof(struct policy_vars, tmpdir)},
+	};
+
+	if (n == 11 && !strncmp(name, "PROFILE_DIR", n))
+		return profile_dir;
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		if (strlen(table[i].name) == n && !strncmp(name, table[i].name, n))
+			return *(const char *const *)((const char *)v + table[i].off);
+	return NULL;
+}
+
+struct buf {
+	char *s;
+	size_t len, cap;
+};
+
+static int buf_add(struct buf *b, const char *s, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = (b->len + n + 1) * 2;
+		char *ns = realloc(b->s, cap);
+		if (!ns)
+			return -1;
+		b->s = ns;
+		b->cap = cap;
+	}
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+	return 0;
+}
+
+int expand_vars(const char *in, const struct policy_vars *vars, const char *profile_dir,
+		char **out, struct ab_err *e)
+{
+	struct buf b = {0};
+	const char *p = in;
+	int r = 0;
+
+	if (p[0] == '~' && (p[1] == '/' || p[1] == '\0')) {
+		if (!vars->home)
+			return ab_fail(e, 0, "'~' used but HOME is not known"), ab_hint(e, "set HOME");
+		r = buf_add(&b, vars->home, strlen(vars->home));
+		p++;
+	}
+	while (r == 0 && *p) {
+		const char *dollar = strstr(p, "${"), *close, *val;
+		if (!dollar) {
+			r = buf_add(&b, p, strlen(p));
+			break;
+		}
+		if ((r = buf_add(&b, p, (size_t)(dollar - p))) < 0)
+			break;
+		if (!(close = strchr(dollar + 2, '}'))) {
+			free(b.s);
+			return ab_fail(e, 0, "unterminated '${' in '%s'", in);
+		}
+		val = var_value(dollar + 2, (size_t)(close - dollar - 2), vars, profile_dir);
+		if (!val) {
+			free(b.s);
+			return ab_fail(e, 0, "undefined variable '%.*s'", (int)(close - dollar + 1),
+				       dollar),
+			       ab_hint(e, "use ${HOME}, ${CWD}, ${USER}, ${UID}, ${TMPDIR} or "
+					  "${PROFILE_DIR}");
+		}
+		r = buf_add(&b, val, strlen(val));
+		p = close + 1;
+	}
+	if (r < 0 || (!b.s && buf_add(&b, "", 0) < 0)) {
+		free(b.s);
+		return oom(e);
+	}
+	*out = b.s;
+	return 0;
+}
+
+/* ---------- the loader ---------- */
+
+struct raw_entry {
+	char *section, *key, *value;
+	unsigned line;
+};
+
+struct file_parse {
+	const char *data;
+	size_t len, pos;
+	unsigned line;
+	struct raw_entry *entries;
+	size_t n;
+	bool failed;
+	struct ab_err *e;
+	const char *path;
+};
+
+struct loader {
+	struct policy *p;
+	const struct policy_io *io;
+	struct strv stack; /* canonical paths being loaded, for cycle detection */
+};
+
+/* What a key handler gets: the setting's origin and the file's directory. */
+struct setting {
+	struct policy *p;
+	struct origin at;
+	const char *profile_dir;
+	const char *section, *key;
+};
+
+static int at_error(const struct origin *at, struct ab_err *e)
+{
+	if (at->line)
+		return ab_context(e, "%s:%u", at->file, at->line);
+	return ab_context(e, "%s", at->file);
+}
+
+static char *line_reader(char *str, int num, void *stream)
+{
+	struct file_parse *fp = stream;
+	const char *start, *nl;
+	size_t n;
+
+	if (fp->failed || fp->pos >= fp->len)
+		return NULL;
+	start = fp->data + fp->pos;
+	nl = memchr(start, '\n', fp->len - fp->pos);
+	n = nl ? (size_t)(nl - start) + 1 : fp->len - fp->pos;
+	fp->line++;
+	if (memchr(start, '\0', n)) {
+		ab_fail(fp->e, 0, "%s:%u: NUL byte in the profile", fp->path, fp->line);
+		fp->failed = true;
+		return NULL;
+	}
+	if (n > INI_LINE_LIMIT || n + 1 > (size_t)num) {
+		ab_fail(fp->e, 0, "%s:%u: line is %zu bytes, longer than the %d-byte limit", fp->path,
+			fp->line, n, INI_LINE_LIMIT);
+		ab_hint(fp->e, "split it: every list key can be repeated on its own line");
+		fp->failed = true;
+		return NULL;
+	}
+	memcpy(str, start, n);
+	str[n] = '\0';
+	fp->pos += n;
+	return str;
+}
+
+static int collect(void *user, const char *section, const char *key, const char *value)
+{
+	struct file_parse *fp = user;
+	struct raw_entry *ne;
+
+	if (fp->failed)
+		return 0;
+	ne = realloc(fp->entries, (fp->n + 1) * sizeof(*ne));
+	if (!ne) {
+		fp->failed = true;
+		oom(fp->e);
+		return 0;
+	}
+	fp->entries = ne;
+	ne = &fp->entries[fp->n];
+	ne->section = strdup(section);
+	ne->key = strdup(key);
+	ne->value = strdup(value ? value : "");
+	ne->line = fp->line;
+	fp->n++;
+	if (!ne->section || !ne->key || !ne->value) {
+		fp->failed = true;
+		oom(fp->e);
+		return 0;
+	}
+	return 1;
+}
+
+static void free_entries(struct file_parse *fp)
+{
+	for (size_t i = 0; i < fp->n; i++) {
+		free(fp->entries[i].section);
+		free(fp->entries[i].key);
+		free(fp->entries[i].value);
+	}
+	free(fp->entries);
+}
+
+/* Parses text into raw entries; keys are not interpreted yet. */
+static int parse_ini(const char *path, const char *data, size_t len, struct file_parse *fp,
+		     struct ab_err *e)
+{
+	int r;
+
+	memset(fp, 0, sizeof(*fp));
+	fp->data = data;
+	fp->len = len;
+	fp->e = e;
+	fp->path = path;
+	ini_allow_multiline = false;
+	r = ini_parse_stream(line_reader, fp, collect, fp);
+	if (fp->failed)
+		return -1;
+	if (r > 0)
+		return ab_fail(e, 0, "%s:%d: cannot parse this line", path, r),
+		       ab_hint(e, "write '[section]' or 'key = value'");
+	if (r < 0)
+		return oom(e);
+	return 0;
+}
+
+/* ----- scalars: "set twice in one file" is an error, a later layer overrides ----- */
+
+static int claim_scalar(const struct setting *s, struct ab_err *e)
+{
+	struct policy *p = s->p;
+	char name[64];
+	unsigned *nl;
+
+	snprintf(name, sizeof(name), "%s.%s", s->section, s->key);
+	for (size_t i = 0; i < p->scalar_keys.n; i++) {
+		if (strcmp(p->scalar_keys.v[i], name))
+			continue;
+		if (p->scalar_layers[i] == s->at.layer)
+			return ab_fail(e, 0, "'%s' is set twice in [%s]", s->key, s->section),
+			       ab_hint(e, "keep one of the two lines"), at_error(&s->at, e);
+		p->scalar_layers[i] = s->at.layer;
+		return 0;
+	}
+	nl = realloc(p->scalar_layers, (p->scalar_keys.n + 1) * sizeof(*nl));
+	if (!nl)
+		return oom(e);
+	p->scalar_layers = nl;
+	nl[p->scalar_keys.n] = s->at.layer;
+	if (strv_push(&p->scalar_keys, name) < 0)
+		return oom(e);
+	return 0;
+}
+
+static int set_string(const struct setting *s, char **field, const char *v, struct ab_err *e)
+{
+	char *copy;
+
+	if (claim_scalar(s, e) < 0)
+		return -1;
+	if (!(copy = strdup(v)))
+		return oom(e);
+	free(*field);
+	*field = copy;
+	return 0;
+}
+
+static int choose(const struct setting *s, const char *v, const char *const *names, int *out,
+		  struct ab_err *e)
+{
+	for (int i = 0; names[i]; i++) {
+		if (!strcmp(v, names[i])) {
+			if (claim_scalar(s, e) < 0)
+				return -1;
+			*out = i;
+			return 0;
+		}
+	}
+	ab_fail(e, 0, "'%s' is not a valid %s", v, s->key);
+	ab_hint(e, "use one of: ");
+	for (int i = 0; names[i]; i++) {
+		size_t len = strlen(e->msg);
+		snprintf(e->msg + len, sizeof(e->msg) - len, "%s%s", i ? ", " : "", names[i]);
+	}
+	return at_error(&s->at, e);
+}
+
+/* ----- handlers for each kind of value ----- */
+
+typedef int (*item_fn)(const struct setting *s, const char *item, struct ab_err *e);
+
+/* Splits a comma list, expands variables in each item and hands it to fn. */
+static int each_item(const struct setting *s, const char *value, item_fn fn, struct ab_err *e)
+{
+	char *copy = strdup(value), *save = NULL, *tok;
+	int r = 0;
+
+	if (!copy)
+		return oom(e);
+	if (!*value) {
+		free(copy);
+		return ab_fail(e, 0, "'%s' has an empty value", s->key), at_error(&s->at, e);
+	}
+	for (tok = copy; r == 0 && tok; tok = save) {
+		char *end, *expanded;
+		save = strchr(tok, ',');
+		if (save)
+			*save++ = '\0';
+		while (isspace((unsigned char)*tok))
+			tok++;
+		end = tok + strlen(tok);
+		while (end > tok && isspace((unsigned char)end[-1]))
+			*--end = '\0';
+		if (!*tok) {
+			r = ab_fail(e, 0, "empty item in the list for '%s'", s->key);
+			r = at_error(&s->at, e);
+			break;
+		}
+		if (expand_vars(tok, &s->p->vars, s->profile_dir, &expanded, e) < 0) {
+			r = at_error(&s->at, e);
+			break;
+		}
+		r = fn(s, expanded, e);
+		free(expanded);
+	}
+	free(copy);
+	return r;
+}
+
+static int expand_one(const struct setting *s, const char *value, char **out, struct ab_err *e)
+{
+	if (!*value)
+		return ab_fail(e, 0, "'%s' has an empty value", s->key), at_error(&s->at, e);
+	if (expand_vars(value, &s->p->vars, s->profile_dir, out, e) < 0)
+		return at_error(&s->at, e);
+	return 0;
+}
+
+static int fs_add(const struct setting *s, enum fs_kind kind, bool optional, char *path,
+		  char *target, struct ab_err *e)
+{
+	struct policy *p = s->p;
+	struct fs_entry *nf;
+
+	if (!strcmp(path, "/") && kind != FS_RO && kind != FS_RW) {
+		free(path);
+		free(target);
+		return ab_fail(e, 0, "'%s' cannot be applied to /", s->key), at_error(&s->at, e);
+	}
+	for (size_t i = 0; i < p->n_fs; i++) {
+		struct fs_entry *old = &p->fs[i];
+		if (strcmp(old->path, path))
+			continue;
+		if (old->at.layer == s->at.layer) {
+			ab_fail(e, 0, "%s is already listed as '%s'", path, fs_kind_name(old->kind));
+			if (old->at.line)
+				ab_hint(e, "one path takes one entry (see line %u)", old->at.line);
+			free(path);
+			free(target);
+			return at_error(&s->at, e);
+		}
+		/* a later layer overrides: drop the older entry */
+		free(old->path);
+		free(old->target);
+		memmove(old, old + 1, (p->n_fs - i - 1) * sizeof(*old));
+		p->n_fs--;
+		break;
+	}
+	nf = realloc(p->fs, (p->n_fs + 1) * sizeof(*nf));
+	if (!nf) {
+		free(path);
+		free(target);
+		return oom(e);
+	}
+	p->fs = nf;
+	p->fs[p->n_fs++] = (struct fs_entry){kind, path, target, optional, s->at};
+	return 0;
+}
+
+static int fs_path(const struct setting *s, const char *item, enum fs_kind kind, bool optional,
+		   struct ab_err *e)
+{
+	char *norm;
+
+	if (path_normalize(item, &norm, e) < 0)
+		return at_error(&s->at, e);
+	return fs_add(s, kind, optional, norm, NULL, e);
+}
+
+static int on_ro(const struct setting *s, const char *v, struct ab_err *e)
+{
+	return fs_path(s, v, FS_RO, false, e);
+}
+static int on_rw(const struct setting *s, const char *v, struct ab_err *e)
+{
+	return fs_path(s, v, FS_RW, false, e);
+}
+static int on_ro_try(const struct setting *s, const char *v, struct ab_err *e)
+{
+	return fs_path(s, v, FS_RO, true, e);
+}
+static int on_rw_try(const struct setting *s, const char *v, struct ab_err *e)
+{
+	return fs_path(s, v, FS_RW, true, e);
+}
+static int on_tmpfs(const struct setting *s, const char *v, struct ab_err *e)
+{
+	return fs_path(s, v, FS_TMPFS, false, e);
+}
+static int on_hide(const struct setting *s, const char *v, struct ab_err *e)
+{
+	return fs_path(s, v, FS_HIDE, false, e);
+}
+
+static int on_symlink(const struct setting *s, const char *value, struct ab_err *e)
+{
+	char *exp, *sp, *target, *link;
+
+	if (expand_one(s, value, &exp, e) < 0)
+		return -1;
+	sp = strpbrk(exp, " \t");
+	if (!sp || !*exp) {
+		free(exp);
+		return ab_fail(e, 0, "symlink needs 'TARGET LINK'"),
+		       ab_hint(e, "write e.g. 'symlink = usr/lib /lib'"), at_error(&s->at, e);
+	}
+	*sp++ = '\0';
+	sp += strspn(sp, " \t");
+	if (strpbrk(sp, " \t") || path_normalize(sp, &link, e) < 0) {
+		if (strpbrk(sp, " \t"))
+			ab_fail(e, 0, "symlink takes exactly 'TARGET LINK'");
+		free(exp);
+		return at_error(&s->at, e);
+	}
+	if (!(target = strdup(exp))) {
+		free(exp);
+		free(link);
+		return oom(e);
+	}
+	free(exp);
+	return fs_add(s, FS_SYMLINK, false, link, target, e);
+}
+
+static int push_item(struct strv *sv, const char *item, struct ab_err *e)
+{
+	for (size_t i = 0; i < sv->n; i++)
+		if (!strcmp(sv->v[i], item))
+			return 0; /* already there: lists are sets */
+	if (strv_push(sv, item) < 0)
+		return oom(e);
+	return 0;
+}
+
+static int net_rule(const struct setting *s, const char *item, struct strv *sv, struct ab_err *e)
+{
+	struct egress_rule r;
+
+	if (egress_rule_parse(item, &r, e) < 0)
+		return at_error(&s->at, e);
+	return push_item(sv, item, e);
+}
+
+static int on_allow(const struct setting *s, const char *v, struct ab_err *e)
+{
+	return net_rule(s, v, &s->p->net_allow, e);
+}
+static int on_deny(const struct setting *s, const char *v, struct ab_err *e)
+{
+	return net_rule(s, v, &s->p->net_deny, e);
+}
+
+static int syscall_name(const struct setting *s, const char *item, struct strv *sv,
+			struct ab_err *e)
+{
+	if (!seccomp_syscall_known(item))
+		return ab_fail(e, 0, "unknown system call '%s'", item),
+		       ab_hint(e, "check the name in syscalls(2)"), at_error(&s->at, e);
+	return push_item(sv, item, e);
+}
+
+static int on_sc_deny(const struct setting *s, const char *v, struct ab_err *e)
+{
+	return syscall_name(s, v, &s->p->seccomp_deny, e);
+}
+static int on_sc_allow(const struct setting *s, const char *v, struct ab_err *e)
+{
+	return syscall_name(s, v, &s->p->seccomp_allow, e);
+}
+
+static bool env_name_ok(const char *n, size_t len)
+{
+	if (len == 0 || (!isalpha((unsigned char)n[0]) && n[0] != '_'))
+		return false;
+	for (size_t i = 1; i < len; i++)
+		if (!isalnum((unsigned char)n[i]) && n[i] != '_')
+			return false;
+	return true;
+}
+
+static int env_glob(const struct setting *s, const char *item, struct strv *sv, struct ab_err *e)
+{
+	if (strchr(item, '='))
+		return ab_fail(e, 0, "'%s' is not a variable name or glob", item),
+		       ab_hint(e, "use [env] set = NAME=VALUE to set a value"), at_error(&s->at, e);
+	return push_item(sv, item, e);
+}
+
+static int on_env_pass(const struct setting *s, const char *v, struct ab_err *e)
+{
+	return env_glob(s, v, &s->p->env_pass, e);
+}
+static int on_env_deny(const struct setting *s, const char *v, struct ab_err *e)
+{
+	return env_glob(s, v, &s->p->env_deny, e);
+}
+
+static int on_env_set(const struct setting *s, const char *value, struct ab_err *e)
+{
+	struct strv *sv = &s->p->env_set;
+	const char *eq = strchr(value, '=');
+	size_t nlen = eq ? (size_t)(eq - value) : 0;
+	char *exp;
+
+	if (!eq || !env_name_ok(value, nlen))
+		return ab_fail(e, 0, "'%s' is not NAME=VALUE", value), at_error(&s->at, e);
+	if (expand_vars(value, &s->p->vars, s->profile_dir, &exp, e) < 0)
+		return at_error(&s->at, e);
+	for (size_t i = 0; i < sv->n; i++) {
+		if (strncmp(sv->v[i], value, nlen + 1))
+			continue;
+		strv_remove(sv, i); /* a later setting of the same name wins */
+		break;
+	}
+	if (strv_push(sv, exp) < 0) {
+		free(exp);
+		return oom(e);
+	}
+	free(exp);
+	return 0;
+}
+
+static int on_redact(const struct setting *s, const char *value, struct ab_err *e)
+{
+	if (!*value)
+		return ab_fail(e, 0, "'redact' has an empty value"), at_error(&s->at, e);
+	return push_item(&s->p->audit_redact, value, e);
+}
+
+static int on_hostname(const struct setting *s, const char *value, struct ab_err *e)
+{
+	size_t n = strlen(value);
+
+	if (n == 0 || n > 64 || strspn(value, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					      "0123456789-.") != n)
+		return ab_fail(e, 0, "'%s' is not a valid host name", value),
+		       ab_hint(e, "use at most 64 letters, digits, '-' and '.'"), at_error(&s->at, e);
+	return set_string(s, &s->p->hostname, value, e);
+}
+
+static int on_workdir(const struct setting *s, const char *value, struct ab_err *e)
+{
+	char *exp, *norm;
+	int r;
+
+	if (expand_one(s, value, &exp, e) < 0)
+		return -1;
+	r = path_normalize(exp, &norm, e);
+	free(exp);
+	if (r < 0)
+		return at_error(&s->at, e);
+	r = set_string(s, &s->p->workdir, norm, e);
+	free(norm);
+	return r;
+}
+
+static int on_fallback(const struct setting *s, const char *v, struct ab_err *e)
+{
+	static const char *const names[] = {"none", "landlock", NULL};
+	int i;
+	if (choose(s, v, names, &i, e) < 0)
+		return -1;
+	s->p->fallback = (enum fallback_mode)i;
+	return 0;
+}
+
+static int on_net_mode(const struct setting *s, const char *v, struct ab_err *e)
+{
+	static const char *const names[] = {"none", "proxy", "host", NULL};
+	int i;
+	if (choose(s, v, names, &i, e) < 0)
+		return -1;
+	s->p->net_mode = (enum net_mode)i;
+	return 0;
+}
+
+static int on_preset(const struct setting *s, const char *v, struct ab_err *e)
+{
+	static const char *const names[] = {"default", "strict", "none", NULL};
+	int i;
+	if (choose(s, v, names, &i, e) < 0)
+		return -1;
+	s->p->seccomp_preset = (enum seccomp_preset)i;
+	return 0;
+}
+
+static int on_sc_action(const struct setting *s, const char *v, struct ab_err *e)
+{
+	static const char *const names[] = {"errno", "kill", NULL};
+	int i;
+	if (choose(s, v, names, &i, e) < 0)
+		return -1;
+	s->p->seccomp_action = (enum seccomp_action)i;
+	return 0;
+}
+
+static int on_audit_failure(const struct setting *s, const char *v, struct ab_err *e)
+{
+	static const char *const names[] = {"stop", "continue", NULL};
+	int i;
+	if (choose(s, v, names, &i, e) < 0)
+		return -1;
+	s->p->audit_on_failure = (enum audit_failure)i;
+	return 0;
+}
+
+static int on_audit_file(const struct setting *s, const char *value, struct ab_err *e)
+{
+	char *exp, *norm = NULL;
+	int r;
+
+	if (expand_one(s, value, &exp, e) < 0)
+		return -1;
+	if (!strcmp(exp, "-") || !strncmp(exp, "fd:", 3)) {
+		uint64_t fd;
+		if (exp[0] == 'f' && parse_count(exp + 3, &fd, e) < 0) {
+			free(exp);
+			return ab_hint(e, "write fd:N"), at_error(&s->at, e);
+		}
+		r = set_string(s, &s->p->audit_file, exp, e);
+		free(exp);
+		return r;
+	}
+	r = path_normalize(exp, &norm, e);
+	free(exp);
+	if (r < 0)
+		return at_error(&s->at, e);
+	r = set_string(s, &s->p->audit_file, norm, e);
+	free(norm);
+	return r;
+}
+
+/* Limits: each field parsed by one of three parsers, 0 rejected (omit the key instead). */
+static int set_limit(const struct setting *s, const char *value, uint64_t *field,
+		     int (*parse)(const char *, uint64_t *, struct ab_err *), struct ab_err *e)
+{
+	uint64_t v;
+	char *exp;
+	int r;
+
+	if (expand_one(s, value, &exp, e) < 0)
+		return -1;
+	r = parse(exp, &v, e);
+	free(exp);
+	if (r < 0)
+		return at_error(&s->at, e);
+	if (v == 0)
+		return ab_fail(e, 0, "'%s' must be greater than 0", s->key),
+		       ab_hint(e, "leave the key out for no limit"), at_error(&s->at, e);
+	if (claim_scalar(s, e) < 0)
+		return -1;
+	*field = v;
+	return 0;
+}
+
+#define LIMIT_HANDLER(fn, field, parser)                                                          \
+	static int fn(const struct setting *s, const char *v, struct ab_err *e)                   \
+	{                                                                                          \
+		return set_limit(s, v, &s->p->limits.field, parser, e);                            \
+	}
+LIMIT_HANDLER(on_timeout, timeout_ms, parse_duration_ms)
+LIMIT_HANDLER(on_memory, memory, parse_size)
+LIMIT_HANDLER(on_processes, processes, parse_count)
+LIMIT_HANDLER(on_open_files, open_files, parse_count)
+LIMIT_HANDLER(on_file_size, file_size, parse_size)
+LIMIT_HANDLER(on_tmpfs_size, tmpfs_size, parse_size)
+
+static int on_cpu(const struct setting *s, const char *value, struct ab_err *e)
+{
+	if (set_limit(s, value, &s->p->limits.cpu_s, parse_duration_ms, e) < 0)
+		return -1;
+	s->p->limits.cpu_s = (s->p->limits.cpu_s + 999) / 1000; /* RLIMIT_CPU is whole seconds */
+	return 0;
+}
+
+/* ----- the key table: the public names of the profile format ----- */
+
+enum value_shape {
+	LIST,   /* comma-separated, each item expanded */
+	SINGLE, /* handler takes the raw value (expands itself) */
+};
+
+struct key_spec {
+	const char *section, *key;
+	enum value_shape shape;
+	item_fn fn;
+};
+
+static const struct key_spec keys[] = {
+	{"sandbox", "hostname", SINGLE, on_hostname},
+	{"sandbox", "workdir", SINGLE, on_workdir},
+	{"sandbox", "fallback", SINGLE, on_fallback},
+	{"filesystem", "ro", LIST, on_ro},
+	{"filesystem", "rw", LIST, on_rw},
+	{"filesystem", "ro-try", LIST, on_ro_try},
+	{"filesystem", "rw-try", LIST, on_rw_try},
+	{"filesystem", "tmpfs", LIST, on_tmpfs},
+	{"filesystem", "hide", LIST, on_hide},
+	{"filesystem", "symlink", SINGLE, on_symlink},
+	{"network", "mode", SINGLE, on_net_mode},
+	{"network", "allow", LIST, on_allow},
+	{"network", "deny", LIST, on_deny},
+	{"limits", "timeout", SINGLE, on_timeout},
+	{"limits", "cpu", SINGLE, on_cpu},
+	{"limits", "memory", SINGLE, on_memory},
+	{"limits", "processes", SINGLE, on_processes},
+	{"limits", "open-files", SINGLE, on_open_files},
+	{"limits", "file-size", SINGLE, on_file_size},
+	{"limits", "tmpfs-size", SINGLE, on_tmpfs_size},
+	{"seccomp", "preset", SINGLE, on_preset},
+	{"seccomp", "deny", LIST, on_sc_deny},
+	{"seccomp", "allow", LIST, on_sc_allow},
+	{"seccomp", "action", SINGLE, on_sc_action},
+	{"env", "pass", LIST, on_env_pass},
+	{"env", "set", SINGLE, on_env_set},
+	{"env", "deny", LIST, on_env_deny},
+	{"audit", "file", SINGLE, on_audit_file},
+	{"audit", "redact", SINGLE, on_redact},
+	{"audit", "on-failure", SINGLE, on_audit_failure},
+};
+
+static bool section_known(const char *section)
+{
+	if (!strcmp(section, "sandbox"))
+		return true;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!strcmp(keys[i].section, section))
+			return true;
+	return false;
+}
+
+static int apply_setting(struct setting *s, const char *value, struct ab_err *e)
+{
+	if (!*s->section)
+		return ab_fail(e, 0, "'%s' is outside any section", s->key),
+		       ab_hint(e, "put it under a [section] header"), at_error(&s->at, e);
+	if (!section_known(s->section))
+		return ab_fail(e, 0, "unknown section [%s]", s->section),
+		       ab_hint(e, "sections are [sandbox], [filesystem], [network], [limits], "
+			          "[seccomp], [env] and [audit]"),
+		       at_error(&s->at, e);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const struct key_spec *k = &keys[i];
+		if (strcmp(k->section, s->section) || strcmp(k->key, s->key))
+			continue;
+		if (k->shape == LIST)
+			return each_item(s, value, k->fn, e);
+		return k->fn(s, value, e);
+	}
+	ab_fail(e, 0, "unknown key '%s' in [%s]", s->key, s->section);
+	ab_hint(e, "see docs/profile.md for the keys of [%s]", s->section);
+	return at_error(&s->at, e);
+}
+
+/* ----- files and includes ----- */
+
+static int default_read(void *ctx, const char *path, char **data, size_t *len, struct ab_err *e)
+{
+	struct stat st;
+	ssize_t got;
+	size_t off = 0;
+	int fd;
+
+	(void)ctx;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return ab_fail(e, errno, "cannot open profile %s", path);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		int err = S_ISREG(st.st_mode) ? errno : EINVAL;
+		close(fd);
+		return ab_fail(e, err, "profile %s is not a regular file", path);
+	}
+	if (st.st_size > POLICY_MAX_FILE_BYTES) {
+		close(fd);
+		return ab_fail(e, 0, "profile %s is %lld bytes; the limit is %d", path,
+			       (long long)st.st_size, POLICY_MAX_FILE_BYTES);
+	}
+	if (!(*data = malloc((size_t)st.st_size + 1))) {
+		close(fd);
+		return oom(e);
+	}
+	while (off < (size_t)st.st_size) {
+		got = read(fd, *data + off, (size_t)st.st_size - off);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		off += (size_t)got;
+	}
+	close(fd);
+	if (off != (size_t)st.st_size) {
+		free(*data);
+		return ab_fail(e, errno, "cannot read profile %s", path);
+	}
+	(*data)[off] = '\0';
+	*len = off;
+	return 0;
+}
+
+static char *default_canonical(void *ctx, const char *path)
+{
+	(void)ctx;
+	return realpath(path, NULL);
+}
+
+static const struct policy_io default_io = {default_read, default_canonical, NULL};
+
+static int load_file(struct loader *L, const char *path, struct ab_err *e);
+
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		return strdup(".");
+	if (slash == path)
+		return strdup("/");
+	return strndup(path, (size_t)(slash - path));
+}
+
+static int load_include(struct loader *L, const struct setting *s, const char *value,
+			struct ab_err *e)
+{
+	char *exp, *full;
+	int r;
+
+	if (expand_one(s, value, &exp, e) < 0)
+		return -1;
+	if (exp[0] == '/') {
+		full = exp;
+	} else {
+		size_t n = strlen(s->profile_dir) + strlen(exp) + 2;
+		full = malloc(n);
+		if (!full) {
+			free(exp);
+			return oom(e);
+		}
+		snprintf(full, n, "%s/%s", s->profile_dir, exp);
+		free(exp);
+	}
+	r = load_file(L, full, e);
+	free(full);
+	if (r < 0)
+		return at_error(&s->at, e);
+	return 0;
+}
+
+static int enter_file(struct loader *L, const char *path, char **canon, struct ab_err *e)
+{
+	if (L->stack.n >= POLICY_MAX_INCLUDE_DEPTH)
+		return ab_fail(e, 0, "includes nest deeper than %d files at %s",
+			       POLICY_MAX_INCLUDE_DEPTH, path);
+	*canon = L->io->canonical(L->io->ctx, path);
+	if (!*canon)
+		return ab_fail(e, errno, "cannot find profile %s", path),
+		       ab_hint(e, "check the path; includes are relative to the including file");
+	for (size_t i = 0; i < L->stack.n; i++) {
+		if (!strcmp(L->stack.v[i], *canon)) {
+			ab_fail(e, 0, "include cycle: %s includes itself", *canon);
+			free(*canon);
+			return ab_hint(e, "remove one of the include lines");
+		}
+	}
+	if (strv_push(&L->stack, *canon) < 0 || strv_push(&L->p->profiles, *canon) < 0) {
+		free(*canon);
+		return oom(e);
+	}
+	return 0;
+}
+
+/* Includes first (in order), then this file's own keys in a layer above them: the including
+ * file overrides what it includes wherever the include line stands. */
+static int apply_file(struct loader *L, const struct file_parse *fp, const char *file,
+		      const char *dir, struct ab_err *e)
+{
+	unsigned layer = 0;
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < fp->n; i++) {
+			const struct raw_entry *re = &fp->entries[i];
+			bool is_include = !strcmp(re->section, "sandbox") && !strcmp(re->key, "include");
+			struct setting s = {L->p, {file, re->line, layer}, dir, re->section, re->key};
+			int r;
+			if (is_include != (pass == 0))
+				continue;
+			r = is_include ? load_include(L, &s, re->value, e)
+				       : apply_setting(&s, re->value, e);
+			if (r < 0)
+				return -1;
+		}
+		layer = ++L->p->next_layer;
+	}
+	return 0;
+}
+
+static int load_file(struct loader *L, const char *path, struct ab_err *e)
+{
+	struct file_parse fp = {0};
+	char *data = NULL, *canon = NULL, *dir = NULL;
+	const char *file;
+	size_t len;
+	int r = -1;
+
+	if (enter_file(L, path, &canon, e) < 0)
+		return -1;
+	file = L->p->profiles.v[L->p->profiles.n - 1];
+	free(canon);
+	if (L->io->read(L->io->ctx, file, &data, &len, e) < 0)
+		goto out;
+	if (!(dir = dir_of(file))) {
+		oom(e);
+		goto out;
+	}
+	if (parse_ini(file, data, len, &fp, e) < 0)
+		goto out;
+	r = apply_file(L, &fp, file, dir, e);
+out:
+	free_entries(&fp);
+	free(data);
+	free(dir);
+	strv_remove(&L->stack, L->stack.n - 1);
+	return r;
+}
+
+int policy_load(struct policy *p, const char *path, const struct policy_io *io, struct ab_err *e)
+{
+	struct loader L = {p, io ? io : &default_io, {0}};
+	int r = load_file(&L, path, e);
+	strv_free(&L.stack);
+	return r;
+}
+
+int policy_override(struct policy *p, const char *section, const char *key, const char *value,
+		    const char *what, struct ab_err *e)
+{
+	/* the command line is one layer above every file */
+	static const unsigned cli_layer = UINT_MAX;
+	struct setting s = {p, {what, 0, cli_layer}, NULL, section, key};
+
+	return apply_setting(&s, value, e);
+}
+
+/* ---------- lifetime ---------- */
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+struct policy *policy_new(const struct policy_vars *vars)
+{
+	struct policy *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->vars.home = dup_or_null(vars->home);
+	p->vars.cwd = dup_or_null(vars->cwd);
+	p->vars.user = dup_or_null(vars->user);
+	p->vars.uid = dup_or_null(vars->uid);
+	p->vars.tmpdir = dup_or_null(vars->tmpdir);
+	return p;
+}
+
+void policy_free(struct policy *p)
+{
+	if (!p)
+		return;
+	free((char *)p->vars.home);
+	free((char *)p->vars.cwd);
+	free((char *)p->vars.user);
+	free((char *)p->vars.uid);
+	free((char *)p->vars.tmpdir);
+	strv_free(&p->profiles);
+	free(p->hostname);
+	free(p->workdir);
+	for (size_t i = 0; i < p->n_fs; i++) {
+		free(p->fs[i].path);
+		free(p->fs[i].target);
+	}
+	free(p->fs);
+	strv_free(&p->net_allow);
+	strv_free(&p->net_deny);
+	strv_free(&p->seccomp_deny);
+	strv_free(&p->seccomp_allow);
+	strv_free(&p->env_pass);
+	strv_free(&p->env_set);
+	strv_free(&p->env_deny);
+	free(p->audit_file);
+	strv_free(&p->audit_redact);
+	strv_free(&p->command);
+	strv_free(&p->scalar_keys);
+	free(p->scalar_layers);
+	free(p);
+}
+
+int policy_finish(struct policy *p, struct ab_err *e)
+{
+	if (!p->hostname && !(p->hostname = strdup("agentbox")))
+		return oom(e);
+	if (!p->limits.tmpfs_size)
+		p->limits.tmpfs_size = POLICY_DEFAULT_TMPFS_SIZE;
+	if (p->net_mode != NET_PROXY && (p->net_allow.n || p->net_deny.n))
+		return ab_fail(e, 0, "[network] has allow/deny rules but mode is %s",
+			       net_mode_name(p->net_mode)),
+		       ab_hint(e, "set [network] mode = proxy (or --net proxy) for rules to apply");
+	return 0;
+}
+
+/* ---------- profile search ---------- */
+
+static char *try_dir(const char *dir, const char *name)
+{
+	size_t n = strlen(dir) + strlen(name) + 6;
+	char *path = malloc(n);
+	struct stat st;
+
+	if (!path)
+		return NULL;
+	snprintf(path, n, "%s/%s.ini", dir, name);
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+		return path;
+	free(path);
+	return NULL;
+}
+
+static char *search_list(const char *list, const char *name)
+{
+	char *copy = strdup(list), *save = NULL, *found = NULL;
+
+	if (!copy)
+		return NULL;
+	for (char *d = strtok_r(copy, ":", &save); d && !found; d = strtok_r(NULL, ":", &save))
+		if (d[0] == '/')
+			found = try_dir(d, name);
+	free(copy);
+	return found;
+}
+
+char *policy_find_profile(const char *name, const struct policy_vars *vars, const char *exe_dir,
+			  struct ab_err *e)
+{
+	char base[256], conf[PATH_MAX];
+	const char *env = getenv("AGENTBOX_PROFILE_PATH");
+	size_t n = strlen(name);
+	char *found = NULL;
+
+	if (strchr(name, '/')) {
+		if (!(found = strdup(name)))
+			oom(e);
+		return found;
+	}
+	if (n > 4 && !strcmp(name + n - 4, ".ini"))
+		n -= 4;
+	if (n == 0 || n >= sizeof(base))
+		return ab_fail(e, 0, "'%s' is not a profile name", name), NULL;
+	memcpy(base, name, n);
+	base[n] = '\0';
+	if (env && *env)
+		found = search_list(env, base);
+	if (!found && vars->home) {
+		snprintf(conf, sizeof(conf), "%s/.config/agentbox/profiles", vars->home);
+		found = try_dir(conf, base);
+	}
+	if (!found)
+		found = try_dir("/etc/agentbox/profiles", base);
+	if (!found)
+		found = try_dir(AGENTBOX_PROFILE_DIR, base);
+#ifdef AGENTBOX_BUILD_DIR
+	if (!found && exe_dir && !strcmp(exe_dir, AGENTBOX_BUILD_DIR))
+		found = try_dir(AGENTBOX_SOURCE_PROFILES, base);
+#else
+	(void)exe_dir;
+#endif
+	if (!found)
+		ab_fail(e, 0, "profile '%s' not found", name),
+			ab_hint(e, "give a path (./%s) or put %s.ini in "
+				   "~/.config/agentbox/profiles or $AGENTBOX_PROFILE_PATH",
+				name, base);
+	return found;
+}
+
+/* ---------- --explain ---------- */
+
+static void json_strv(struct json *j, const char *key, const struct strv *sv)
+{
+	json_key(j, key);
+	json_arr_begin(j);
+	for (size_t i = 0; i < sv->n; i++)
+		json_str(j, sv->v[i]);
+	json_arr_end(j);
+}
+
+static void json_limit(struct json *j, const char *key, uint64_t v)
+{
+	json_key(j, key);
+	if (v)
+		json_uint(j, v);
+	else
+		json_null(j);
+}
+
+static void explain_fs(const struct policy *p, struct json *j)
+{
+	json_key(j, "filesystem");
+	json_arr_begin(j);
+	for (size_t i = 0; i < p->n_fs; i++) {
+		const struct fs_entry *f = &p->fs[i];
+		char from[PATH_MAX + 32];
+		json_obj_begin(j);
+		json_kv_str(j, "kind", fs_kind_name(f->kind));
+		json_kv_str(j, "path", f->path);
+		if (f->target)
+			json_kv_str(j, "target", f->target);
+		json_kv_bool(j, "optional", f->optional);
+		if (f->at.line)
+			snprintf(from, sizeof(from), "%s:%u", f->at.file, f->at.line);
+		else
+			snprintf(from, sizeof(from), "%s", f->at.file);
+		json_kv_str(j, "from", from);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+void policy_explain(const struct policy *p, struct json *j)
+{
+	static const char *const fallback[] = {"none", "landlock"};
+	static const char *const action[] = {"errno", "kill"};
+	static const char *const failure[] = {"stop", "continue"};
+	const struct limits *l = &p->limits;
+
+	json_obj_begin(j);
+	json_strv(j, "profiles", &p->profiles);
+	json_strv(j, "command", &p->command);
+	json_key(j, "sandbox");
+	json_obj_begin(j);
+	json_kv_str(j, "hostname", p->hostname);
+	json_kv_str(j, "workdir", p->workdir ? p->workdir : p->vars.cwd);
+	json_kv_str(j, "fallback", fallback[p->fallback]);
+	json_obj_end(j);
+	explain_fs(p, j);
+	json_key(j, "network");
+	json_obj_begin(j);
+	json_kv_str(j, "mode", net_mode_name(p->net_mode));
+	json_strv(j, "allow", &p->net_allow);
+	json_strv(j, "deny", &p->net_deny);
+	json_obj_end(j);
+	json_key(j, "limits");
+	json_obj_begin(j);
+	json_limit(j, "timeout_ms", l->timeout_ms);
+	json_limit(j, "cpu_s", l->cpu_s);
+	json_limit(j, "memory", l->memory);
+	json_limit(j, "processes", l->processes);
+	json_limit(j, "open_files", l->open_files);
+	json_limit(j, "file_size", l->file_size);
+	json_limit(j, "tmpfs_size", l->tmpfs_size);
+	json_obj_end(j);
+	json_key(j, "seccomp");
+	json_obj_begin(j);
+	json_kv_str(j, "preset", seccomp_preset_name(p->seccomp_preset));
+	json_kv_str(j, "action", action[p->seccomp_action]);
+	json_strv(j, "deny", &p->seccomp_deny);
+	json_strv(j, "allow", &p->seccomp_allow);
+	json_obj_end(j);
+	json_key(j, "env");
+	json_obj_begin(j);
+	json_strv(j, "pass", &p->env_pass);
+	json_strv(j, "set", &p->env_set);
+	json_strv(j, "deny", &p->env_deny);
+	json_obj_end(j);
+	json_key(j, "audit");
+	json_obj_begin(j);
+	json_kv_str(j, "file", p->audit_file);
+	json_strv(j, "redact", &p->audit_redact);
+	json_kv_str(j, "on_failure", failure[p->audit_on_failure]);
+	json_obj_end(j);
+	json_obj_end(j);
+}

@@ -1,0 +1,42 @@
+#include "rlimits.h"
+
+#include <errno.h>
+#include <sys/resource.h>
+
+static int lower(int resource, const char *name, uint64_t value, struct ab_err *e)
+{
+	struct rlimit cur, want;
+
+	if (getrlimit(resource, &cur) < 0)
+		return ab_fail(e, errno, "getrlimit %s", name);
+	want.rlim_cur = value;
+	want.rlim_max = value;
+	/* RLIMIT_CPU: SIGXCPU at the soft limit, SIGKILL a second later for those who ignore it */
+	if (resource == RLIMIT_CPU)
+		want.rlim_max = value + 1;
+	/* never raise a limit the caller already has lower */
+	if (cur.rlim_max != RLIM_INFINITY && want.rlim_max > cur.rlim_max)
+		want.rlim_max = cur.rlim_max;
+	if (want.rlim_cur > want.rlim_max)
+		want.rlim_cur = want.rlim_max;
+	if (setrlimit(resource, &want) < 0)
+		return ab_fail(e, errno, "setrlimit %s %llu", name, (unsigned long long)value);
+	return 0;
+}
+
+int limits_apply(const struct limits *l, struct ab_err *e)
+{
+	if (lower(RLIMIT_CORE, "core", 0, e) < 0)
+		return -1;
+	if (l->cpu_s && lower(RLIMIT_CPU, "cpu", l->cpu_s, e) < 0)
+		return -1;
+	if (l->memory && lower(RLIMIT_AS, "memory", l->memory, e) < 0)
+		return -1;
+	if (l->processes && lower(RLIMIT_NPROC, "processes", l->processes, e) < 0)
+		return -1;
+	if (l->open_files && lower(RLIMIT_NOFILE, "open-files", l->open_files, e) < 0)
+		return -1;
+	if (l->file_size && lower(RLIMIT_FSIZE, "file-size", l->file_size, e) < 0)
+		return -1;
+	return 0;
+}

@@ -1,0 +1,609 @@
+/* The story of a run, top to bottom:
+ *   plan the view → clone into new namespaces → write the id maps → pid 1 sets up the view and
+ *   confinement and forks the command → the supervisor relays signals and enforces the timeout
+ *   → pid 1 reports the command's status and exits, taking the pid namespace with it.
+ * The supervisor never enters a namespace; pid 1 never talks to anything but the supervisor. */
+#include "sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "caps.h"
+#include "egress.h"
+#include "env.h"
+#include "rlimits.h"
+
+extern char **environ;
+
+/* Signals the supervisor and pid 1 pass on to the command. */
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
+
+enum msg_type { MSG_GO = 1, MSG_READY, MSG_ERROR, MSG_EXIT };
+
+struct msg {
+	int type;
+	int value; /* MSG_ERROR: errno; MSG_EXIT: the command's wait status */
+	char text[AB_ERR_MAX];
+};
+
+struct run {
+	const struct policy *p;
+	struct mount_plan plan;
+	struct env_result env;
+	char *workdir;
+	bool own_session; /* stdin is not a terminal: the command gets a session of its own */
+	int sock[2];      /* [0] supervisor's end, [1] pid 1's end */
+	int sigfd;
+	sigset_t sigs, oldmask;
+	pid_t pid1;
+};
+
+static int send_msg(int fd, int type, int value, const char *text)
+{
+	struct msg m = {.type = type, .value = value};
+
+	if (text)
+		snprintf(m.text, sizeof(m.text), "%s", text);
+	return send(fd, &m, sizeof(m), MSG_NOSIGNAL) == (ssize_t)sizeof(m) ? 0 : -1;
+}
+
+/* 1 when a message was read, 0 at end of stream, -1 on error. */
+static int recv_msg(int fd, struct msg *m)
+{
+	ssize_t n;
+
+	do
+		n = recv(fd, m, sizeof(*m), 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -1;
+	if (n == 0)
+		return 0;
+	if (n != (ssize_t)sizeof(*m))
+		return -1;
+	m->text[sizeof(m->text) - 1] = '\0';
+	return 1;
+}
+
+/* ---------------------------------------------------------------- pid 1 ---- */
+
+static void close_inherited(int keep)
+{
+	if (keep > 3)
+		syscall(SYS_close_range, 3u, (unsigned)keep - 1, 0u);
+	syscall(SYS_close_range, (unsigned)keep + 1, ~0u, 0u);
+}
+
+static int child_setup(struct run *r, struct ab_err *e)
+{
+	const struct policy *p = r->p;
+
+	if (mounts_apply(&r->plan, e) < 0)
+		return -1;
+	if (sethostname(p->hostname, strlen(p->hostname)) < 0)
+		return ab_fail(e, errno, "sethostname %s", p->hostname);
+	if (p->net_mode != NET_HOST && egress_setup_namespace(p, e) < 0)
+		return -1;
+	if (chdir(r->workdir) < 0)
+		return ab_fail(e, errno, "workdir %s", r->workdir),
+		       ab_hint(e, "make it visible with --ro/--rw, or set [sandbox] workdir");
+	if (limits_apply(&p->limits, e) < 0 || caps_drop(e) < 0)
+		return -1;
+	/* the command (same uid) must not reach pid 1's fds or memory through /proc/1 */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return ab_fail(e, errno, "PR_SET_DUMPABLE");
+	return 0;
+}
+
+static _Noreturn void exec_command(struct run *r)
+{
+	char *const *argv = r->p->command.v;
+	int err;
+
+	sigprocmask(SIG_SETMASK, &r->oldmask, NULL);
+	if (r->own_session && setsid() < 0)
+		_exit(125);
+	if (syscall(SYS_close_range, 3u, ~0u, 0u) < 0)
+		_exit(125);
+	environ = r->env.vars.v;
+	execvp(argv[0], argv);
+	err = errno;
+	if (err == ENOENT)
+		fprintf(stderr,
+			"agentbox: %s: command not found in the sandbox; fix: check PATH and that "
+			"its directory is listed in [filesystem]\n",
+			argv[0]);
+	else
+		fprintf(stderr, "agentbox: %s: cannot execute: %s\n", argv[0], strerror(err));
+	_exit(err == ENOENT ? 127 : 126);
+}
+
+/* Reaps every orphan, passes signals on, and leaves with the command. */
+static _Noreturn void init_loop(struct run *r, pid_t cmd)
+{
+	struct signalfd_siginfo si;
+
+	for (;;) {
+		ssize_t n = read(r->sigfd, &si, sizeof(si));
+		int status;
+		pid_t pid;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != (ssize_t)sizeof(si))
+			_exit(125);
+		if (si.ssi_signo != SIGCHLD) {
+			/* terminal-generated signals already reached the command's process group */
+			if (si.ssi_code != SI_KERNEL)
+				kill(cmd, (int)si.ssi_signo);
+			continue;
+		}
+		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+			if (pid != cmd)
+				continue;
+			send_msg(r->sock[1], MSG_EXIT, status, NULL);
+			_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+		}
+	}
+}
+
+static _Noreturn void child_main(struct run *r)
+{
+	struct ab_err e = {0};
+	struct msg m;
+	pid_t cmd;
+
+	/* if the supervisor dies, so does the sandbox; if it died already, GO never comes */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		_exit(125);
+	close_inherited(r->sock[1]);
+	/* the signals stay blocked from the supervisor on, so none is lost before this */
+	r->sigfd = signalfd(-1, &r->sigs, SFD_CLOEXEC);
+	if (r->sigfd < 0)
+		_exit(125);
+	if (recv_msg(r->sock[1], &m) != 1 || m.type != MSG_GO)
+		_exit(125);
+	if (child_setup(r, &e) < 0) {
+		send_msg(r->sock[1], MSG_ERROR, e.errnum, e.msg);
+		_exit(125);
+	}
+	cmd = fork();
+	if (cmd < 0) {
+		ab_fail(&e, errno, "fork of the command");
+		send_msg(r->sock[1], MSG_ERROR, e.errnum, e.msg);
+		_exit(125);
+	}
+	if (cmd == 0)
+		exec_command(r);
+	send_msg(r->sock[1], MSG_READY, 0, NULL);
+	init_loop(r, cmd);
+}
+
+/* ----------------------------------------------------------- supervisor ---- */
+
+static long read_sysctl(const char *path)
+{
+	char buf[32] = {0};
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n > 0 ? strtol(buf, NULL, 10) : -1;
+}
+
+/* Says why user namespaces are unavailable and how to allow them. */
+static int userns_diagnose(int err, struct ab_err *e)
+{
+	ab_fail(e, err, "cannot create a user namespace");
+	if (read_sysctl("/proc/sys/kernel/unprivileged_userns_clone") == 0)
+		return ab_hint(e, "unprivileged user namespaces are off: sysctl -w "
+				  "kernel.unprivileged_userns_clone=1");
+	if (read_sysctl("/proc/sys/user/max_user_namespaces") == 0)
+		return ab_hint(e, "user namespaces are off: sysctl -w user.max_user_namespaces=15000");
+	if (read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == 1)
+		return ab_hint(e, "AppArmor restricts user namespaces: install an AppArmor profile "
+				  "for agentbox or sysctl -w "
+				  "kernel.apparmor_restrict_unprivileged_userns=0");
+	if (err == ENOSPC || err == EUSERS)
+		return ab_hint(e, "the user namespace limit is reached: raise "
+				  "user.max_user_namespaces or end other sandboxes");
+	return ab_hint(e, "a container's seccomp profile may block them: allow clone with "
+			  "CLONE_NEWUSER (or unshare) for this workload");
+}
+
+static int write_file(const char *path, const char *text, struct ab_err *e)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	size_t len = strlen(text);
+	ssize_t w;
+
+	if (fd < 0)
+		return ab_fail(e, errno, "open %s", path);
+	w = write(fd, text, len);
+	if (w != (ssize_t)len) {
+		int err = w < 0 ? errno : EIO;
+		close(fd);
+		return ab_fail(e, err, "write %s", path);
+	}
+	if (close(fd) < 0)
+		return ab_fail(e, errno, "close %s", path);
+	return 0;
+}
+
+/* The caller's uid and gid map to themselves inside; setgroups is denied. */
+static int write_maps(pid_t pid, struct ab_err *e)
+{
+	char path[64], map[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/setgroups", (int)pid);
+	if (write_file(path, "deny", e) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/uid_map", (int)pid);
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)getuid(), (unsigned)getuid());
+	if (write_file(path, map, e) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/gid_map", (int)pid);
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)getgid(), (unsigned)getgid());
+	return write_file(path, map, e);
+}
+
+static int clone_sandbox(struct run *r, struct ab_err *e)
+{
+	unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC |
+			      CLONE_NEWUTS | CLONE_NEWCGROUP;
+	pid_t pid;
+
+	if (r->p->net_mode != NET_HOST)
+		flags |= CLONE_NEWNET;
+	/* fork-like clone (no new stack): the child runs child_main on a copy of this process */
+	pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
+	if (pid < 0)
+		return userns_diagnose(errno, e);
+	if (pid == 0)
+		child_main(r);
+	r->pid1 = pid;
+	close(r->sock[1]);
+	r->sock[1] = -1;
+	return 0;
+}
+
+/* Collects pid 1 if it is gone; returns true with *status set when it was. */
+static bool reap_pid1(struct run *r, int *status)
+{
+	pid_t w = waitpid(r->pid1, status, WNOHANG);
+	return w == r->pid1;
+}
+
+static int kill_and_reap(struct run *r)
+{
+	int status;
+
+	kill(r->pid1, SIGKILL);
+	while (waitpid(r->pid1, &status, 0) < 0 && errno == EINTR)
+		;
+	return 0;
+}
+
+/* Waits for pid 1 to finish setup: READY, or an error (reported), or its death. */
+static int wait_ready(struct run *r, struct ab_err *e)
+{
+	struct msg m;
+	int rc = recv_msg(r->sock[0], &m);
+
+	if (rc == 1 && m.type == MSG_READY)
+		return 0;
+	if (rc == 1 && m.type == MSG_ERROR) {
+		e->errnum = m.value;
+		snprintf(e->msg, sizeof(e->msg), "%s", m.text);
+		if (m.value == EPERM &&
+		    read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == 1)
+			ab_hint(e, "AppArmor denies this user namespace its capabilities: "
+				   "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0");
+	} else {
+		ab_fail(e, 0, "the sandbox died during setup");
+	}
+	kill_and_reap(r);
+	return -1;
+}
+
+static int set_timer(int tfd, uint64_t ms)
+{
+	struct itimerspec its = {.it_value = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000}};
+	return timerfd_settime(tfd, 0, &its, NULL);
+}
+
+struct supervision {
+	int tfd;
+	int timeout_stage; /* 0: running, 1: SIGTERM sent, 2: SIGKILL sent */
+	bool have_exit;
+	int cmd_status;
+};
+
+static void on_signal(struct run *r, struct supervision *s, const struct signalfd_siginfo *si)
+{
+	(void)s;
+	if (si->ssi_signo == SIGCHLD)
+		return;
+	/* with a shared terminal the command already got the keyboard's signals */
+	if (si->ssi_code == SI_KERNEL && !r->own_session)
+		return;
+	kill(r->pid1, (int)si->ssi_signo);
+}
+
+static int on_timer(struct run *r, struct supervision *s, struct audit *a, struct ab_err *e)
+{
+	uint64_t ticks;
+
+	if (read(s->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+		return ab_fail(e, errno, "timerfd");
+	if (s->timeout_stage == 0) {
+		struct json *j = audit_begin(a, "limit");
+		json_kv_str(j, "limit", "timeout");
+		json_kv_uint(j, "timeout_ms", r->p->limits.timeout_ms);
+		if (audit_emit(a, e) < 0 && r->p->audit_on_failure == AUDIT_FAILURE_STOP)
+			kill(r->pid1, SIGKILL);
+		s->timeout_stage = 1;
+		kill(r->pid1, SIGTERM);
+		return set_timer(s->tfd, SANDBOX_KILL_GRACE_MS) < 0 ? ab_fail(e, errno, "timer") : 0;
+	}
+	s->timeout_stage = 2;
+	kill(r->pid1, SIGKILL); /* pid 1's death kills every process in the namespace */
+	return 0;
+}
+
+static void on_message(struct run *r, struct supervision *s)
+{
+	struct msg m;
+
+	if (recv_msg(r->sock[0], &m) == 1 && m.type == MSG_EXIT) {
+		s->have_exit = true;
+		s->cmd_status = m.value;
+	}
+}
+
+static void fill_result(const struct supervision *s, int pid1_status, struct sandbox_result *res)
+{
+	int st = s->have_exit ? s->cmd_status : pid1_status;
+
+	if (s->timeout_stage) {
+		res->status = SANDBOX_EXIT_TIMEOUT;
+		res->cause = "timeout";
+		res->code = SANDBOX_EXIT_TIMEOUT;
+	} else if (WIFSIGNALED(st)) {
+		res->code = WTERMSIG(st);
+		res->status = 128 + res->code;
+		res->cause = "signaled";
+	} else {
+		res->code = WEXITSTATUS(st);
+		res->status = res->code;
+		res->cause = "exited";
+	}
+}
+
+static int supervise(struct run *r, struct audit *a, struct sandbox_result *res, struct ab_err *e)
+{
+	struct supervision s = {.tfd = -1};
+	int status = 0, rc = 0;
+
+	if (r->p->limits.timeout_ms) {
+		s.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		if (s.tfd < 0 || set_timer(s.tfd, r->p->limits.timeout_ms) < 0) {
+			kill_and_reap(r);
+			return ab_fail(e, errno, "cannot arm the timeout");
+		}
+	}
+	for (;;) {
+		struct pollfd fds[3] = {{r->sigfd, POLLIN, 0}, {r->sock[0], POLLIN, 0}, {s.tfd, POLLIN, 0}};
+		struct signalfd_siginfo si;
+
+		if (reap_pid1(r, &status))
+			break;
+		if (poll(fds, s.tfd >= 0 ? 3 : 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = ab_fail(e, errno, "poll");
+			kill_and_reap(r);
+			break;
+		}
+		if ((fds[0].revents & POLLIN) && read(r->sigfd, &si, sizeof(si)) == sizeof(si))
+			on_signal(r, &s, &si);
+		if (fds[1].revents & POLLIN)
+			on_message(r, &s);
+		if (fds[2].revents & POLLIN && on_timer(r, &s, a, e) < 0) {
+			rc = -1;
+			kill_and_reap(r);
+			break;
+		}
+	}
+	while (!s.have_exit && poll(&(struct pollfd){r->sock[0], POLLIN, 0}, 1, 0) == 1) {
+		struct msg m;
+		if (recv_msg(r->sock[0], &m) != 1)
+			break;
+		if (m.type == MSG_EXIT)
+			s.have_exit = true, s.cmd_status = m.value;
+	}
+	if (s.tfd >= 0)
+		close(s.tfd);
+	fill_result(&s, status, res);
+	return rc;
+}
+
+/* ------------------------------------------------------------- audit ------ */
+
+static int audit_mounts(const struct mount_plan *plan, struct audit *a, struct ab_err *e)
+{
+	for (size_t i = 0; i < plan->n; i++) {
+		const struct mount_op *op = &plan->ops[i];
+		struct json *j = audit_begin(a, "mount");
+		json_kv_str(j, "op", mount_op_name(op->kind));
+		json_kv_str(j, "path", op->dest);
+		if (op->source)
+			json_kv_str(j, "source", op->source);
+		if (op->target)
+			json_kv_str(j, "target", op->target);
+		if (op->kind == MOP_TMPFS)
+			json_kv_uint(j, "size", op->size);
+		json_kv_bool(j, "implicit", op->implicit);
+		if (op->why)
+			json_kv_str(j, "why", op->why);
+		if (op->skipped)
+			json_kv_str(j, "skipped", "missing on the host");
+		if (audit_emit(a, e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void json_names(struct json *j, const char *key, const struct strv *sv, bool names_only)
+{
+	json_key(j, key);
+	json_arr_begin(j);
+	for (size_t i = 0; i < sv->n; i++) {
+		if (names_only)
+			json_strn(j, sv->v[i], strcspn(sv->v[i], "="));
+		else
+			json_str(j, sv->v[i]);
+	}
+	json_arr_end(j);
+}
+
+static int audit_env(const struct env_result *env, const struct policy *p, struct audit *a,
+		     struct ab_err *e)
+{
+	struct json *j = audit_begin(a, "env");
+
+	/* names only: values never reach the audit trail */
+	json_names(j, "passed", &env->passed, false);
+	json_names(j, "set", &p->env_set, true);
+	json_names(j, "denied", &env->denied, false);
+	return audit_emit(a, e);
+}
+
+static int audit_start(const struct run *r, struct audit *a, struct ab_err *e)
+{
+	const struct policy *p = r->p;
+	struct json *j = audit_begin(a, "start");
+	char *cwd = getcwd(NULL, 0);
+
+	json_kv_str(j, "version", AGENTBOX_VERSION);
+	json_names(j, "profiles", &p->profiles, false);
+	json_names(j, "argv", &p->command, false);
+	json_kv_str(j, "cwd", cwd);
+	free(cwd);
+	json_kv_uint(j, "uid", getuid());
+	json_key(j, "namespaces");
+	json_arr_begin(j);
+	json_str(j, "user");
+	json_str(j, "mount");
+	json_str(j, "pid");
+	if (p->net_mode != NET_HOST)
+		json_str(j, "net");
+	json_str(j, "ipc");
+	json_str(j, "uts");
+	json_str(j, "cgroup");
+	json_arr_end(j);
+	json_kv_str(j, "network", net_mode_name(p->net_mode));
+	json_kv_str(j, "seccomp", seccomp_preset_name(p->seccomp_preset));
+	json_kv_str(j, "workdir", r->workdir);
+	json_kv_bool(j, "terminal", !r->own_session);
+	return audit_emit(a, e);
+}
+
+/* ------------------------------------------------------------- a run ------ */
+
+static int prepare(struct run *r, const struct mount_protect *protect, struct audit *a,
+		   struct ab_err *e)
+{
+	const struct policy *p = r->p;
+	const char *cwd = p->vars.cwd, *home = p->vars.home;
+
+	if (egress_prepare(p, e) < 0 || mount_plan_build(p, protect, &r->plan, e) < 0)
+		return -1;
+	/* the default workdir is the caller's cwd when the view shows it, else / */
+	r->workdir = strdup(p->workdir ? p->workdir
+				       : (cwd && mount_plan_shows(&r->plan, cwd) ? cwd : "/"));
+	if (!r->workdir)
+		return ab_fail(e, ENOMEM, "workdir");
+	if (!home || !mount_plan_shows(&r->plan, home))
+		home = "/tmp";
+	if (env_build(p, environ, home, audit_run_id(a), &r->env, e) < 0)
+		return -1;
+	r->own_session = !isatty(STDIN_FILENO);
+	if (audit_start(r, a, e) < 0 || audit_mounts(&r->plan, a, e) < 0 ||
+	    audit_env(&r->env, p, a, e) < 0)
+		return -1;
+	return 0;
+}
+
+static int open_channels(struct run *r, struct ab_err *e)
+{
+	sigemptyset(&r->sigs);
+	sigaddset(&r->sigs, SIGCHLD);
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaddset(&r->sigs, forwarded[i]);
+	if (sigprocmask(SIG_BLOCK, &r->sigs, &r->oldmask) < 0)
+		return ab_fail(e, errno, "sigprocmask");
+	r->sigfd = signalfd(-1, &r->sigs, SFD_CLOEXEC);
+	if (r->sigfd < 0)
+		return ab_fail(e, errno, "signalfd");
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, r->sock) < 0)
+		return ab_fail(e, errno, "socketpair");
+	return 0;
+}
+
+static void close_run(struct run *r)
+{
+	mount_plan_free(&r->plan);
+	env_result_free(&r->env);
+	free(r->workdir);
+	for (int i = 0; i < 2; i++)
+		if (r->sock[i] >= 0)
+			close(r->sock[i]);
+	if (r->sigfd >= 0)
+		close(r->sigfd);
+	sigprocmask(SIG_SETMASK, &r->oldmask, NULL);
+}
+
+int sandbox_run(const struct policy *p, struct audit *a, const struct mount_protect *protect,
+		struct sandbox_result *res, struct ab_err *e)
+{
+	struct run r = {.p = p, .sock = {-1, -1}, .sigfd = -1};
+	int rc = -1;
+
+	sigprocmask(SIG_SETMASK, NULL, &r.oldmask);
+	if (prepare(&r, protect, a, e) < 0 || open_channels(&r, e) < 0)
+		goto out;
+	if (clone_sandbox(&r, e) < 0)
+		goto out;
+	if (write_maps(r.pid1, e) < 0 || send_msg(r.sock[0], MSG_GO, 0, NULL) < 0) {
+		if (!e->msg[0])
+			ab_fail(e, errno, "cannot start the sandbox");
+		kill_and_reap(&r);
+		goto out;
+	}
+	if (wait_ready(&r, e) < 0)
+		goto out;
+	rc = supervise(&r, a, res, e);
+out:
+	close_run(&r);
+	return rc;
+}
