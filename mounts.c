@@ -383,25 +383,31 @@ static int mount_tmpfs(struct root *r, const char *dest, uint64_t size, const ch
 	return rc;
 }
 
-/* Clones the host object at source (symlinks refused anywhere on the path) onto dest. */
-static int bind(struct root *r, const char *source, const char *dest, uint64_t attrs,
-		struct ab_err *e)
+/* Opens a bind source on the host; a symlink anywhere on the path is refused, so a swap made
+ * after the plan was resolved fails the run instead of redirecting the bind. */
+static int open_source(const char *source, struct ab_err *e)
+{
+	int fd = openat2_fd(AT_FDCWD, source, O_PATH, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+
+	if (fd >= 0)
+		return fd;
+	ab_fail(e, errno, "cannot open %s", source);
+	if (errno == ELOOP)
+		ab_hint(e, "a symlink appeared on the path after the profile was read; check who "
+			   "can write there");
+	return -1;
+}
+
+/* Clones the mount tree at src (an O_PATH fd) onto dest with the given attributes. */
+static int bind_fd(struct root *r, int src, const char *source, const char *dest, uint64_t attrs,
+		   struct ab_err *e)
 {
 	struct stat st;
-	int src, tree, rc;
+	int tree, rc;
 
-	src = openat2_fd(AT_FDCWD, source, O_PATH, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
-	if (src < 0)
-		return ab_fail(e, errno, "cannot open %s", source),
-		       errno == ELOOP ? ab_hint(e, "a symlink appeared on the path after the profile "
-					   "was read; check who can write there")
-				      : -1;
-	if (fstat(src, &st) < 0) {
-		close(src);
+	if (fstat(src, &st) < 0)
 		return ab_fail(e, errno, "fstat %s", source);
-	}
 	tree = open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
-	close(src);
 	if (tree < 0)
 		return ab_fail(e, errno, "cannot clone mount of %s", source);
 	if (set_attr(tree, attrs, true) < 0) {
@@ -411,6 +417,18 @@ static int bind(struct root *r, const char *source, const char *dest, uint64_t a
 	}
 	rc = attach(r, tree, dest, S_ISDIR(st.st_mode), e);
 	close(tree);
+	return rc;
+}
+
+static int bind(struct root *r, const char *source, const char *dest, uint64_t attrs,
+		struct ab_err *e)
+{
+	int src = open_source(source, e), rc;
+
+	if (src < 0)
+		return -1;
+	rc = bind_fd(r, src, source, dest, attrs, e);
+	close(src);
 	return rc;
 }
 
@@ -533,7 +551,8 @@ static int mount_dev(struct root *r, uint64_t shm_size, struct ab_err *e)
 	return 0;
 }
 
-static int apply_op(struct root *r, const struct mount_op *op, uint64_t shm_size, struct ab_err *e)
+static int apply_op(struct root *r, const struct mount_op *op, int src, uint64_t shm_size,
+		    struct ab_err *e)
 {
 	const uint64_t bind_flags = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
 
@@ -541,9 +560,9 @@ static int apply_op(struct root *r, const struct mount_op *op, uint64_t shm_size
 		return 0;
 	switch (op->kind) {
 	case MOP_BIND_RO:
-		return bind(r, op->source, op->dest, bind_flags | MOUNT_ATTR_RDONLY, e);
+		return bind_fd(r, src, op->source, op->dest, bind_flags | MOUNT_ATTR_RDONLY, e);
 	case MOP_BIND_RW:
-		return bind(r, op->source, op->dest, bind_flags, e);
+		return bind_fd(r, src, op->source, op->dest, bind_flags, e);
 	case MOP_TMPFS:
 		return mount_tmpfs(r, op->dest, op->size, !strcmp(op->dest, "/tmp") ? "1777" : "0755",
 				   e);
@@ -596,19 +615,39 @@ static int pivot(struct root *r, struct ab_err *e)
 	return 0;
 }
 
+static bool is_bind(const struct mount_op *op)
+{
+	return !op->skipped && (op->kind == MOP_BIND_RO || op->kind == MOP_BIND_RW);
+}
+
 int mounts_apply(const struct mount_plan *plan, struct ab_err *e)
 {
 	struct root r = {.fd = -1};
-	int rc = stage_root(&r, e);
+	int *src = calloc(plan->n ? plan->n : 1, sizeof(*src));
+	int rc = src ? 0 : ab_fail(e, ENOMEM, "mount plan");
 
+	/* every source is held before the staging mount can cover any host path */
+	for (size_t i = 0; i < plan->n; i++)
+		if (src)
+			src[i] = -1;
+	for (size_t i = 0; i < plan->n && rc == 0; i++)
+		if (is_bind(&plan->ops[i]) && (src[i] = open_source(plan->ops[i].source, e)) < 0)
+			rc = ab_context(e, "mount %s %s", mount_op_name(plan->ops[i].kind),
+					plan->ops[i].dest);
+	if (rc == 0)
+		rc = stage_root(&r, e);
 	for (size_t i = 0; i < plan->n && rc == 0; i++) {
-		rc = apply_op(&r, &plan->ops[i], plan->tmpfs_size, e);
+		rc = apply_op(&r, &plan->ops[i], src[i], plan->tmpfs_size, e);
 		if (rc < 0)
 			ab_context(e, "mount %s %s", mount_op_name(plan->ops[i].kind),
 				   plan->ops[i].dest);
 	}
 	if (rc == 0)
 		rc = pivot(&r, e);
+	for (size_t i = 0; src && i < plan->n; i++)
+		if (src[i] >= 0)
+			close(src[i]);
+	free(src);
 	if (r.fd >= 0)
 		close(r.fd);
 	return rc;

@@ -28,6 +28,7 @@
 #include "egress.h"
 #include "env.h"
 #include "rlimits.h"
+#include "seccomp.h"
 
 extern char **environ;
 
@@ -50,35 +51,84 @@ struct run {
 	bool own_session; /* stdin is not a terminal: the command gets a session of its own */
 	int sock[2];      /* [0] supervisor's end, [1] pid 1's end */
 	int sigfd;
+	int listener; /* seccomp notifications: pid 1 installs, the supervisor answers */
 	sigset_t sigs, oldmask;
 	pid_t pid1;
+	struct seccomp_monitor *monitor;
 };
 
-static int send_msg(int fd, int type, int value, const char *text)
+/* Sends a message, with passfd attached (SCM_RIGHTS) when >= 0. */
+static int send_msg_fd(int fd, int type, int value, const char *text, int passfd)
 {
 	struct msg m = {.type = type, .value = value};
+	struct iovec iov = {&m, sizeof(m)};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
 
 	if (text)
 		snprintf(m.text, sizeof(m.text), "%s", text);
-	return send(fd, &m, sizeof(m), MSG_NOSIGNAL) == (ssize_t)sizeof(m) ? 0 : -1;
+	if (passfd >= 0) {
+		struct cmsghdr *c;
+		memset(&u, 0, sizeof(u));
+		mh.msg_control = u.buf;
+		mh.msg_controllen = sizeof(u.buf);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &passfd, sizeof(int));
+	}
+	return sendmsg(fd, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(m) ? 0 : -1;
 }
 
-/* 1 when a message was read, 0 at end of stream, -1 on error. */
-static int recv_msg(int fd, struct msg *m)
+static int send_msg(int fd, int type, int value, const char *text)
 {
+	return send_msg_fd(fd, type, value, text, -1);
+}
+
+/* 1 when a message was read, 0 at end of stream, -1 on error. A passed fd lands in *gotfd
+ * (O_CLOEXEC) when gotfd is not NULL, else it is closed. */
+static int recv_msg_fd(int fd, struct msg *m, int *gotfd)
+{
+	struct iovec iov = {m, sizeof(*m)};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			    .msg_controllen = sizeof(u.buf)};
+	struct cmsghdr *c;
 	ssize_t n;
 
+	if (gotfd)
+		*gotfd = -1;
 	do
-		n = recv(fd, m, sizeof(*m), 0);
+		n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -1;
-	if (n == 0)
-		return 0;
+	if (n <= 0)
+		return n < 0 ? -1 : 0;
+	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		int passed;
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		memcpy(&passed, CMSG_DATA(c), sizeof(int));
+		if (gotfd && *gotfd < 0)
+			*gotfd = passed;
+		else
+			close(passed);
+	}
 	if (n != (ssize_t)sizeof(*m))
 		return -1;
 	m->text[sizeof(m->text) - 1] = '\0';
 	return 1;
+}
+
+static int recv_msg(int fd, struct msg *m)
+{
+	return recv_msg_fd(fd, m, NULL);
 }
 
 /* ---------------------------------------------------------------- pid 1 ---- */
@@ -104,6 +154,9 @@ static int child_setup(struct run *r, struct ab_err *e)
 		return ab_fail(e, errno, "workdir %s", r->workdir),
 		       ab_hint(e, "make it visible with --ro/--rw, or set [sandbox] workdir");
 	if (limits_apply(&p->limits, e) < 0 || caps_drop(e) < 0)
+		return -1;
+	/* last: the filter binds pid 1 and every process it forks */
+	if (seccomp_install(p, &r->listener, e) < 0)
 		return -1;
 	/* the command (same uid) must not reach pid 1's fds or memory through /proc/1 */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
@@ -191,7 +244,10 @@ static _Noreturn void child_main(struct run *r)
 	}
 	if (cmd == 0)
 		exec_command(r);
-	send_msg(r->sock[1], MSG_READY, 0, NULL);
+	if (send_msg_fd(r->sock[1], MSG_READY, 0, NULL, r->listener) < 0)
+		_exit(125);
+	if (r->listener >= 0)
+		close(r->listener); /* only the supervisor may answer the filter */
 	init_loop(r, cmd);
 }
 
@@ -307,10 +363,19 @@ static int kill_and_reap(struct run *r)
 static int wait_ready(struct run *r, struct ab_err *e)
 {
 	struct msg m;
-	int rc = recv_msg(r->sock[0], &m);
+	int listener, rc = recv_msg_fd(r->sock[0], &m, &listener);
 
-	if (rc == 1 && m.type == MSG_READY)
-		return 0;
+	if (rc == 1 && m.type == MSG_READY) {
+		if (listener < 0)
+			return 0;
+		if (seccomp_monitor_open(&r->monitor, listener, r->p, e) == 0)
+			return 0;
+		close(listener);
+		kill_and_reap(r);
+		return -1;
+	}
+	if (listener >= 0)
+		close(listener);
 	if (rc == 1 && m.type == MSG_ERROR) {
 		e->errnum = m.value;
 		snprintf(e->msg, sizeof(e->msg), "%s", m.text);
@@ -412,12 +477,15 @@ static int supervise(struct run *r, struct audit *a, struct sandbox_result *res,
 		}
 	}
 	for (;;) {
-		struct pollfd fds[3] = {{r->sigfd, POLLIN, 0}, {r->sock[0], POLLIN, 0}, {s.tfd, POLLIN, 0}};
+		struct pollfd fds[4] = {{r->sigfd, POLLIN, 0},
+					{r->sock[0], POLLIN, 0},
+					{s.tfd, POLLIN, 0},
+					{r->monitor ? seccomp_monitor_fd(r->monitor) : -1, POLLIN, 0}};
 		struct signalfd_siginfo si;
 
 		if (reap_pid1(r, &status))
 			break;
-		if (poll(fds, s.tfd >= 0 ? 3 : 2, -1) < 0) {
+		if (poll(fds, 4, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			rc = ab_fail(e, errno, "poll");
@@ -433,7 +501,16 @@ static int supervise(struct run *r, struct audit *a, struct sandbox_result *res,
 			kill_and_reap(r);
 			break;
 		}
+		if ((fds[3].revents & POLLIN) && seccomp_monitor_handle(r->monitor, a, e) < 0 &&
+		    r->p->audit_on_failure == AUDIT_FAILURE_STOP) {
+			rc = -1;
+			kill_and_reap(r);
+			break;
+		}
 	}
+	if (r->monitor && seccomp_monitor_flush(r->monitor, a, e) < 0 &&
+	    r->p->audit_on_failure == AUDIT_FAILURE_STOP)
+		rc = -1;
 	while (!s.have_exit && poll(&(struct pollfd){r->sock[0], POLLIN, 0}, 1, 0) == 1) {
 		struct msg m;
 		if (recv_msg(r->sock[0], &m) != 1)
@@ -536,7 +613,8 @@ static int prepare(struct run *r, const struct mount_protect *protect, struct au
 	const struct policy *p = r->p;
 	const char *cwd = p->vars.cwd, *home = p->vars.home;
 
-	if (egress_prepare(p, e) < 0 || mount_plan_build(p, protect, &r->plan, e) < 0)
+	if (egress_prepare(p, e) < 0 || seccomp_prepare(p, e) < 0 ||
+	    mount_plan_build(p, protect, &r->plan, e) < 0)
 		return -1;
 	/* the default workdir is the caller's cwd when the view shows it, else / */
 	r->workdir = strdup(p->workdir ? p->workdir
@@ -547,7 +625,8 @@ static int prepare(struct run *r, const struct mount_protect *protect, struct au
 		home = "/tmp";
 	if (env_build(p, environ, home, audit_run_id(a), &r->env, e) < 0)
 		return -1;
-	r->own_session = !isatty(STDIN_FILENO);
+	/* a shared terminal is safe only while the filter refuses TIOCSTI and TIOCLINUX */
+	r->own_session = !isatty(STDIN_FILENO) || !seccomp_blocks_tty_injection(p);
 	if (audit_start(r, a, e) < 0 || audit_mounts(&r->plan, a, e) < 0 ||
 	    audit_env(&r->env, p, a, e) < 0)
 		return -1;
@@ -580,13 +659,14 @@ static void close_run(struct run *r)
 			close(r->sock[i]);
 	if (r->sigfd >= 0)
 		close(r->sigfd);
+	seccomp_monitor_close(r->monitor);
 	sigprocmask(SIG_SETMASK, &r->oldmask, NULL);
 }
 
 int sandbox_run(const struct policy *p, struct audit *a, const struct mount_protect *protect,
 		struct sandbox_result *res, struct ab_err *e)
 {
-	struct run r = {.p = p, .sock = {-1, -1}, .sigfd = -1};
+	struct run r = {.p = p, .sock = {-1, -1}, .sigfd = -1, .listener = -1};
 	int rc = -1;
 
 	sigprocmask(SIG_SETMASK, NULL, &r.oldmask);

@@ -1,8 +1,392 @@
+/* The system call filter and the supervisor's answers to it. */
 #include "seccomp.h"
 
+#include <errno.h>
+#include <linux/sched.h>
 #include <seccomp.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/personality.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* Syscalls the default preset refuses outright. Names the kernel or libseccomp does not know
+ * on this architecture (vm86 on x86_64, say) are skipped. */
+static const char *const default_deny[] = {
+	/* the filesystem view and namespaces */
+	"mount", "umount", "umount2", "pivot_root", "chroot", "fsopen", "fsconfig", "fsmount",
+	"fspick", "move_mount", "open_tree", "mount_setattr", "setns",
+	/* other processes' memory, kernel keys, kernel programs */
+	"ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "keyctl", "add_key",
+	"request_key", "bpf", "perf_event_open", "userfaultfd",
+	/* io_uring: its operations bypass this filter */
+	"io_uring_setup", "io_uring_enter", "io_uring_register",
+	/* file handles escape bind mounts */
+	"open_by_handle_at", "name_to_handle_at",
+	/* the machine itself */
+	"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot",
+	"swapon", "swapoff", "acct", "quotactl", "quotactl_fd", "lookup_dcookie", "syslog", "iopl",
+	"ioperm", "vm86", "vm86old", "settimeofday", "clock_settime", "adjtimex", "clock_adjtime",
+	NULL,
+};
+
+/* Namespace flags: clone and unshare with any of them are refused. CLONE_NEWTIME shares bits
+ * with clone's exit signal, so it is checked for unshare only. */
+static const unsigned long ns_flags[] = {
+	CLONE_NEWNS,  CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
+	CLONE_NEWUSER, CLONE_NEWPID,   CLONE_NEWNET,
+};
+
+/* personality flags that weaken the process (ASLR off, executable data, page zero). */
+static const unsigned long bad_personality[] = {
+	ADDR_NO_RANDOMIZE, READ_IMPLIES_EXEC, MMAP_PAGE_ZERO, ADDR_COMPAT_LAYOUT,
+};
 
 bool seccomp_syscall_known(const char *name)
 {
 	return seccomp_syscall_resolve_name(name) != __NR_SCMP_ERROR;
+}
+
+static bool listed(const struct strv *sv, const char *name)
+{
+	for (size_t i = 0; i < sv->n; i++)
+		if (!strcmp(sv->v[i], name))
+			return true;
+	return false;
+}
+
+static bool has_filter(const struct policy *p)
+{
+	return p->seccomp_preset != SECCOMP_PRESET_NONE || p->seccomp_deny.n > 0;
+}
+
+bool seccomp_blocks_tty_injection(const struct policy *p)
+{
+	return p->seccomp_preset == SECCOMP_PRESET_DEFAULT && !listed(&p->seccomp_allow, "ioctl");
+}
+
+int seccomp_prepare(const struct policy *p, struct ab_err *e)
+{
+	if (p->seccomp_preset == SECCOMP_PRESET_STRICT)
+		return ab_fail(e, 0, "[seccomp] preset = strict is not available in this build yet"),
+		       ab_hint(e, "use preset = default");
+	if (has_filter(p) && seccomp_api_get() < 6)
+		return ab_fail(e, 0, "this kernel or libseccomp lacks seccomp user notification "
+				     "(API level %u, need 6)", seccomp_api_get()),
+		       ab_hint(e, "upgrade to Linux >= 5.9 with libseccomp >= 2.5");
+	return 0;
+}
+
+/* ---------- building the filter ---------- */
+
+struct builder {
+	scmp_filter_ctx ctx;
+	const struct policy *p;
+	struct ab_err *e;
+};
+
+static int rule(struct builder *b, const char *name, unsigned n, const struct scmp_arg_cmp *cmp)
+{
+	int nr = seccomp_syscall_resolve_name(name);
+	int rc;
+
+	if (nr == __NR_SCMP_ERROR || listed(&b->p->seccomp_allow, name))
+		return 0;
+	rc = seccomp_rule_add_array(b->ctx, SCMP_ACT_NOTIFY, nr, n, cmp);
+	if (rc < 0 && rc != -EEXIST)
+		return ab_fail(b->e, -rc, "seccomp rule for %s", name);
+	return 0;
+}
+
+static int deny(struct builder *b, const char *name)
+{
+	return rule(b, name, 0, NULL);
+}
+
+static int deny_if(struct builder *b, const char *name, struct scmp_arg_cmp c)
+{
+	return rule(b, name, 1, &c);
+}
+
+static int deny_namespaces(struct builder *b)
+{
+	for (size_t i = 0; i < sizeof(ns_flags) / sizeof(ns_flags[0]); i++) {
+		if (deny_if(b, "clone", SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i])) < 0 ||
+		    deny_if(b, "unshare", SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i])) < 0)
+			return -1;
+	}
+	if (deny_if(b, "unshare", SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWTIME, CLONE_NEWTIME)) < 0)
+		return -1;
+	/* clone3 passes its flags in memory the filter cannot read: ENOSYS makes libc fall back
+	 * to clone, whose flags it can. Not a violation, so not notified. */
+	if (!listed(&b->p->seccomp_allow, "clone3") &&
+	    seccomp_rule_add(b->ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0) < 0)
+		return ab_fail(b->e, EINVAL, "seccomp rule for clone3");
+	return 0;
+}
+
+static int deny_sockets(struct builder *b)
+{
+	/* allowed families: AF_UNIX (1), AF_INET (2), AF_INET6 (10), AF_NETLINK (16) */
+	static const int refused[] = {0, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14, 15};
+
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		if (deny_if(b, "socket", SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)refused[i])) < 0)
+			return -1;
+	if (deny_if(b, "socket", SCMP_A0(SCMP_CMP_GT, AF_NETLINK)) < 0)
+		return -1;
+	/* netlink: NETLINK_ROUTE (0) only; sock_diag and the rest reveal the host */
+	{
+		struct scmp_arg_cmp c[] = {SCMP_A0(SCMP_CMP_EQ, AF_NETLINK),
+					   SCMP_A2(SCMP_CMP_NE, 0)};
+		if (rule(b, "socket", 2, c) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int deny_misc(struct builder *b)
+{
+	/* TIOCSTI/TIOCLINUX inject keystrokes into a terminal; compare only the low 32 bits,
+	 * as the kernel does, so high bits set by the caller change nothing */
+	if (deny_if(b, "ioctl", SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSTI)) < 0 ||
+	    deny_if(b, "ioctl", SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCLINUX)) < 0)
+		return -1;
+	/* a flag set and bit 31 clear: the query value 0xffffffff stays allowed */
+	for (size_t i = 0; i < sizeof(bad_personality) / sizeof(bad_personality[0]); i++) {
+		unsigned long f = bad_personality[i];
+		if (deny_if(b, "personality", SCMP_A0(SCMP_CMP_MASKED_EQ, f | 0x80000000ul, f)) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int build_default(struct builder *b)
+{
+	for (size_t i = 0; default_deny[i]; i++)
+		if (deny(b, default_deny[i]) < 0)
+			return -1;
+	if (deny_namespaces(b) < 0 || deny_sockets(b) < 0 || deny_misc(b) < 0)
+		return -1;
+	return 0;
+}
+
+int seccomp_install(const struct policy *p, int *listener, struct ab_err *e)
+{
+	struct builder b = {NULL, p, e};
+	int rc = -1;
+
+	*listener = -1;
+	if (!has_filter(p))
+		return 0;
+	b.ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!b.ctx)
+		return ab_fail(e, ENOMEM, "seccomp_init");
+	/* only the native ABI: x32 numbers and the int 0x80 entry kill the process */
+	if (seccomp_attr_set(b.ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS) < 0) {
+		ab_fail(e, EINVAL, "seccomp: bad-arch action");
+		goto out;
+	}
+	if (p->seccomp_preset == SECCOMP_PRESET_DEFAULT && build_default(&b) < 0)
+		goto out;
+	for (size_t i = 0; i < p->seccomp_deny.n; i++)
+		if (deny(&b, p->seccomp_deny.v[i]) < 0)
+			goto out;
+	if ((rc = seccomp_load(b.ctx)) < 0) {
+		ab_fail(e, -rc, "cannot load the seccomp filter");
+		goto out;
+	}
+	*listener = seccomp_notify_fd(b.ctx);
+	if (*listener < 0) {
+		rc = ab_fail(e, -*listener, "no seccomp notification fd");
+		*listener = -1;
+		goto out;
+	}
+	rc = 0;
+out:
+	seccomp_release(b.ctx);
+	return rc;
+}
+
+/* ---------- the supervisor's answers ---------- */
+
+#define MONITOR_KEYS 128
+
+/* Linux 6.6: wake the supervisor synchronously (same CPU) for lower notification latency. */
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS _IOW('!', 4, uint64_t)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP 1ull
+#endif
+
+/* One kind of violation: the same call with the same interesting argument. */
+struct violation {
+	int nr;
+	uint64_t arg;
+	uint64_t count; /* occurrences after the first, which was written at once */
+	int last_pid;
+};
+
+struct seccomp_monitor {
+	int fd;
+	bool kill;
+	struct seccomp_notif *req;
+	struct seccomp_notif_resp *resp;
+	struct violation seen[MONITOR_KEYS];
+	size_t n_seen;
+	uint64_t overflow; /* violations past MONITOR_KEYS distinct kinds */
+};
+
+int seccomp_monitor_open(struct seccomp_monitor **out, int listener, const struct policy *p,
+			 struct ab_err *e)
+{
+	struct seccomp_monitor *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return ab_fail(e, ENOMEM, "seccomp monitor");
+	m->fd = listener;
+	m->kill = p->seccomp_action == SECCOMP_ACTION_KILL;
+	/* an optimisation only: older kernels answer EINVAL and keep working */
+	(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
+	if (seccomp_notify_alloc(&m->req, &m->resp) < 0) {
+		free(m);
+		return ab_fail(e, ENOMEM, "seccomp notification buffers");
+	}
+	*out = m;
+	return 0;
+}
+
+int seccomp_monitor_fd(const struct seccomp_monitor *m)
+{
+	return m->fd;
+}
+
+/* The argument that tells violations of one call apart (and is safe to log). */
+static int key_arg(const char *name)
+{
+	if (!strcmp(name, "socket") || !strcmp(name, "clone") || !strcmp(name, "unshare") ||
+	    !strcmp(name, "personality"))
+		return 0;
+	if (!strcmp(name, "ioctl"))
+		return 1;
+	return -1;
+}
+
+/* What one syscall audit event says. */
+struct violation_event {
+	const char *name;
+	int nr, pid;
+	int argi;     /* which argument is logged, -1 for none */
+	uint64_t arg;
+	uint64_t count;
+	bool repeat;  /* a summary of repeats after the first event */
+	bool kill;
+};
+
+static int audit_violation(struct audit *a, const struct violation_event *v, struct ab_err *e)
+{
+	struct json *j = audit_begin(a, "syscall");
+
+	json_kv_str(j, "name", v->name);
+	json_kv_int(j, "nr", v->nr);
+	json_kv_int(j, "pid", v->pid);
+	if (v->argi >= 0) {
+		json_key(j, "args");
+		json_obj_begin(j);
+		json_kv_uint(j, v->argi == 0 ? "a0" : "a1", v->arg);
+		json_obj_end(j);
+	}
+	json_kv_str(j, "action", v->kill ? "kill" : "errno");
+	if (!v->kill)
+		json_kv_str(j, "errno", "EPERM");
+	json_kv_uint(j, "count", v->count);
+	json_kv_bool(j, "repeat", v->repeat);
+	return audit_emit(a, e);
+}
+
+/* Returns the entry for this violation, or NULL when it is the first of its kind. */
+static struct violation *remember(struct seccomp_monitor *m, int nr, uint64_t arg, int pid)
+{
+	for (size_t i = 0; i < m->n_seen; i++) {
+		if (m->seen[i].nr == nr && m->seen[i].arg == arg) {
+			m->seen[i].count++;
+			m->seen[i].last_pid = pid;
+			return &m->seen[i];
+		}
+	}
+	if (m->n_seen < MONITOR_KEYS)
+		m->seen[m->n_seen++] = (struct violation){nr, arg, 0, pid};
+	else
+		m->overflow++;
+	return NULL;
+}
+
+int seccomp_monitor_handle(struct seccomp_monitor *m, struct audit *a, struct ab_err *e)
+{
+	struct seccomp_notif *req = m->req;
+	struct seccomp_notif_resp *resp = m->resp;
+	const char *name;
+	char *owned;
+	int argi, rc = 0;
+	uint64_t arg;
+
+	memset(req, 0, sizeof(*req));
+	if (seccomp_notify_receive(m->fd, req) < 0)
+		return 0; /* the caller died meanwhile (ENOENT) or a signal interrupted it */
+	owned = seccomp_syscall_resolve_num_arch(req->data.arch, req->data.nr);
+	name = owned ? owned : "unknown";
+	argi = key_arg(name);
+	arg = argi >= 0 ? req->data.args[argi] : 0;
+	if (!remember(m, req->data.nr, arg, (int)req->pid)) {
+		struct violation_event v = {name, req->data.nr, (int)req->pid, argi, arg, 1,
+					    false, m->kill};
+		rc = audit_violation(a, &v, e);
+	}
+	if (m->kill)
+		kill((pid_t)req->pid, SIGKILL);
+	memset(resp, 0, sizeof(*resp));
+	resp->id = req->id;
+	resp->error = -EPERM;
+	seccomp_notify_respond(m->fd, resp); /* ENOENT: the caller is already gone */
+	free(owned);
+	return rc;
+}
+
+int seccomp_monitor_flush(struct seccomp_monitor *m, struct audit *a, struct ab_err *e)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < m->n_seen; i++) {
+		const struct violation *seen = &m->seen[i];
+		char *name;
+		if (!seen->count)
+			continue;
+		name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, seen->nr);
+		struct violation_event v = {name ? name : "unknown", seen->nr, seen->last_pid,
+					    key_arg(name ? name : ""), seen->arg, seen->count,
+					    true, m->kill};
+		if (audit_violation(a, &v, e) < 0)
+			rc = -1;
+		free(name);
+	}
+	if (m->overflow) {
+		struct json *j = audit_begin(a, "syscall");
+		json_kv_str(j, "name", "other");
+		json_kv_uint(j, "count", m->overflow);
+		if (audit_emit(a, e) < 0)
+			rc = -1;
+	}
+	return rc;
+}
+
+void seccomp_monitor_close(struct seccomp_monitor *m)
+{
+	if (!m)
+		return;
+	seccomp_notify_free(m->req, m->resp);
+	close(m->fd);
+	free(m);
 }

@@ -1,10 +1,38 @@
-/* System call filtering (libseccomp). */
+/* System call filtering (libseccomp). Denied calls are sent to the supervisor through a seccomp
+ * user-notification fd: it names each one in the audit trail, then answers EPERM (or kills the
+ * caller under action = kill). Works unprivileged; needs no kernel log. */
 #ifndef AGENTBOX_SECCOMP_H
 #define AGENTBOX_SECCOMP_H
 
 #include <stdbool.h>
 
+#include "audit.h"
+#include "error.h"
+#include "policy.h"
+
 /* True when name is a system call libseccomp knows for the native architecture. */
 bool seccomp_syscall_known(const char *name);
+
+/* In the supervisor: refuses what this build cannot enforce. */
+int seccomp_prepare(const struct policy *p, struct ab_err *e);
+
+/* True when the policy installs a filter that refuses TIOCSTI/TIOCLINUX. */
+bool seccomp_blocks_tty_injection(const struct policy *p);
+
+/* In pid 1, after no_new_privs: loads the filter. *listener is the notification fd to hand to
+ * the supervisor, or -1 when the policy has no filter. */
+int seccomp_install(const struct policy *p, int *listener, struct ab_err *e);
+
+/* The supervisor's side: answers notifications and audits them, coalescing repeats. */
+struct seccomp_monitor;
+
+int seccomp_monitor_open(struct seccomp_monitor **out, int listener, const struct policy *p,
+			 struct ab_err *e);
+int seccomp_monitor_fd(const struct seccomp_monitor *m);
+/* Handles one pending notification. */
+int seccomp_monitor_handle(struct seccomp_monitor *m, struct audit *a, struct ab_err *e);
+/* Writes the counts of repeated events; call once at the end of the run. */
+int seccomp_monitor_flush(struct seccomp_monitor *m, struct audit *a, struct ab_err *e);
+void seccomp_monitor_close(struct seccomp_monitor *m);
 
 #endif
