@@ -27,6 +27,7 @@
 #include "caps.h"
 #include "egress.h"
 #include "env.h"
+#include "landlock.h"
 #include "rlimits.h"
 #include "seccomp.h"
 
@@ -52,6 +53,7 @@ struct run {
 	int sock[2];      /* [0] supervisor's end, [1] pid 1's end */
 	int sigfd;
 	int listener; /* seccomp notifications: pid 1 installs, the supervisor answers */
+	int landlock_abi;
 	sigset_t sigs, oldmask;
 	pid_t pid1;
 	struct seccomp_monitor *monitor;
@@ -153,7 +155,8 @@ static int child_setup(struct run *r, struct ab_err *e)
 	if (chdir(r->workdir) < 0)
 		return ab_fail(e, errno, "workdir %s", r->workdir),
 		       ab_hint(e, "make it visible with --ro/--rw, or set [sandbox] workdir");
-	if (limits_apply(&p->limits, e) < 0 || caps_drop(e) < 0)
+	if (limits_apply(&p->limits, e) < 0 || caps_drop(e) < 0 ||
+	    landlock_apply(&r->plan, r->landlock_abi, e) < 0)
 		return -1;
 	/* last: the filter binds pid 1 and every process it forks */
 	if (seccomp_install(p, &r->listener, e) < 0)
@@ -600,6 +603,8 @@ static int audit_start(const struct run *r, struct audit *a, struct ab_err *e)
 	json_arr_end(j);
 	json_kv_str(j, "network", net_mode_name(p->net_mode));
 	json_kv_str(j, "seccomp", seccomp_preset_name(p->seccomp_preset));
+	json_key(j, "landlock");
+	landlock_describe(r->landlock_abi, j);
 	json_kv_str(j, "workdir", r->workdir);
 	json_kv_bool(j, "terminal", !r->own_session);
 	return audit_emit(a, e);
@@ -627,6 +632,7 @@ static int prepare(struct run *r, const struct mount_protect *protect, struct au
 		return -1;
 	/* a shared terminal is safe only while the filter refuses TIOCSTI and TIOCLINUX */
 	r->own_session = !isatty(STDIN_FILENO) || !seccomp_blocks_tty_injection(p);
+	r->landlock_abi = landlock_abi();
 	if (audit_start(r, a, e) < 0 || audit_mounts(&r->plan, a, e) < 0 ||
 	    audit_env(&r->env, p, a, e) < 0)
 		return -1;
