@@ -308,9 +308,37 @@ static int audit_exit(struct audit *a, const struct sandbox_result *res, int sta
 		json_kv_int(j, "signal", res->code);
 	else if (res && !strcmp(res->cause, "exited"))
 		json_kv_int(j, "code", res->code);
+	if (res) {
+		json_kv_str(j, "limit", res->limit);
+		json_kv_uint(j, "duration_ms", res->duration_ms);
+		json_key(j, "rusage");
+		json_obj_begin(j);
+		json_kv_int(j, "max_rss_kb", res->ru.ru_maxrss);
+		json_kv_int(j, "user_ms", res->ru.ru_utime.tv_sec * 1000 + res->ru.ru_utime.tv_usec / 1000);
+		json_kv_int(j, "sys_ms", res->ru.ru_stime.tv_sec * 1000 + res->ru.ru_stime.tv_usec / 1000);
+		json_obj_end(j);
+	}
 	json_key(j, "counts");
 	audit_counts(a, j);
 	return audit_emit(a, e);
+}
+
+/* One line on stderr and a limit event for the rlimit that ended the run (the timeout's limit
+ * event was written by the supervisor when it fired). */
+static void report_limit(struct audit *a, const struct policy *p, const char *limit)
+{
+	struct ab_err ignored;
+
+	if (!strcmp(limit, "timeout")) {
+		fprintf(stderr, "agentbox: the command ran past its %llu ms timeout and was stopped\n",
+			(unsigned long long)p->limits.timeout_ms);
+		return;
+	}
+	fprintf(stderr, "agentbox: the command hit its %s limit (%llu%s)\n", limit,
+		(unsigned long long)(!strcmp(limit, "cpu") ? p->limits.cpu_s : p->limits.file_size),
+		!strcmp(limit, "cpu") ? " s of CPU" : " bytes");
+	json_kv_str(audit_begin(a, "limit"), "limit", limit);
+	audit_emit(a, &ignored);
 }
 
 static int run(const struct policy *p)
@@ -343,9 +371,8 @@ static int run(const struct policy *p)
 		return fail(&e);
 	}
 	status = res.status;
-	if (!strcmp(res.cause, "timeout"))
-		fprintf(stderr, "agentbox: the command ran past its %llu ms timeout and was stopped\n",
-			(unsigned long long)p->limits.timeout_ms);
+	if (res.limit)
+		report_limit(a, p, res.limit);
 	if (audit_exit(a, &res, status, &e) < 0 && p->audit_on_failure == AUDIT_FAILURE_STOP) {
 		fprintf(stderr, "agentbox: %s\n", e.msg);
 		if (status == 0)

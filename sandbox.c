@@ -345,10 +345,10 @@ static int clone_sandbox(struct run *r, struct ab_err *e)
 	return 0;
 }
 
-/* Collects pid 1 if it is gone; returns true with *status set when it was. */
-static bool reap_pid1(struct run *r, int *status)
+/* Collects pid 1 if it is gone; returns true with *status and *ru set when it was. */
+static bool reap_pid1(struct run *r, int *status, struct rusage *ru)
 {
-	pid_t w = waitpid(r->pid1, status, WNOHANG);
+	pid_t w = wait4(r->pid1, status, WNOHANG, ru);
 	return w == r->pid1;
 }
 
@@ -448,10 +448,26 @@ static void on_message(struct run *r, struct supervision *s)
 	}
 }
 
-static void fill_result(const struct supervision *s, int pid1_status, struct sandbox_result *res)
+/* Which rlimit ended the run, judged from how the command died; a shell in between reports
+ * its child's death as exit status 128+N. */
+static const char *limit_hit(const struct limits *l, int st, const struct rusage *ru)
+{
+	uint64_t cpu_s = (uint64_t)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec);
+	int sig = WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st) > 128 ? WEXITSTATUS(st) - 128 : 0;
+
+	if (sig == SIGXFSZ && l->file_size)
+		return "file-size";
+	if (l->cpu_s && (sig == SIGXCPU || (sig == SIGKILL && cpu_s >= l->cpu_s)))
+		return "cpu";
+	return NULL;
+}
+
+static void fill_result(const struct run *r, const struct supervision *s, int pid1_status,
+			struct sandbox_result *res)
 {
 	int st = s->have_exit ? s->cmd_status : pid1_status;
 
+	res->limit = s->timeout_stage ? "timeout" : limit_hit(&r->p->limits, st, &res->ru);
 	if (s->timeout_stage) {
 		res->status = SANDBOX_EXIT_TIMEOUT;
 		res->cause = "timeout";
@@ -470,8 +486,10 @@ static void fill_result(const struct supervision *s, int pid1_status, struct san
 static int supervise(struct run *r, struct audit *a, struct sandbox_result *res, struct ab_err *e)
 {
 	struct supervision s = {.tfd = -1};
+	struct timespec t0, t1;
 	int status = 0, rc = 0;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (r->p->limits.timeout_ms) {
 		s.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 		if (s.tfd < 0 || set_timer(s.tfd, r->p->limits.timeout_ms) < 0) {
@@ -486,7 +504,7 @@ static int supervise(struct run *r, struct audit *a, struct sandbox_result *res,
 					{r->monitor ? seccomp_monitor_fd(r->monitor) : -1, POLLIN, 0}};
 		struct signalfd_siginfo si;
 
-		if (reap_pid1(r, &status))
+		if (reap_pid1(r, &status, &res->ru))
 			break;
 		if (poll(fds, 4, -1) < 0) {
 			if (errno == EINTR)
@@ -523,7 +541,9 @@ static int supervise(struct run *r, struct audit *a, struct sandbox_result *res,
 	}
 	if (s.tfd >= 0)
 		close(s.tfd);
-	fill_result(&s, status, res);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	res->duration_ms = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
+	fill_result(r, &s, status, res);
 	return rc;
 }
 

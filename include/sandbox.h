@@ -5,6 +5,7 @@
 #define AGENTBOX_SANDBOX_H
 
 #include <stdint.h>
+#include <sys/resource.h>
 
 #include "audit.h"
 #include "error.h"
@@ -20,6 +21,9 @@ struct sandbox_result {
 	int status;        /* agentbox's exit status: the command's, 128+N, or 124 */
 	const char *cause; /* "exited", "signaled", "timeout" */
 	int code;          /* exit code, or the signal number when signaled */
+	const char *limit; /* the limit that ended the run: "timeout", "cpu", "file-size", or NULL */
+	struct rusage ru;  /* of the whole sandbox */
+	uint64_t duration_ms;
 };
 
 /* Runs p->command. Returns 0 with *res filled once the command ran, or -1 (e filled) when
