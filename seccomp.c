@@ -32,6 +32,50 @@ static const char *const default_deny[] = {
 	NULL,
 };
 
+/* The strict preset: what python3, node, sh/bash, coreutils, git and gcc/make need. Everything
+ * else answers ENOSYS (and is named in the audit). clone, socket and personality are allowed
+ * only with safe arguments (see build_strict). */
+static const char *const strict_allow[] = {
+	"read", "write", "open", "openat", "openat2", "close", "close_range", "stat", "fstat",
+	"lstat", "newfstatat", "statx", "statfs", "fstatfs", "poll", "ppoll", "select",
+	"pselect6", "lseek", "mmap", "mprotect", "munmap", "mremap", "msync", "mincore",
+	"madvise", "mlock", "mlock2", "munlock", "brk", "rt_sigaction", "rt_sigprocmask",
+	"rt_sigreturn", "rt_sigpending", "rt_sigtimedwait", "rt_sigqueueinfo",
+	"rt_tgsigqueueinfo", "rt_sigsuspend", "sigaltstack", "ioctl", "pread64", "pwrite64",
+	"readv", "writev", "preadv", "pwritev", "preadv2", "pwritev2", "access", "faccessat",
+	"faccessat2", "pipe", "pipe2", "sched_yield", "dup", "dup2", "dup3", "pause",
+	"nanosleep", "clock_nanosleep", "getitimer", "setitimer", "alarm", "getpid", "getppid",
+	"gettid", "sendfile", "connect", "accept", "accept4", "sendto", "recvfrom", "sendmsg",
+	"recvmsg", "sendmmsg", "recvmmsg", "shutdown", "bind", "listen", "getsockname",
+	"getpeername", "socketpair", "setsockopt", "getsockopt", "fork", "vfork", "execve",
+	"execveat", "exit", "exit_group", "wait4", "waitid", "kill", "tkill", "tgkill", "uname",
+	"fcntl", "flock", "fsync", "fdatasync", "syncfs", "sync", "sync_file_range", "truncate",
+	"ftruncate", "fallocate", "fadvise64", "readahead", "getdents", "getdents64", "getcwd",
+	"chdir", "fchdir", "rename", "renameat", "renameat2", "mkdir", "mkdirat", "rmdir",
+	"creat", "link", "linkat", "unlink", "unlinkat", "symlink", "symlinkat", "readlink",
+	"readlinkat", "chmod", "fchmod", "fchmodat", "chown", "fchown", "lchown", "fchownat",
+	"umask", "utime", "utimes", "utimensat", "futimesat", "mknod", "mknodat",
+	"gettimeofday", "time", "clock_gettime", "clock_getres", "getrlimit", "setrlimit",
+	"prlimit64", "getrusage", "sysinfo", "times", "getuid", "getgid", "geteuid", "getegid",
+	"getresuid", "getresgid", "getgroups", "setuid", "setgid", "setreuid", "setregid",
+	"setresuid", "setresgid", "setfsuid", "setfsgid", "setpgid", "getpgid", "getpgrp",
+	"setsid", "getsid", "capget", "getpriority", "setpriority", "sched_getparam",
+	"sched_setparam", "sched_getscheduler", "sched_setscheduler", "sched_get_priority_max",
+	"sched_get_priority_min", "sched_rr_get_interval", "sched_getaffinity",
+	"sched_setaffinity", "sched_getattr", "sched_setattr", "prctl", "arch_prctl",
+	"getxattr", "lgetxattr", "fgetxattr", "listxattr", "llistxattr", "flistxattr",
+	"futex", "futex_waitv", "set_tid_address", "set_robust_list", "get_robust_list",
+	"restart_syscall", "timer_create", "timer_settime", "timer_gettime", "timer_getoverrun",
+	"timer_delete", "timerfd_create", "timerfd_settime", "timerfd_gettime", "epoll_create",
+	"epoll_create1", "epoll_ctl", "epoll_wait", "epoll_pwait", "epoll_pwait2", "eventfd",
+	"eventfd2", "signalfd", "signalfd4", "inotify_init", "inotify_init1",
+	"inotify_add_watch", "inotify_rm_watch", "splice", "tee", "vmsplice",
+	"copy_file_range", "getrandom", "memfd_create", "membarrier", "rseq", "getcpu",
+	"pidfd_open", "pidfd_send_signal", "pidfd_getfd", "pkey_alloc", "pkey_free",
+	"pkey_mprotect", "clone",
+	NULL,
+};
+
 /* Namespace flags: clone and unshare with any of them are refused. CLONE_NEWTIME shares bits
  * with clone's exit signal, so it is checked for unshare only. */
 static const unsigned long ns_flags[] = {
@@ -69,9 +113,6 @@ bool seccomp_blocks_tty_injection(const struct policy *p)
 
 int seccomp_prepare(const struct policy *p, struct ab_err *e)
 {
-	if (p->seccomp_preset == SECCOMP_PRESET_STRICT)
-		return ab_fail(e, 0, "[seccomp] preset = strict is not available in this build yet"),
-		       ab_hint(e, "use preset = default");
 	if (has_filter(p) && seccomp_api_get() < 6)
 		return ab_fail(e, 0, "this kernel or libseccomp lacks seccomp user notification "
 				     "(API level %u, need 6)", seccomp_api_get()),
@@ -163,6 +204,62 @@ static int deny_misc(struct builder *b)
 	return 0;
 }
 
+static int allow_if(struct builder *b, const char *name, unsigned n,
+		    const struct scmp_arg_cmp *cmp)
+{
+	int rc = seccomp_rule_add_array(b->ctx, SCMP_ACT_ALLOW, seccomp_syscall_resolve_name(name),
+					n, cmp);
+	if (rc < 0 && rc != -EEXIST)
+		return ab_fail(b->e, -rc, "seccomp rule for %s", name);
+	return 0;
+}
+
+static bool user_denied(const struct policy *p, const char *name)
+{
+	return listed(&p->seccomp_deny, name);
+}
+
+/* Allowlist: the filter's default is to notify (answered ENOSYS). */
+static int build_strict(struct builder *b)
+{
+	unsigned long any_ns = 0;
+	static const int families[] = {AF_UNIX, AF_INET, AF_INET6};
+
+	for (size_t i = 0; i < sizeof(ns_flags) / sizeof(ns_flags[0]); i++)
+		any_ns |= ns_flags[i];
+	for (size_t i = 0; strict_allow[i]; i++) {
+		const char *name = strict_allow[i];
+		if (user_denied(b->p, name) || !seccomp_syscall_known(name))
+			continue;
+		if (!strcmp(name, "clone")) {
+			/* no namespace flag at all: one masked compare */
+			struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, any_ns, 0);
+			if (allow_if(b, name, 1, &c) < 0)
+				return -1;
+			continue;
+		}
+		if (allow_if(b, name, 0, NULL) < 0)
+			return -1;
+	}
+	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)families[i]);
+		if (allow_if(b, "socket", 1, &c) < 0)
+			return -1;
+	}
+	{
+		struct scmp_arg_cmp c[] = {SCMP_A0(SCMP_CMP_EQ, AF_NETLINK), SCMP_A2(SCMP_CMP_EQ, 0)};
+		struct scmp_arg_cmp q = SCMP_A0(SCMP_CMP_EQ, 0xffffffffu);
+		struct scmp_arg_cmp linux_ = SCMP_A0(SCMP_CMP_EQ, 0);
+		if (allow_if(b, "socket", 2, c) < 0 || allow_if(b, "personality", 1, &q) < 0 ||
+		    allow_if(b, "personality", 1, &linux_) < 0)
+			return -1;
+	}
+	/* clone3: ENOSYS without notification, as in the default preset */
+	if (seccomp_rule_add(b->ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0) < 0)
+		return ab_fail(b->e, EINVAL, "seccomp rule for clone3");
+	return 0;
+}
+
 static int build_default(struct builder *b)
 {
 	for (size_t i = 0; default_deny[i]; i++)
@@ -181,7 +278,8 @@ int seccomp_install(const struct policy *p, int *listener, struct ab_err *e)
 	*listener = -1;
 	if (!has_filter(p))
 		return 0;
-	b.ctx = seccomp_init(SCMP_ACT_ALLOW);
+	b.ctx = seccomp_init(p->seccomp_preset == SECCOMP_PRESET_STRICT ? SCMP_ACT_NOTIFY
+								       : SCMP_ACT_ALLOW);
 	if (!b.ctx)
 		return ab_fail(e, ENOMEM, "seccomp_init");
 	/* only the native ABI: x32 numbers and the int 0x80 entry kill the process */
@@ -191,7 +289,10 @@ int seccomp_install(const struct policy *p, int *listener, struct ab_err *e)
 	}
 	if (p->seccomp_preset == SECCOMP_PRESET_DEFAULT && build_default(&b) < 0)
 		goto out;
-	for (size_t i = 0; i < p->seccomp_deny.n; i++)
+	if (p->seccomp_preset == SECCOMP_PRESET_STRICT && build_strict(&b) < 0)
+		goto out;
+	/* under strict, a denied name is simply left off the allowlist */
+	for (size_t i = 0; p->seccomp_preset != SECCOMP_PRESET_STRICT && i < p->seccomp_deny.n; i++)
 		if (deny(&b, p->seccomp_deny.v[i]) < 0)
 			goto out;
 	if ((rc = seccomp_load(b.ctx)) < 0) {
@@ -233,6 +334,8 @@ struct violation {
 struct seccomp_monitor {
 	int fd;
 	bool kill;
+	bool strict; /* calls off the allowlist answer ENOSYS, explicit denials EPERM */
+	const struct strv *deny;
 	struct seccomp_notif *req;
 	struct seccomp_notif_resp *resp;
 	struct violation seen[MONITOR_KEYS];
@@ -249,6 +352,8 @@ int seccomp_monitor_open(struct seccomp_monitor **out, int listener, const struc
 		return ab_fail(e, ENOMEM, "seccomp monitor");
 	m->fd = listener;
 	m->kill = p->seccomp_action == SECCOMP_ACTION_KILL;
+	m->strict = p->seccomp_preset == SECCOMP_PRESET_STRICT;
+	m->deny = &p->seccomp_deny;
 	/* an optimisation only: older kernels answer EINVAL and keep working */
 	(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
 	if (seccomp_notify_alloc(&m->req, &m->resp) < 0) {
@@ -284,6 +389,7 @@ struct violation_event {
 	uint64_t count;
 	bool repeat;  /* a summary of repeats after the first event */
 	bool kill;
+	int err;      /* the errno answered */
 };
 
 static int audit_violation(struct audit *a, const struct violation_event *v, struct ab_err *e)
@@ -301,7 +407,7 @@ static int audit_violation(struct audit *a, const struct violation_event *v, str
 	}
 	json_kv_str(j, "action", v->kill ? "kill" : "errno");
 	if (!v->kill)
-		json_kv_str(j, "errno", "EPERM");
+		json_kv_str(j, "errno", v->err == ENOSYS ? "ENOSYS" : "EPERM");
 	json_kv_uint(j, "count", v->count);
 	json_kv_bool(j, "repeat", v->repeat);
 	return audit_emit(a, e);
@@ -324,13 +430,18 @@ static struct violation *remember(struct seccomp_monitor *m, int nr, uint64_t ar
 	return NULL;
 }
 
+static int answer_errno(const struct seccomp_monitor *m, const char *name)
+{
+	return m->strict && !listed(m->deny, name) ? ENOSYS : EPERM;
+}
+
 int seccomp_monitor_handle(struct seccomp_monitor *m, struct audit *a, struct ab_err *e)
 {
 	struct seccomp_notif *req = m->req;
 	struct seccomp_notif_resp *resp = m->resp;
 	const char *name;
 	char *owned;
-	int argi, rc = 0;
+	int argi, err, rc = 0;
 	uint64_t arg;
 
 	memset(req, 0, sizeof(*req));
@@ -340,16 +451,17 @@ int seccomp_monitor_handle(struct seccomp_monitor *m, struct audit *a, struct ab
 	name = owned ? owned : "unknown";
 	argi = key_arg(name);
 	arg = argi >= 0 ? req->data.args[argi] : 0;
+	err = answer_errno(m, name);
 	if (!remember(m, req->data.nr, arg, (int)req->pid)) {
 		struct violation_event v = {name, req->data.nr, (int)req->pid, argi, arg, 1,
-					    false, m->kill};
+					    false, m->kill, err};
 		rc = audit_violation(a, &v, e);
 	}
 	if (m->kill)
 		kill((pid_t)req->pid, SIGKILL);
 	memset(resp, 0, sizeof(*resp));
 	resp->id = req->id;
-	resp->error = -EPERM;
+	resp->error = -err;
 	seccomp_notify_respond(m->fd, resp); /* ENOENT: the caller is already gone */
 	free(owned);
 	return rc;
@@ -367,7 +479,7 @@ int seccomp_monitor_flush(struct seccomp_monitor *m, struct audit *a, struct ab_
 		name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, seen->nr);
 		struct violation_event v = {name ? name : "unknown", seen->nr, seen->last_pid,
 					    key_arg(name ? name : ""), seen->arg, seen->count,
-					    true, m->kill};
+					    true, m->kill, answer_errno(m, name ? name : "")};
 		if (audit_violation(a, &v, e) < 0)
 			rc = -1;
 		free(name);
