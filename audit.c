@@ -9,7 +9,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "digest.h"
 #include "policy.h"
+#include "redact.h"
 
 #define AUDIT_MAX_TYPES 16
 
@@ -18,6 +20,9 @@ struct audit {
 	char *path;
 	char run[33];
 	uint64_t seq;
+	char prev[SHA256_HEX_LEN + 1];  /* digest of the last line written */
+	char chain[SHA256_HEX_LEN + 1]; /* running digest over every line */
+	struct redactor *redactor;
 	struct json cur;
 	struct {
 		const char *type;
@@ -61,7 +66,12 @@ static int open_dest(const char *dest, char **path, struct ab_err *e)
 	return fd;
 }
 
-int audit_open(struct audit **out, const char *dest, struct ab_err *e)
+static char *filter(void *ctx, const char *s, size_t n, bool *oom)
+{
+	return redact(ctx, s, n, oom);
+}
+
+int audit_open(struct audit **out, const char *dest, const struct strv *patterns, struct ab_err *e)
 {
 	struct audit *a = calloc(1, sizeof(*a));
 	unsigned char rnd[16];
@@ -75,7 +85,18 @@ int audit_open(struct audit **out, const char *dest, struct ab_err *e)
 	}
 	for (size_t i = 0; i < sizeof(rnd); i++)
 		snprintf(a->run + 2 * i, 3, "%02x", rnd[i]);
+	/* the chain starts from the run id, so a line cannot be moved to another run */
+	if (sha256_hex(a->run, strlen(a->run), a->prev) < 0) {
+		free(a);
+		return ab_fail(e, EIO, "sha256");
+	}
+	memcpy(a->chain, a->prev, sizeof(a->chain));
+	if (redactor_new(&a->redactor, patterns, e) < 0) {
+		free(a);
+		return -1;
+	}
 	if (dest && (a->fd = open_dest(dest, &a->path, e)) < 0) {
+		redactor_free(a->redactor);
 		free(a);
 		return -1;
 	}
@@ -90,6 +111,7 @@ void audit_close(struct audit *a)
 	if (a->fd >= 0)
 		close(a->fd);
 	json_free(&a->cur);
+	redactor_free(a->redactor);
 	free(a->path);
 	free(a);
 }
@@ -139,6 +161,10 @@ struct json *audit_begin(struct audit *a, const char *event)
 	json_kv_uint(&a->cur, "seq", a->seq + 1);
 	json_kv_str(&a->cur, "run", a->run);
 	json_kv_str(&a->cur, "event", event);
+	json_kv_str(&a->cur, "prev", a->prev);
+	/* every string value after the common fields is redacted */
+	a->cur.filter = filter;
+	a->cur.filter_ctx = a->redactor;
 	return &a->cur;
 }
 
@@ -177,20 +203,21 @@ int audit_emit(struct audit *a, struct ab_err *e)
 	text = json_text(&a->cur);
 	if (!text)
 		return ab_fail(e, ENOMEM, "audit event %s", a->cur_type);
+	size_t len = strlen(text);
+	char *line = malloc(len + 1);
+	if (!line)
+		return ab_fail(e, ENOMEM, "audit event %s", a->cur_type);
+	memcpy(line, text, len);
+	line[len] = '\n';
 	a->seq++;
 	count(a, a->cur_type);
-	if (a->fd >= 0) {
-		/* one write() of the whole line: lines never interleave with the command's output */
-		size_t len = strlen(text);
-		char *line = malloc(len + 1);
-		if (!line)
-			return ab_fail(e, ENOMEM, "audit event %s", a->cur_type);
-		memcpy(line, text, len);
-		line[len] = '\n';
-		if (write_all(a->fd, line, len + 1) < 0)
-			rc = ab_fail(e, errno, "cannot write the audit trail");
-		free(line);
-	}
+	if (sha256_hex(line, len + 1, a->prev) < 0 ||
+	    sha256_hex2(a->chain, SHA256_HEX_LEN, line, len + 1, a->chain) < 0)
+		rc = ab_fail(e, EIO, "sha256 of the audit line");
+	/* one write() of the whole line: lines never interleave with the command's output */
+	if (rc == 0 && a->fd >= 0 && write_all(a->fd, line, len + 1) < 0)
+		rc = ab_fail(e, errno, "cannot write the audit trail");
+	free(line);
 	json_free(&a->cur);
 	return rc;
 }
@@ -201,4 +228,135 @@ void audit_counts(const struct audit *a, struct json *j)
 	for (size_t i = 0; i < AUDIT_MAX_TYPES && a->counts[i].type; i++)
 		json_kv_uint(j, a->counts[i].type, a->counts[i].n);
 	json_obj_end(j);
+}
+
+void audit_chain(const struct audit *a, struct json *j)
+{
+	json_kv_str(j, "chain", a->chain);
+}
+
+/* ---------- verification ---------- */
+
+/* Our own writer's output only: a top-level "key": value after '{' or ','. String values here
+ * (hex digests, the run id, event names) never contain escapes. */
+static bool field(const char *line, const char *key, char *out, size_t size)
+{
+	char pat[40];
+	const char *p = line, *v, *end;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	while ((p = strstr(p, pat))) {
+		if (p > line && (p[-1] == '{' || p[-1] == ',')) {
+			v = p + strlen(pat);
+			if (*v == '"') {
+				v++;
+				end = strchr(v, '"');
+			} else {
+				end = v + strcspn(v, ",}");
+			}
+			if (!end || (size_t)(end - v) >= size)
+				return false;
+			memcpy(out, v, (size_t)(end - v));
+			out[end - v] = '\0';
+			return true;
+		}
+		p++;
+	}
+	return false;
+}
+
+struct run_state {
+	char run[40];
+	uint64_t next_seq;
+	char prev[SHA256_HEX_LEN + 1];
+	char chain[SHA256_HEX_LEN + 1];
+	bool ended;
+};
+
+static struct run_state *find_run(struct run_state **runs, size_t *n, const char *run)
+{
+	struct run_state *r;
+
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp((*runs)[i].run, run))
+			return &(*runs)[i];
+	r = realloc(*runs, (*n + 1) * sizeof(*r));
+	if (!r)
+		return NULL;
+	*runs = r;
+	r = &r[(*n)++];
+	memset(r, 0, sizeof(*r));
+	snprintf(r->run, sizeof(r->run), "%s", run);
+	r->next_seq = 1;
+	sha256_hex(run, strlen(run), r->prev);
+	memcpy(r->chain, r->prev, sizeof(r->chain));
+	return r;
+}
+
+/* NULL when the line continues its run's chain, else why not. */
+static const char *check_line(struct run_state *r, const char *line, size_t len, uint64_t seq)
+{
+	char prev[80], event[32], chain[80];
+
+	if (r->ended)
+		return "event after the run's exit event";
+	if (seq != r->next_seq)
+		return seq > r->next_seq ? "events missing before this one (deleted or reordered)"
+					 : "sequence number repeats or goes back (reordered)";
+	if (!field(line, "prev", prev, sizeof(prev)) || strcmp(prev, r->prev))
+		return "prev does not match the previous line (edited or deleted line)";
+	if (field(line, "event", event, sizeof(event)) && !strcmp(event, "exit")) {
+		if (!field(line, "chain", chain, sizeof(chain)) || strcmp(chain, r->chain))
+			return "chain does not match the run's lines";
+		r->ended = true;
+	}
+	sha256_hex(line, len, r->prev);
+	sha256_hex2(r->chain, SHA256_HEX_LEN, line, len, r->chain);
+	r->next_seq++;
+	return NULL;
+}
+
+int audit_verify(const char *path, FILE *out, struct ab_err *e)
+{
+	FILE *f = fopen(path, "re");
+	struct run_state *runs = NULL;
+	size_t n_runs = 0, cap = 0, lineno = 0;
+	char *line = NULL, run[40], seqs[24];
+	ssize_t len;
+	int rc = 0;
+
+	if (!f)
+		return ab_fail(e, errno, "cannot open %s", path);
+	while (rc == 0 && (len = getline(&line, &cap, f)) > 0) {
+		struct run_state *r;
+		const char *why;
+		lineno++;
+		if (!field(line, "run", run, sizeof(run)) || !field(line, "seq", seqs, sizeof(seqs))) {
+			fprintf(out, "BROKEN: line %zu is not an agentbox audit event\n", lineno);
+			rc = 1;
+			break;
+		}
+		if (!(r = find_run(&runs, &n_runs, run))) {
+			rc = ab_fail(e, ENOMEM, "verify");
+			break;
+		}
+		why = check_line(r, line, (size_t)len, strtoull(seqs, NULL, 10));
+		if (why) {
+			fprintf(out, "BROKEN: run %s seq %s (line %zu): %s\n", run, seqs, lineno, why);
+			rc = 1;
+		}
+	}
+	for (size_t i = 0; rc == 0 && i < n_runs; i++) {
+		if (!runs[i].ended) {
+			fprintf(out, "BROKEN: run %s ends at seq %llu without an exit event (truncated?)\n",
+				runs[i].run, (unsigned long long)runs[i].next_seq - 1);
+			rc = 1;
+		}
+	}
+	if (rc == 0)
+		fprintf(out, "OK: %zu run(s), %zu event(s), every chain intact\n", n_runs, lineno);
+	free(line);
+	free(runs);
+	fclose(f);
+	return rc;
 }

@@ -320,6 +320,7 @@ static int audit_exit(struct audit *a, const struct sandbox_result *res, int sta
 	}
 	json_key(j, "counts");
 	audit_counts(a, j);
+	audit_chain(a, j);
 	return audit_emit(a, e);
 }
 
@@ -352,7 +353,7 @@ static int run(const struct policy *p)
 	ssize_t n;
 	int status;
 
-	if (audit_open(&a, p->audit_file, &e) < 0)
+	if (audit_open(&a, p->audit_file, &p->audit_redact, &e) < 0)
 		return fail(&e);
 	/* agentbox's own files are visible only when the profile binds them, and read-only */
 	if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) > 0) {
@@ -382,6 +383,20 @@ static int run(const struct policy *p)
 	return status;
 }
 
+/* agentbox audit verify FILE */
+static int audit_command(int argc, char **argv)
+{
+	struct ab_err e = {0};
+	int rc;
+
+	if (argc != 4 || strcmp(argv[2], "verify"))
+		return fail(&(struct ab_err){0, "usage: agentbox audit verify FILE"});
+	rc = audit_verify(argv[3], stdout, &e);
+	if (rc < 0)
+		return fail(&e);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct cli c = {0};
@@ -392,6 +407,8 @@ int main(int argc, char **argv)
 	int rc;
 
 	ensure_std_fds();
+	if (argc > 1 && !strcmp(argv[1], "audit"))
+		return audit_command(argc, argv);
 	cwd = getcwd(NULL, 0);
 	rc = parse_args(argc, argv, &c, cwd, &e);
 	if (rc != 0) {

@@ -200,8 +200,19 @@ void json_key(struct json *j, const char *key)
 
 void json_strn(struct json *j, const char *s, size_t n)
 {
+	char *replaced = NULL;
+	bool oom = false;
+
+	if (j->filter)
+		replaced = j->filter(j->filter_ctx, s, n, &oom);
+	if (oom)
+		j->oom = true;
 	sep(j);
-	put_escaped(j, (const unsigned char *)s, n);
+	if (replaced)
+		put_escaped(j, (const unsigned char *)replaced, strlen(replaced));
+	else
+		put_escaped(j, (const unsigned char *)s, n);
+	free(replaced);
 }
 
 void json_str(struct json *j, const char *s)

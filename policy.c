@@ -14,7 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "digest.h"
 #include "egress.h"
+#include "redact.h"
 #include "seccomp.h"
 
 #ifndef AGENTBOX_PROFILE_DIR
@@ -747,6 +749,8 @@ static int on_redact(const struct setting *s, const char *value, struct ab_err *
 {
 	if (!*value)
 		return ab_fail(e, 0, "'redact' has an empty value"), at_error(&s->at, e);
+	if (redact_pattern_check(value, e) < 0)
+		return at_error(&s->at, e);
 	return push_item(&s->p->audit_redact, value, e);
 }
 
@@ -1129,6 +1133,13 @@ static int load_file(struct loader *L, const char *path, struct ab_err *e)
 	free(canon);
 	if (L->io->read(L->io->ctx, file, &data, &len, e) < 0)
 		goto out;
+	{
+		char digest[SHA256_HEX_LEN + 1];
+		if (sha256_hex(data, len, digest) < 0 || strv_push(&L->p->profile_sha256, digest) < 0) {
+			oom(e);
+			goto out;
+		}
+	}
 	if (!(dir = dir_of(file))) {
 		oom(e);
 		goto out;
@@ -1193,6 +1204,7 @@ void policy_free(struct policy *p)
 	free((char *)p->vars.uid);
 	free((char *)p->vars.tmpdir);
 	strv_free(&p->profiles);
+	strv_free(&p->profile_sha256);
 	free(p->hostname);
 	free(p->workdir);
 	for (size_t i = 0; i < p->n_fs; i++) {

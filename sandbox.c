@@ -605,7 +605,15 @@ static int audit_start(const struct run *r, struct audit *a, struct ab_err *e)
 	char *cwd = getcwd(NULL, 0);
 
 	json_kv_str(j, "version", AGENTBOX_VERSION);
-	json_names(j, "profiles", &p->profiles, false);
+	json_key(j, "profiles");
+	json_arr_begin(j);
+	for (size_t i = 0; i < p->profiles.n; i++) {
+		json_obj_begin(j);
+		json_kv_str(j, "path", p->profiles.v[i]);
+		json_kv_str(j, "sha256", i < p->profile_sha256.n ? p->profile_sha256.v[i] : NULL);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
 	json_names(j, "argv", &p->command, false);
 	json_kv_str(j, "cwd", cwd);
 	free(cwd);

@@ -5,17 +5,19 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "error.h"
 #include "json.h"
+#include "policy.h"
 
 #define AUDIT_SCHEMA_VERSION 1
 
 struct audit;
 
 /* dest: NULL (no audit), "-" (stdout), "fd:N", or a file path (appended, created 0600, never
- * through a symlink). */
-int audit_open(struct audit **out, const char *dest, struct ab_err *e);
+ * through a symlink). redact: the profile's extra redaction patterns. */
+int audit_open(struct audit **out, const char *dest, const struct strv *redact, struct ab_err *e);
 void audit_close(struct audit *a);
 
 bool audit_enabled(const struct audit *a);
@@ -29,6 +31,13 @@ const char *audit_path(const struct audit *a);
  * the open JSON object to add fields to; audit_emit closes and writes it. */
 struct json *audit_begin(struct audit *a, const char *event);
 int audit_emit(struct audit *a, struct ab_err *e);
+
+/* Adds "chain": the running SHA-256 over every line of this run so far (for the exit event). */
+void audit_chain(const struct audit *a, struct json *j);
+
+/* Checks the hash chains of every run in a file. Prints "OK: ..." or the first break to out.
+ * Returns 0 when intact, 1 when broken, -1 (e set) when the file cannot be read. */
+int audit_verify(const char *path, FILE *out, struct ab_err *e);
 
 /* How many events of each type were written, as a JSON object (for the exit event). */
 void audit_counts(const struct audit *a, struct json *j);

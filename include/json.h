@@ -10,6 +10,10 @@
 
 #define JSON_MAX_DEPTH 16
 
+/* Rewrites a string value before it is written (the audit trail's redaction): returns a
+ * malloc'd replacement, or NULL to keep s; sets *oom on allocation failure. */
+typedef char *(*json_filter)(void *ctx, const char *s, size_t n, bool *oom);
+
 struct json {
 	char *buf;
 	size_t len, cap;
@@ -17,6 +21,8 @@ struct json {
 	int depth;           /* open objects/arrays */
 	bool first[JSON_MAX_DEPTH];
 	bool after_key;      /* next value belongs to the key just written */
+	json_filter filter;  /* applied to string values, not keys */
+	void *filter_ctx;
 };
 
 void json_init(struct json *j);

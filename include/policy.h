@@ -68,7 +68,8 @@ struct policy_io {
 };
 
 struct policy {
-	struct strv profiles; /* every file read, canonical, in load order */
+	struct strv profiles;        /* every file read, canonical, in load order */
+	struct strv profile_sha256;  /* the SHA-256 of each, of the bytes parsed */
 	struct policy_vars vars;
 
 	char *hostname;
