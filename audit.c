@@ -23,6 +23,8 @@ struct audit {
 	char prev[SHA256_HEX_LEN + 1];  /* digest of the last line written */
 	char chain[SHA256_HEX_LEN + 1]; /* running digest over every line */
 	struct redactor *redactor;
+	enum audit_failure on_failure;
+	bool broken; /* a write failed under on-failure = continue: nothing more is written */
 	struct json cur;
 	struct {
 		const char *type;
@@ -71,7 +73,8 @@ static char *filter(void *ctx, const char *s, size_t n, bool *oom)
 	return redact(ctx, s, n, oom);
 }
 
-int audit_open(struct audit **out, const char *dest, const struct strv *patterns, struct ab_err *e)
+int audit_open(struct audit **out, const char *dest, const struct strv *patterns,
+	       enum audit_failure on_failure, struct ab_err *e)
 {
 	struct audit *a = calloc(1, sizeof(*a));
 	unsigned char rnd[16];
@@ -79,6 +82,7 @@ int audit_open(struct audit **out, const char *dest, const struct strv *patterns
 	if (!a)
 		return ab_fail(e, ENOMEM, "audit");
 	a->fd = -1;
+	a->on_failure = on_failure;
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
 		free(a);
 		return ab_fail(e, errno, "getrandom for the run id");
@@ -215,8 +219,17 @@ int audit_emit(struct audit *a, struct ab_err *e)
 	    sha256_hex2(a->chain, SHA256_HEX_LEN, line, len + 1, a->chain) < 0)
 		rc = ab_fail(e, EIO, "sha256 of the audit line");
 	/* one write() of the whole line: lines never interleave with the command's output */
-	if (rc == 0 && a->fd >= 0 && write_all(a->fd, line, len + 1) < 0)
+	if (rc == 0 && a->fd >= 0 && !a->broken && write_all(a->fd, line, len + 1) < 0) {
 		rc = ab_fail(e, errno, "cannot write the audit trail");
+		if (a->on_failure == AUDIT_FAILURE_STOP) {
+			ab_hint(e, "free the destination, or set [audit] on-failure = continue");
+		} else {
+			fprintf(stderr, "agentbox: %s; going on unaudited ([audit] on-failure = "
+					"continue)\n", e->msg);
+			a->broken = true;
+			rc = 0;
+		}
+	}
 	free(line);
 	json_free(&a->cur);
 	return rc;

@@ -6,6 +6,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -353,7 +354,7 @@ static int run(const struct policy *p)
 	ssize_t n;
 	int status;
 
-	if (audit_open(&a, p->audit_file, &p->audit_redact, &e) < 0)
+	if (audit_open(&a, p->audit_file, &p->audit_redact, p->audit_on_failure, &e) < 0)
 		return fail(&e);
 	/* agentbox's own files are visible only when the profile binds them, and read-only */
 	if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) > 0) {
@@ -374,7 +375,7 @@ static int run(const struct policy *p)
 	status = res.status;
 	if (res.limit)
 		report_limit(a, p, res.limit);
-	if (audit_exit(a, &res, status, &e) < 0 && p->audit_on_failure == AUDIT_FAILURE_STOP) {
+	if (audit_exit(a, &res, status, &e) < 0) {
 		fprintf(stderr, "agentbox: %s\n", e.msg);
 		if (status == 0)
 			status = EXIT_SETUP;
@@ -404,9 +405,14 @@ int main(int argc, char **argv)
 	struct policy *p = NULL;
 	struct ab_err e = {0};
 	char *cwd, uid[16];
+	sigset_t pipe_set;
 	int rc;
 
 	ensure_std_fds();
+	/* a closed audit pipe must fail a write with EPIPE, not kill agentbox */
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	sigprocmask(SIG_BLOCK, &pipe_set, NULL);
 	if (argc > 1 && !strcmp(argv[1], "audit"))
 		return audit_command(argc, argv);
 	cwd = getcwd(NULL, 0);

@@ -17,7 +17,9 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <linux/magic.h>
 #include <sys/socket.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -427,7 +429,7 @@ static int on_timer(struct run *r, struct supervision *s, struct audit *a, struc
 		struct json *j = audit_begin(a, "limit");
 		json_kv_str(j, "limit", "timeout");
 		json_kv_uint(j, "timeout_ms", r->p->limits.timeout_ms);
-		if (audit_emit(a, e) < 0 && r->p->audit_on_failure == AUDIT_FAILURE_STOP)
+		if (audit_emit(a, e) < 0)
 			kill(r->pid1, SIGKILL);
 		s->timeout_stage = 1;
 		kill(r->pid1, SIGTERM);
@@ -522,15 +524,13 @@ static int supervise(struct run *r, struct audit *a, struct sandbox_result *res,
 			kill_and_reap(r);
 			break;
 		}
-		if ((fds[3].revents & POLLIN) && seccomp_monitor_handle(r->monitor, a, e) < 0 &&
-		    r->p->audit_on_failure == AUDIT_FAILURE_STOP) {
+		if ((fds[3].revents & POLLIN) && seccomp_monitor_handle(r->monitor, a, e) < 0) {
 			rc = -1;
 			kill_and_reap(r);
 			break;
 		}
 	}
-	if (r->monitor && seccomp_monitor_flush(r->monitor, a, e) < 0 &&
-	    r->p->audit_on_failure == AUDIT_FAILURE_STOP)
+	if (r->monitor && seccomp_monitor_flush(r->monitor, a, e) < 0)
 		rc = -1;
 	while (!s.have_exit && poll(&(struct pollfd){r->sock[0], POLLIN, 0}, 1, 0) == 1) {
 		struct msg m;
@@ -638,6 +638,59 @@ static int audit_start(const struct run *r, struct audit *a, struct ab_err *e)
 	return audit_emit(a, e);
 }
 
+static int warn(struct audit *a, const char *what, const char *message, struct ab_err *e)
+{
+	struct json *j = audit_begin(a, "warning");
+
+	json_kv_str(j, "what", what);
+	json_kv_str(j, "message", message);
+	return audit_emit(a, e);
+}
+
+/* cgroup v2 delegated to us: a cgroup2 mount whose own cgroup directory we may write. */
+static bool cgroup_delegated(void)
+{
+	struct statfs sf;
+	char line[512], path[600];
+	FILE *f;
+	bool ok = false;
+
+	if (statfs("/sys/fs/cgroup", &sf) < 0 || sf.f_type != CGROUP2_SUPER_MAGIC)
+		return false;
+	if (!(f = fopen("/proc/self/cgroup", "re")))
+		return false;
+	if (fgets(line, sizeof(line), f) && !strncmp(line, "0::", 3)) {
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(path, sizeof(path), "/sys/fs/cgroup%s", line + 3);
+		ok = access(path, W_OK) == 0;
+	}
+	fclose(f);
+	return ok;
+}
+
+/* Everything weaker than a careful reader would assume is said in the audit trail. */
+static int audit_warnings(const struct run *r, struct audit *a, struct ab_err *e)
+{
+	const struct policy *p = r->p;
+	int rc = 0;
+
+	if (p->seccomp_preset == SECCOMP_PRESET_NONE)
+		rc |= warn(a, "seccomp", p->seccomp_deny.n ? "preset none: only the profile's deny list "
+							     "is filtered"
+							   : "preset none: no system call filter",
+			   e);
+	if (p->net_mode == NET_HOST)
+		rc |= warn(a, "network", "mode host: the host's network is shared, nothing filtered",
+			   e);
+	if (!r->landlock_abi)
+		rc |= warn(a, "landlock", "Landlock is not available: namespaces only", e);
+	if ((p->limits.memory || p->limits.processes) && !cgroup_delegated())
+		rc |= warn(a, "limits", "no delegated cgroup v2: memory and processes are rlimits "
+					"only (address space; processes per uid, not enforced for root)",
+			   e);
+	return rc ? -1 : 0;
+}
+
 /* ------------------------------------------------------------- a run ------ */
 
 static int prepare(struct run *r, const struct mount_protect *protect, struct audit *a,
@@ -661,8 +714,8 @@ static int prepare(struct run *r, const struct mount_protect *protect, struct au
 	/* a shared terminal is safe only while the filter refuses TIOCSTI and TIOCLINUX */
 	r->own_session = !isatty(STDIN_FILENO) || !seccomp_blocks_tty_injection(p);
 	r->landlock_abi = landlock_abi();
-	if (audit_start(r, a, e) < 0 || audit_mounts(&r->plan, a, e) < 0 ||
-	    audit_env(&r->env, p, a, e) < 0)
+	if (audit_start(r, a, e) < 0 || audit_warnings(r, a, e) < 0 ||
+	    audit_mounts(&r->plan, a, e) < 0 || audit_env(&r->env, p, a, e) < 0)
 		return -1;
 	return 0;
 }
@@ -704,6 +757,8 @@ int sandbox_run(const struct policy *p, struct audit *a, const struct mount_prot
 	int rc = -1;
 
 	sigprocmask(SIG_SETMASK, NULL, &r.oldmask);
+	/* the CLI blocks SIGPIPE for its audit writes; the command starts with it as usual */
+	sigdelset(&r.oldmask, SIGPIPE);
 	if (prepare(&r, protect, a, e) < 0 || open_channels(&r, e) < 0)
 		goto out;
 	if (clone_sandbox(&r, e) < 0)

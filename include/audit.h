@@ -17,7 +17,8 @@ struct audit;
 
 /* dest: NULL (no audit), "-" (stdout), "fd:N", or a file path (appended, created 0600, never
  * through a symlink). redact: the profile's extra redaction patterns. */
-int audit_open(struct audit **out, const char *dest, const struct strv *redact, struct ab_err *e);
+int audit_open(struct audit **out, const char *dest, const struct strv *redact,
+	       enum audit_failure on_failure, struct ab_err *e);
 void audit_close(struct audit *a);
 
 bool audit_enabled(const struct audit *a);
@@ -30,6 +31,8 @@ const char *audit_path(const struct audit *a);
 /* Starts an event of the given type with the common fields (v, ts, seq, run, event) and returns
  * the open JSON object to add fields to; audit_emit closes and writes it. */
 struct json *audit_begin(struct audit *a, const char *event);
+/* Writes the event. When the destination fails: with AUDIT_FAILURE_STOP returns -1 (the run
+ * must stop); with AUDIT_FAILURE_CONTINUE says so once on stderr, stops writing, returns 0. */
 int audit_emit(struct audit *a, struct ab_err *e);
 
 /* Adds "chain": the running SHA-256 over every line of this run so far (for the exit event). */
