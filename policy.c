@@ -791,6 +791,16 @@ static int on_fallback(const struct setting *s, const char *v, struct ab_err *e)
 	return 0;
 }
 
+static int on_nesting(const struct setting *s, const char *v, struct ab_err *e)
+{
+	static const char *const names[] = {"false", "true", NULL};
+	int i;
+	if (choose(s, v, names, &i, e) < 0)
+		return -1;
+	s->p->nesting = i == 1;
+	return 0;
+}
+
 static int on_net_mode(const struct setting *s, const char *v, struct ab_err *e)
 {
 	static const char *const names[] = {"none", "proxy", "host", NULL};
@@ -917,6 +927,7 @@ static const struct key_spec keys[] = {
 	{"sandbox", "hostname", SINGLE, on_hostname},
 	{"sandbox", "workdir", SINGLE, on_workdir},
 	{"sandbox", "fallback", SINGLE, on_fallback},
+	{"sandbox", "nesting", SINGLE, on_nesting},
 	{"filesystem", "ro", LIST, on_ro},
 	{"filesystem", "rw", LIST, on_rw},
 	{"filesystem", "ro-try", LIST, on_ro_try},
@@ -1371,6 +1382,7 @@ void policy_explain(const struct policy *p, struct json *j)
 	json_kv_str(j, "hostname", p->hostname);
 	json_kv_str(j, "workdir", p->workdir ? p->workdir : p->vars.cwd);
 	json_kv_str(j, "fallback", fallback[p->fallback]);
+	json_kv_bool(j, "nesting", p->nesting);
 	json_obj_end(j);
 	explain_fs(p, j);
 	json_key(j, "network");

@@ -56,6 +56,7 @@ struct run {
 	int sigfd;
 	int listener; /* seccomp notifications: pid 1 installs, the supervisor answers */
 	int landlock_abi;
+	bool seccomp_unnamed; /* filter without a listener (nested under another sandbox) */
 	sigset_t sigs, oldmask;
 	pid_t pid1;
 	struct seccomp_monitor *monitor;
@@ -135,6 +136,8 @@ static int recv_msg(int fd, struct msg *m)
 	return recv_msg_fd(fd, m, NULL);
 }
 
+static int warn(struct audit *a, const char *what, const char *message, struct ab_err *e);
+
 /* ---------------------------------------------------------------- pid 1 ---- */
 
 static void close_inherited(int keep)
@@ -161,7 +164,7 @@ static int child_setup(struct run *r, struct ab_err *e)
 	    landlock_apply(&r->plan, r->landlock_abi, e) < 0)
 		return -1;
 	/* last: the filter binds pid 1 and every process it forks */
-	if (seccomp_install(p, &r->listener, e) < 0)
+	if (seccomp_install(p, &r->listener, &r->seccomp_unnamed, e) < 0)
 		return -1;
 	/* the command (same uid) must not reach pid 1's fds or memory through /proc/1 */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
@@ -249,7 +252,7 @@ static _Noreturn void child_main(struct run *r)
 	}
 	if (cmd == 0)
 		exec_command(r);
-	if (send_msg_fd(r->sock[1], MSG_READY, 0, NULL, r->listener) < 0)
+	if (send_msg_fd(r->sock[1], MSG_READY, r->seccomp_unnamed, NULL, r->listener) < 0)
 		_exit(125);
 	if (r->listener >= 0)
 		close(r->listener); /* only the supervisor may answer the filter */
@@ -320,8 +323,12 @@ static int write_maps(pid_t pid, struct ab_err *e)
 		return -1;
 	snprintf(path, sizeof(path), "/proc/%d/uid_map", (int)pid);
 	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)getuid(), (unsigned)getuid());
-	if (write_file(path, map, e) < 0)
+	if (write_file(path, map, e) < 0) {
+		if (e->errnum == EPERM && getuid() == 0)
+			ab_hint(e, "uid 0 can be mapped only with CAP_SETFCAP (Linux >= 5.12), which a "
+				   "sandbox drops; run the outer sandbox as an ordinary user");
 		return -1;
+	}
 	snprintf(path, sizeof(path), "/proc/%d/gid_map", (int)pid);
 	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)getgid(), (unsigned)getgid());
 	return write_file(path, map, e);
@@ -365,12 +372,17 @@ static int kill_and_reap(struct run *r)
 }
 
 /* Waits for pid 1 to finish setup: READY, or an error (reported), or its death. */
-static int wait_ready(struct run *r, struct ab_err *e)
+static int wait_ready(struct run *r, struct audit *a, struct ab_err *e)
 {
 	struct msg m;
 	int listener, rc = recv_msg_fd(r->sock[0], &m, &listener);
 
 	if (rc == 1 && m.type == MSG_READY) {
+		if (m.value && warn(a, "seccomp", "an outer sandbox holds the notification listener: "
+						  "refused calls are not named", e) < 0) {
+			kill_and_reap(r);
+			return -1;
+		}
 		if (listener < 0)
 			return 0;
 		if (seccomp_monitor_open(&r->monitor, listener, r->p, e) == 0)
@@ -682,7 +694,11 @@ static int audit_warnings(const struct run *r, struct audit *a, struct ab_err *e
 	if (p->net_mode == NET_HOST)
 		rc |= warn(a, "network", "mode host: the host's network is shared, nothing filtered",
 			   e);
-	if (!r->landlock_abi)
+	if (p->nesting)
+		rc |= warn(a, "nesting", "nesting = true: the command may create namespaces and "
+					 "mounts (inside its own user namespace); Landlock is off",
+			   e);
+	else if (!r->landlock_abi)
 		rc |= warn(a, "landlock", "Landlock is not available: namespaces only", e);
 	if ((p->limits.memory || p->limits.processes) && !cgroup_delegated())
 		rc |= warn(a, "limits", "no delegated cgroup v2: memory and processes are rlimits "
@@ -713,7 +729,8 @@ static int prepare(struct run *r, const struct mount_protect *protect, struct au
 		return -1;
 	/* a shared terminal is safe only while the filter refuses TIOCSTI and TIOCLINUX */
 	r->own_session = !isatty(STDIN_FILENO) || !seccomp_blocks_tty_injection(p);
-	r->landlock_abi = landlock_abi();
+	/* Landlock forbids mount changes to everything below it: no nested sandbox under it */
+	r->landlock_abi = p->nesting ? 0 : landlock_abi();
 	if (audit_start(r, a, e) < 0 || audit_warnings(r, a, e) < 0 ||
 	    audit_mounts(&r->plan, a, e) < 0 || audit_env(&r->env, p, a, e) < 0)
 		return -1;
@@ -769,7 +786,7 @@ int sandbox_run(const struct policy *p, struct audit *a, const struct mount_prot
 		kill_and_reap(&r);
 		goto out;
 	}
-	if (wait_ready(&r, e) < 0)
+	if (wait_ready(&r, a, e) < 0)
 		goto out;
 	rc = supervise(&r, a, res, e);
 out:

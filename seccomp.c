@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/personality.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -101,6 +102,21 @@ static bool listed(const struct strv *sv, const char *name)
 	return false;
 }
 
+/* What an agentbox inside the sandbox needs; allowed only with [sandbox] nesting = true. The
+ * inner sandbox's own user namespace is what makes these safe to hand out. */
+static const char *const nesting_needs[] = {
+	"mount", "umount2", "pivot_root", "fsopen", "fsconfig", "fsmount", "move_mount",
+	"open_tree", "mount_setattr", NULL,
+};
+
+static bool nest_allowed(const struct policy *p, const char *name)
+{
+	for (size_t i = 0; p->nesting && nesting_needs[i]; i++)
+		if (!strcmp(nesting_needs[i], name))
+			return true;
+	return false;
+}
+
 static bool has_filter(const struct policy *p)
 {
 	return p->seccomp_preset != SECCOMP_PRESET_NONE || p->seccomp_deny.n > 0;
@@ -126,6 +142,7 @@ struct builder {
 	scmp_filter_ctx ctx;
 	const struct policy *p;
 	struct ab_err *e;
+	uint32_t deny_action; /* SCMP_ACT_NOTIFY, or SCMP_ACT_ERRNO(EPERM) without a listener */
 };
 
 static int rule(struct builder *b, const char *name, unsigned n, const struct scmp_arg_cmp *cmp)
@@ -133,9 +150,9 @@ static int rule(struct builder *b, const char *name, unsigned n, const struct sc
 	int nr = seccomp_syscall_resolve_name(name);
 	int rc;
 
-	if (nr == __NR_SCMP_ERROR || listed(&b->p->seccomp_allow, name))
+	if (nr == __NR_SCMP_ERROR || listed(&b->p->seccomp_allow, name) || nest_allowed(b->p, name))
 		return 0;
-	rc = seccomp_rule_add_array(b->ctx, SCMP_ACT_NOTIFY, nr, n, cmp);
+	rc = seccomp_rule_add_array(b->ctx, b->deny_action, nr, n, cmp);
 	if (rc < 0 && rc != -EEXIST)
 		return ab_fail(b->e, -rc, "seccomp rule for %s", name);
 	return 0;
@@ -153,6 +170,8 @@ static int deny_if(struct builder *b, const char *name, struct scmp_arg_cmp c)
 
 static int deny_namespaces(struct builder *b)
 {
+	if (b->p->nesting)
+		goto clone3; /* the inner sandbox creates its namespaces with clone */
 	for (size_t i = 0; i < sizeof(ns_flags) / sizeof(ns_flags[0]); i++) {
 		if (deny_if(b, "clone", SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i])) < 0 ||
 		    deny_if(b, "unshare", SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i])) < 0)
@@ -160,6 +179,7 @@ static int deny_namespaces(struct builder *b)
 	}
 	if (deny_if(b, "unshare", SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWTIME, CLONE_NEWTIME)) < 0)
 		return -1;
+clone3:
 	/* clone3 passes its flags in memory the filter cannot read: ENOSYS makes libc fall back
 	 * to clone, whose flags it can. Not a violation, so not notified. */
 	if (!listed(&b->p->seccomp_allow, "clone3") &&
@@ -270,16 +290,16 @@ static int build_default(struct builder *b)
 	return 0;
 }
 
-int seccomp_install(const struct policy *p, int *listener, struct ab_err *e)
+/* Builds and loads the filter; notify selects named violations (a listener) over plain errno. */
+static int load(const struct policy *p, bool notify, struct ab_err *e)
 {
-	struct builder b = {NULL, p, e};
+	bool strict = p->seccomp_preset == SECCOMP_PRESET_STRICT;
+	uint32_t deny_action = notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EPERM);
+	struct builder b = {NULL, p, e, deny_action};
 	int rc = -1;
 
-	*listener = -1;
-	if (!has_filter(p))
-		return 0;
-	b.ctx = seccomp_init(p->seccomp_preset == SECCOMP_PRESET_STRICT ? SCMP_ACT_NOTIFY
-								       : SCMP_ACT_ALLOW);
+	b.ctx = seccomp_init(strict ? (notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(ENOSYS))
+				    : SCMP_ACT_ALLOW);
 	if (!b.ctx)
 		return ab_fail(e, ENOMEM, "seccomp_init");
 	/* only the native ABI: x32 numbers and the int 0x80 entry kill the process */
@@ -287,28 +307,46 @@ int seccomp_install(const struct policy *p, int *listener, struct ab_err *e)
 		ab_fail(e, EINVAL, "seccomp: bad-arch action");
 		goto out;
 	}
-	if (p->seccomp_preset == SECCOMP_PRESET_DEFAULT && build_default(&b) < 0)
+	if (!strict && p->seccomp_preset == SECCOMP_PRESET_DEFAULT && build_default(&b) < 0)
 		goto out;
-	if (p->seccomp_preset == SECCOMP_PRESET_STRICT && build_strict(&b) < 0)
+	if (strict && build_strict(&b) < 0)
 		goto out;
 	/* under strict, a denied name is simply left off the allowlist */
-	for (size_t i = 0; p->seccomp_preset != SECCOMP_PRESET_STRICT && i < p->seccomp_deny.n; i++)
+	for (size_t i = 0; !strict && i < p->seccomp_deny.n; i++)
 		if (deny(&b, p->seccomp_deny.v[i]) < 0)
 			goto out;
 	if ((rc = seccomp_load(b.ctx)) < 0) {
 		ab_fail(e, -rc, "cannot load the seccomp filter");
 		goto out;
 	}
-	*listener = seccomp_notify_fd(b.ctx);
-	if (*listener < 0) {
-		rc = ab_fail(e, -*listener, "no seccomp notification fd");
-		*listener = -1;
-		goto out;
-	}
-	rc = 0;
+	rc = notify ? seccomp_notify_fd(b.ctx) : 0;
+	if (rc < 0)
+		ab_fail(e, -rc, "no seccomp notification fd");
 out:
 	seccomp_release(b.ctx);
 	return rc;
+}
+
+int seccomp_install(const struct policy *p, int *listener, bool *unnamed, struct ab_err *e)
+{
+	int rc;
+
+	*listener = -1;
+	*unnamed = false;
+	if (!has_filter(p))
+		return 0;
+	rc = load(p, true, e);
+	if (rc >= 0) {
+		*listener = rc;
+		return 0;
+	}
+	/* Under an outer filter with a listener (one per filter chain) the kernel answers EBUSY;
+	 * libseccomp does not pass that errno on reliably, so ask whether a filter is there. The
+	 * same calls are then refused, but without names. */
+	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != 2)
+		return -1;
+	*unnamed = true;
+	return load(p, false, e) < 0 ? -1 : 0;
 }
 
 /* ---------- the supervisor's answers ---------- */

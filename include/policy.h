@@ -75,6 +75,7 @@ struct policy {
 	char *hostname;
 	char *workdir; /* NULL: the caller's cwd if visible, else / */
 	enum fallback_mode fallback;
+	bool nesting; /* the command may build sandboxes of its own (agentbox in agentbox) */
 
 	struct fs_entry *fs;
 	size_t n_fs;

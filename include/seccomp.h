@@ -20,8 +20,9 @@ int seccomp_prepare(const struct policy *p, struct ab_err *e);
 bool seccomp_blocks_tty_injection(const struct policy *p);
 
 /* In pid 1, after no_new_privs: loads the filter. *listener is the notification fd to hand to
- * the supervisor, or -1 when the policy has no filter. */
-int seccomp_install(const struct policy *p, int *listener, struct ab_err *e);
+ * the supervisor, or -1 when the policy has no filter. When an outer sandbox already holds the
+ * notification listener, the same calls are refused with plain errno and *unnamed is set. */
+int seccomp_install(const struct policy *p, int *listener, bool *unnamed, struct ab_err *e);
 
 /* The supervisor's side: answers notifications and audits them, coalescing repeats. */
 struct seccomp_monitor;
