@@ -801,6 +801,28 @@ static int on_nesting(const struct setting *s, const char *v, struct ab_err *e)
 	return 0;
 }
 
+static int set_id(const struct setting *s, const char *value, int64_t *field, struct ab_err *e)
+{
+	uint64_t v;
+
+	if (parse_count(value, &v, e) < 0 || v > 65534)
+		return ab_fail(e, 0, "'%s' is not an id from 0 to 65534", value), at_error(&s->at, e);
+	if (claim_scalar(s, e) < 0)
+		return -1;
+	*field = (int64_t)v;
+	return 0;
+}
+
+static int on_uid(const struct setting *s, const char *v, struct ab_err *e)
+{
+	return set_id(s, v, &s->p->uid, e);
+}
+
+static int on_gid(const struct setting *s, const char *v, struct ab_err *e)
+{
+	return set_id(s, v, &s->p->gid, e);
+}
+
 static int on_net_mode(const struct setting *s, const char *v, struct ab_err *e)
 {
 	static const char *const names[] = {"none", "proxy", "host", NULL};
@@ -928,6 +950,8 @@ static const struct key_spec keys[] = {
 	{"sandbox", "workdir", SINGLE, on_workdir},
 	{"sandbox", "fallback", SINGLE, on_fallback},
 	{"sandbox", "nesting", SINGLE, on_nesting},
+	{"sandbox", "uid", SINGLE, on_uid},
+	{"sandbox", "gid", SINGLE, on_gid},
 	{"filesystem", "ro", LIST, on_ro},
 	{"filesystem", "rw", LIST, on_rw},
 	{"filesystem", "ro-try", LIST, on_ro_try},
@@ -1202,6 +1226,7 @@ struct policy *policy_new(const struct policy_vars *vars)
 	p->vars.user = dup_or_null(vars->user);
 	p->vars.uid = dup_or_null(vars->uid);
 	p->vars.tmpdir = dup_or_null(vars->tmpdir);
+	p->uid = p->gid = -1;
 	return p;
 }
 
@@ -1383,6 +1408,16 @@ void policy_explain(const struct policy *p, struct json *j)
 	json_kv_str(j, "workdir", p->workdir ? p->workdir : p->vars.cwd);
 	json_kv_str(j, "fallback", fallback[p->fallback]);
 	json_kv_bool(j, "nesting", p->nesting);
+	json_key(j, "uid");
+	if (p->uid >= 0)
+		json_int(j, p->uid);
+	else
+		json_null(j);
+	json_key(j, "gid");
+	if (p->gid >= 0)
+		json_int(j, p->gid);
+	else
+		json_null(j);
 	json_obj_end(j);
 	explain_fs(p, j);
 	json_key(j, "network");

@@ -313,24 +313,28 @@ static int write_file(const char *path, const char *text, struct ab_err *e)
 	return 0;
 }
 
-/* The caller's uid and gid map to themselves inside; setgroups is denied. */
-static int write_maps(pid_t pid, struct ab_err *e)
+/* The caller's uid and gid map to themselves inside, or to [sandbox] uid/gid; setgroups is
+ * denied. */
+static int write_maps(const struct policy *p, pid_t pid, struct ab_err *e)
 {
+	unsigned uid = p->uid >= 0 ? (unsigned)p->uid : (unsigned)getuid();
+	unsigned gid = p->gid >= 0 ? (unsigned)p->gid : (unsigned)getgid();
 	char path[64], map[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/setgroups", (int)pid);
 	if (write_file(path, "deny", e) < 0)
 		return -1;
 	snprintf(path, sizeof(path), "/proc/%d/uid_map", (int)pid);
-	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)getuid(), (unsigned)getuid());
+	snprintf(map, sizeof(map), "%u %u 1\n", uid, (unsigned)getuid());
 	if (write_file(path, map, e) < 0) {
 		if (e->errnum == EPERM && getuid() == 0)
 			ab_hint(e, "uid 0 can be mapped only with CAP_SETFCAP (Linux >= 5.12), which a "
-				   "sandbox drops; run the outer sandbox as an ordinary user");
+				   "sandbox drops; give the outer sandbox [sandbox] uid = 1000, or run it as "
+				   "an ordinary user");
 		return -1;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/gid_map", (int)pid);
-	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)getgid(), (unsigned)getgid());
+	snprintf(map, sizeof(map), "%u %u 1\n", gid, (unsigned)getgid());
 	return write_file(path, map, e);
 }
 
@@ -780,7 +784,7 @@ int sandbox_run(const struct policy *p, struct audit *a, const struct mount_prot
 		goto out;
 	if (clone_sandbox(&r, e) < 0)
 		goto out;
-	if (write_maps(r.pid1, e) < 0 || send_msg(r.sock[0], MSG_GO, 0, NULL) < 0) {
+	if (write_maps(p, r.pid1, e) < 0 || send_msg(r.sock[0], MSG_GO, 0, NULL) < 0) {
 		if (!e->msg[0])
 			ab_fail(e, errno, "cannot start the sandbox");
 		kill_and_reap(&r);

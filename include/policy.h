@@ -76,6 +76,7 @@ struct policy {
 	char *workdir; /* NULL: the caller's cwd if visible, else / */
 	enum fallback_mode fallback;
 	bool nesting; /* the command may build sandboxes of its own (agentbox in agentbox) */
+	int64_t uid, gid; /* the command's ids inside; -1: the caller's */
 
 	struct fs_entry *fs;
 	size_t n_fs;
