@@ -49,8 +49,9 @@ static int open_dest(const char *dest, char **path, struct ab_err *e)
 		if (fd < 0)
 			return ab_fail(e, errno, "audit to fd %d", (int)n),
 			       ab_hint(e, "open fd %d for writing before running agentbox", (int)n);
-		/* the original stays with the caller but is never inherited by the sandbox */
-		if (fcntl((int)n, F_SETFD, FD_CLOEXEC) < 0) {
+		/* the original stays with the caller but is never inherited by the sandbox; fds 0-2
+		 * are the command's own streams and stay as they are, as with "-" */
+		if (n > 2 && fcntl((int)n, F_SETFD, FD_CLOEXEC) < 0) {
 			close(fd);
 			return ab_fail(e, errno, "audit fd %d", (int)n);
 		}

@@ -1,6 +1,7 @@
 #include "caps.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <linux/securebits.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
@@ -16,6 +17,18 @@ static int drop_bounding(struct ab_err *e)
 	return 0;
 }
 
+static bool has_setpcap(void)
+{
+	cap_t cur = cap_get_proc();
+	cap_flag_value_t v = CAP_CLEAR;
+
+	if (cur) {
+		cap_get_flag(cur, CAP_SETPCAP, CAP_EFFECTIVE, &v);
+		cap_free(cur);
+	}
+	return v == CAP_SET;
+}
+
 int caps_drop(struct ab_err *e)
 {
 	const unsigned long bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
@@ -24,12 +37,16 @@ int caps_drop(struct ab_err *e)
 	cap_t none;
 	int rc;
 
-	if (drop_bounding(e) < 0)
-		return -1;
+	/* without CAP_SETPCAP (an ordinary user with no user namespace: fallback mode) there is
+	 * no capability to drop, and no_new_privs keeps file capabilities from adding any */
+	if (has_setpcap()) {
+		if (drop_bounding(e) < 0)
+			return -1;
+		if (prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) < 0)
+			return ab_fail(e, errno, "cannot lock securebits");
+	}
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
 		return ab_fail(e, errno, "cannot clear ambient capabilities");
-	if (prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) < 0)
-		return ab_fail(e, errno, "cannot lock securebits");
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return ab_fail(e, errno, "cannot set no_new_privs");
 	if (!(none = cap_init()))

@@ -118,3 +118,17 @@ void env_result_free(struct env_result *r)
 	strv_free(&r->passed);
 	strv_free(&r->denied);
 }
+
+int env_override(struct env_result *r, const char *name, const char *value)
+{
+	size_t n = strlen(name) + strlen(value) + 2;
+	char *entry = malloc(n);
+	int rc;
+
+	if (!entry)
+		return -1;
+	snprintf(entry, n, "%s=%s", name, value);
+	rc = put(&r->vars, entry);
+	free(entry);
+	return rc;
+}

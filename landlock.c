@@ -5,6 +5,7 @@
 #include <linux/landlock.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -13,6 +14,8 @@
 #define FS_IOCTL_DEV (1ull << 15) /* ABI 5 */
 #define SCOPE_ABSTRACT_UNIX (1ull << 0) /* ABI 6 */
 #define SCOPE_SIGNAL (1ull << 1)        /* ABI 6 */
+#define NET_BIND_TCP (1ull << 0)        /* ABI 4 */
+#define NET_CONNECT_TCP (1ull << 1)     /* ABI 4 */
 
 struct ruleset_attr {
 	uint64_t handled_access_fs;
@@ -84,22 +87,72 @@ static int add_rules(int ruleset, const struct mount_plan *plan, uint64_t all, s
 	return 0;
 }
 
-int landlock_apply(const struct mount_plan *plan, int abi, struct ab_err *e)
+/* The host paths a fallback run may use: binds at their sources, the private temp dir in place
+ * of /tmp, the device files /dev would hold, and /proc for reading. */
+static int add_host_rules(int ruleset, const struct mount_plan *plan, const char *tmpdir,
+			  uint64_t all, struct ab_err *e)
+{
+	static const char *const devices[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
+					      "/dev/urandom", "/dev/tty", "/dev/pts", NULL};
+	const uint64_t device = FS_READ | LANDLOCK_ACCESS_FS_WRITE_FILE | FS_TRUNCATE | FS_IOCTL_DEV;
+	const uint64_t file_bits = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE |
+				   LANDLOCK_ACCESS_FS_WRITE_FILE | FS_TRUNCATE | FS_IOCTL_DEV;
+
+	for (size_t i = 0; devices[i]; i++) {
+		bool dir = !strcmp(devices[i], "/dev/pts");
+		if (allow(ruleset, devices[i], device & all & (dir ? ~0ull : file_bits), e) < 0)
+			return -1;
+	}
+	if (allow(ruleset, "/proc", FS_READ & all, e) < 0 || allow(ruleset, tmpdir, all, e) < 0)
+		return -1;
+	for (size_t i = 0; i < plan->n; i++) {
+		const struct mount_op *op = &plan->ops[i];
+		struct stat st;
+		uint64_t access;
+		if (op->skipped || (op->kind != MOP_BIND_RO && op->kind != MOP_BIND_RW))
+			continue;
+		access = op->kind == MOP_BIND_RW ? all : FS_READ & all;
+		/* rules on a file take only file rights */
+		if (stat(op->source, &st) == 0 && !S_ISDIR(st.st_mode))
+			access &= file_bits;
+		if (allow(ruleset, op->source, access, e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int restrict_self(const struct mount_plan *plan, int abi, const char *host_tmpdir,
+			 bool deny_tcp, struct ab_err *e)
 {
 	struct ruleset_attr attr = {.handled_access_fs = handled_fs(abi), .scoped = scopes(abi)};
 	size_t size = abi >= 6 ? sizeof(attr) : abi >= 4 ? 2 * sizeof(uint64_t) : sizeof(uint64_t);
 	int ruleset, rc;
 
-	if (abi <= 0)
-		return 0;
+	if (deny_tcp && abi >= 4)
+		attr.handled_access_net = NET_BIND_TCP | NET_CONNECT_TCP; /* and no rule allows any */
 	ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
 	if (ruleset < 0)
 		return ab_fail(e, errno, "landlock: create ruleset (ABI %d)", abi);
-	rc = add_rules(ruleset, plan, attr.handled_access_fs, e);
+	rc = host_tmpdir ? add_host_rules(ruleset, plan, host_tmpdir, attr.handled_access_fs, e)
+			 : add_rules(ruleset, plan, attr.handled_access_fs, e);
 	if (rc == 0 && syscall(SYS_landlock_restrict_self, ruleset, 0) < 0)
 		rc = ab_fail(e, errno, "landlock: restrict_self");
 	close(ruleset);
 	return rc;
+}
+
+int landlock_apply(const struct mount_plan *plan, int abi, struct ab_err *e)
+{
+	return abi <= 0 ? 0 : restrict_self(plan, abi, NULL, false, e);
+}
+
+int landlock_apply_host(const struct mount_plan *plan, int abi, const char *tmpdir, bool deny_tcp,
+			struct ab_err *e)
+{
+	if (abi <= 0)
+		return ab_fail(e, 0, "Landlock is not available"),
+		       ab_hint(e, "fallback = landlock needs Linux >= 5.13 with Landlock enabled");
+	return restrict_self(plan, abi, tmpdir, deny_tcp, e);
 }
 
 void landlock_describe(int abi, struct json *j)

@@ -5,8 +5,10 @@
  * The supervisor never enters a namespace; pid 1 never talks to anything but the supervisor. */
 #include "sandbox.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/close_range.h>
 #include <poll.h>
 #include <sched.h>
@@ -14,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <linux/magic.h>
@@ -57,6 +61,9 @@ struct run {
 	int listener; /* seccomp notifications: pid 1 installs, the supervisor answers */
 	int landlock_abi;
 	bool seccomp_unnamed; /* filter without a listener (nested under another sandbox) */
+	bool fallback;        /* no namespaces: Landlock, seccomp and rlimits only */
+	char *tmpdir;         /* fallback: the private directory standing in for /tmp */
+	pid_t supervisor;
 	sigset_t sigs, oldmask;
 	pid_t pid1;
 	struct seccomp_monitor *monitor;
@@ -164,7 +171,7 @@ static int child_setup(struct run *r, struct ab_err *e)
 	    landlock_apply(&r->plan, r->landlock_abi, e) < 0)
 		return -1;
 	/* last: the filter binds pid 1 and every process it forks */
-	if (seccomp_install(p, &r->listener, &r->seccomp_unnamed, e) < 0)
+	if (seccomp_install(p, false, &r->listener, &r->seccomp_unnamed, e) < 0)
 		return -1;
 	/* the command (same uid) must not reach pid 1's fds or memory through /proc/1 */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
@@ -365,11 +372,17 @@ static bool reap_pid1(struct run *r, int *status, struct rusage *ru)
 	return w == r->pid1;
 }
 
+/* Without a pid namespace the sandbox is the command's process group. */
+static void signal_sandbox(const struct run *r, int sig)
+{
+	kill(r->fallback ? -r->pid1 : r->pid1, sig);
+}
+
 static int kill_and_reap(struct run *r)
 {
 	int status;
 
-	kill(r->pid1, SIGKILL);
+	signal_sandbox(r, SIGKILL);
 	while (waitpid(r->pid1, &status, 0) < 0 && errno == EINTR)
 		;
 	return 0;
@@ -446,13 +459,13 @@ static int on_timer(struct run *r, struct supervision *s, struct audit *a, struc
 		json_kv_str(j, "limit", "timeout");
 		json_kv_uint(j, "timeout_ms", r->p->limits.timeout_ms);
 		if (audit_emit(a, e) < 0)
-			kill(r->pid1, SIGKILL);
+			signal_sandbox(r, SIGKILL);
 		s->timeout_stage = 1;
-		kill(r->pid1, SIGTERM);
+		signal_sandbox(r, SIGTERM);
 		return set_timer(s->tfd, SANDBOX_KILL_GRACE_MS) < 0 ? ab_fail(e, errno, "timer") : 0;
 	}
 	s->timeout_stage = 2;
-	kill(r->pid1, SIGKILL); /* pid 1's death kills every process in the namespace */
+	signal_sandbox(r, SIGKILL); /* pid 1's death kills every process in the namespace */
 	return 0;
 }
 
@@ -636,15 +649,18 @@ static int audit_start(const struct run *r, struct audit *a, struct ab_err *e)
 	json_kv_uint(j, "uid", getuid());
 	json_key(j, "namespaces");
 	json_arr_begin(j);
-	json_str(j, "user");
-	json_str(j, "mount");
-	json_str(j, "pid");
-	if (p->net_mode != NET_HOST)
-		json_str(j, "net");
-	json_str(j, "ipc");
-	json_str(j, "uts");
-	json_str(j, "cgroup");
+	if (!r->fallback) {
+		json_str(j, "user");
+		json_str(j, "mount");
+		json_str(j, "pid");
+		if (p->net_mode != NET_HOST)
+			json_str(j, "net");
+		json_str(j, "ipc");
+		json_str(j, "uts");
+		json_str(j, "cgroup");
+	}
 	json_arr_end(j);
+	json_kv_bool(j, "fallback", r->fallback);
 	json_kv_str(j, "network", net_mode_name(p->net_mode));
 	json_kv_str(j, "seccomp", seccomp_preset_name(p->seccomp_preset));
 	json_key(j, "landlock");
@@ -698,6 +714,11 @@ static int audit_warnings(const struct run *r, struct audit *a, struct ab_err *e
 	if (p->net_mode == NET_HOST)
 		rc |= warn(a, "network", "mode host: the host's network is shared, nothing filtered",
 			   e);
+	if (r->fallback)
+		rc |= warn(a, "fallback", "user namespaces are unavailable: fallback = landlock runs "
+					  "the command with Landlock, seccomp and rlimits only (no private "
+					  "/proc, pid or network namespace; the host's processes are visible)",
+			   e);
 	if (p->nesting)
 		rc |= warn(a, "nesting", "nesting = true: the command may create namespaces and "
 					 "mounts (inside its own user namespace); Landlock is off",
@@ -709,6 +730,147 @@ static int audit_warnings(const struct run *r, struct audit *a, struct ab_err *e
 					"only (address space; processes per uid, not enforced for root)",
 			   e);
 	return rc ? -1 : 0;
+}
+
+/* ------------------------------------------------------- fallback mode ---- */
+
+/* Can a user namespace with mount rights be made here? Asked only when the profile allows a
+ * fallback, so ordinary runs pay nothing for it. */
+static bool userns_usable(void)
+{
+	pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | SIGCHLD, NULL, NULL,
+				   NULL, NULL);
+	int st = 0;
+
+	if (pid < 0)
+		return false;
+	if (pid == 0)
+		_exit(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 ? 0 : 1);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* What only a mount namespace can provide is refused, not dropped. */
+static int fallback_check(const struct run *r, struct ab_err *e)
+{
+	for (size_t i = 0; i < r->plan.n; i++) {
+		const struct mount_op *op = &r->plan.ops[i];
+		if (op->kind == MOP_TMPFS && !op->implicit)
+			return ab_fail(e, 0, "tmpfs %s needs a mount namespace, which fallback = "
+					     "landlock does not have", op->dest),
+			       ab_hint(e, "remove the entry, or run where user namespaces work");
+		if (op->kind == MOP_HIDE && mount_plan_shows(&r->plan, op->dest))
+			return ab_fail(e, 0, "hide %s cannot be enforced without a mount namespace",
+				       op->dest),
+			       ab_hint(e, "list only what may be seen, or run where user namespaces "
+					  "work");
+	}
+	return 0;
+}
+
+static int fallback_setup(struct run *r, struct ab_err *e)
+{
+	const struct policy *p = r->p;
+
+	if (chdir(r->workdir) < 0)
+		return ab_fail(e, errno, "workdir %s", r->workdir);
+	if (limits_apply(&p->limits, e) < 0 || caps_drop(e) < 0 ||
+	    landlock_apply_host(&r->plan, r->landlock_abi, r->tmpdir, p->net_mode == NET_NONE, e) < 0)
+		return -1;
+	return seccomp_install(p, p->net_mode == NET_NONE, &r->listener, &r->seccomp_unnamed, e);
+}
+
+static _Noreturn void fallback_child(struct run *r)
+{
+	struct ab_err e = {0};
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != r->supervisor)
+		_exit(125);
+	close_inherited(r->sock[1]);
+	if (fallback_setup(r, &e) < 0) {
+		send_msg(r->sock[1], MSG_ERROR, e.errnum, e.msg);
+		_exit(125);
+	}
+	if (send_msg_fd(r->sock[1], MSG_READY, r->seccomp_unnamed, NULL, r->listener) < 0)
+		_exit(125);
+	if (r->listener >= 0)
+		close(r->listener);
+	exec_command(r);
+}
+
+/* Removes a directory tree by fd, never following a symlink. */
+static void remove_tree_at(int dirfd)
+{
+	DIR *d = fdopendir(dirfd);
+	struct dirent *de;
+
+	if (!d) {
+		close(dirfd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		struct stat st;
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			int sub = openat(dirfd, de->d_name,
+					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub >= 0)
+				remove_tree_at(sub);
+			unlinkat(dirfd, de->d_name, AT_REMOVEDIR);
+		} else {
+			unlinkat(dirfd, de->d_name, 0);
+		}
+	}
+	closedir(d);
+}
+
+static void remove_tmpdir(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd >= 0)
+		remove_tree_at(fd);
+	rmdir(path);
+}
+
+static int run_fallback(struct run *r, struct audit *a, struct sandbox_result *res,
+			struct ab_err *e)
+{
+	char tmpl[PATH_MAX];
+	pid_t pid;
+	int rc;
+
+	(void)a;
+	if (fallback_check(r, e) < 0)
+		return -1;
+	snprintf(tmpl, sizeof(tmpl), "%s/agentbox-XXXXXX", r->p->vars.tmpdir ? r->p->vars.tmpdir : "/tmp");
+	if (!mkdtemp(tmpl) || !(r->tmpdir = strdup(tmpl)))
+		return ab_fail(e, errno, "cannot create a private temporary directory in %s",
+			       r->p->vars.tmpdir),
+		       ab_hint(e, "set TMPDIR to a writable directory");
+	if (env_override(&r->env, "TMPDIR", r->tmpdir) < 0)
+		return ab_fail(e, ENOMEM, "environment");
+	fprintf(stderr, "agentbox: warning: user namespaces are unavailable; running with "
+			"Landlock, seccomp and rlimits only (fallback = landlock)\n");
+	r->own_session = true; /* the process group is the sandbox */
+	r->supervisor = getpid();
+	pid = fork();
+	if (pid < 0)
+		return ab_fail(e, errno, "fork");
+	if (pid == 0)
+		fallback_child(r);
+	r->pid1 = pid;
+	close(r->sock[1]);
+	r->sock[1] = -1;
+	if (wait_ready(r, a, e) < 0)
+		return -1;
+	rc = supervise(r, a, res, e);
+	signal_sandbox(r, SIGKILL); /* stragglers in the process group */
+	return rc;
 }
 
 /* ------------------------------------------------------------- a run ------ */
@@ -729,6 +891,8 @@ static int prepare(struct run *r, const struct mount_protect *protect, struct au
 		return ab_fail(e, ENOMEM, "workdir");
 	if (!home || !mount_plan_shows(&r->plan, home))
 		home = "/tmp";
+	if (p->fallback == FALLBACK_LANDLOCK && !userns_usable())
+		r->fallback = true;
 	if (env_build(p, environ, home, audit_run_id(a), &r->env, e) < 0)
 		return -1;
 	/* a shared terminal is safe only while the filter refuses TIOCSTI and TIOCLINUX */
@@ -768,6 +932,10 @@ static void close_run(struct run *r)
 	if (r->sigfd >= 0)
 		close(r->sigfd);
 	seccomp_monitor_close(r->monitor);
+	if (r->tmpdir) {
+		remove_tmpdir(r->tmpdir);
+		free(r->tmpdir);
+	}
 	sigprocmask(SIG_SETMASK, &r->oldmask, NULL);
 }
 
@@ -782,6 +950,10 @@ int sandbox_run(const struct policy *p, struct audit *a, const struct mount_prot
 	sigdelset(&r.oldmask, SIGPIPE);
 	if (prepare(&r, protect, a, e) < 0 || open_channels(&r, e) < 0)
 		goto out;
+	if (r.fallback) {
+		rc = run_fallback(&r, a, res, e);
+		goto out;
+	}
 	if (clone_sandbox(&r, e) < 0)
 		goto out;
 	if (write_maps(p, r.pid1, e) < 0 || send_msg(r.sock[0], MSG_GO, 0, NULL) < 0) {

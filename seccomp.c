@@ -117,9 +117,9 @@ static bool nest_allowed(const struct policy *p, const char *name)
 	return false;
 }
 
-static bool has_filter(const struct policy *p)
+static bool has_filter(const struct policy *p, bool no_inet)
 {
-	return p->seccomp_preset != SECCOMP_PRESET_NONE || p->seccomp_deny.n > 0;
+	return p->seccomp_preset != SECCOMP_PRESET_NONE || p->seccomp_deny.n > 0 || no_inet;
 }
 
 bool seccomp_blocks_tty_injection(const struct policy *p)
@@ -129,7 +129,7 @@ bool seccomp_blocks_tty_injection(const struct policy *p)
 
 int seccomp_prepare(const struct policy *p, struct ab_err *e)
 {
-	if (has_filter(p) && seccomp_api_get() < 6)
+	if (has_filter(p, false) && seccomp_api_get() < 6)
 		return ab_fail(e, 0, "this kernel or libseccomp lacks seccomp user notification "
 				     "(API level %u, need 6)", seccomp_api_get()),
 		       ab_hint(e, "upgrade to Linux >= 5.9 with libseccomp >= 2.5");
@@ -143,6 +143,7 @@ struct builder {
 	const struct policy *p;
 	struct ab_err *e;
 	uint32_t deny_action; /* SCMP_ACT_NOTIFY, or SCMP_ACT_ERRNO(EPERM) without a listener */
+	bool no_inet;         /* no network namespace to isolate: refuse inet sockets */
 };
 
 static int rule(struct builder *b, const char *name, unsigned n, const struct scmp_arg_cmp *cmp)
@@ -244,6 +245,7 @@ static int build_strict(struct builder *b)
 {
 	unsigned long any_ns = 0;
 	static const int families[] = {AF_UNIX, AF_INET, AF_INET6};
+	size_t n_families = b->no_inet ? 1 : 3;
 
 	for (size_t i = 0; i < sizeof(ns_flags) / sizeof(ns_flags[0]); i++)
 		any_ns |= ns_flags[i];
@@ -261,7 +263,7 @@ static int build_strict(struct builder *b)
 		if (allow_if(b, name, 0, NULL) < 0)
 			return -1;
 	}
-	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+	for (size_t i = 0; i < n_families; i++) {
 		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)families[i]);
 		if (allow_if(b, "socket", 1, &c) < 0)
 			return -1;
@@ -291,11 +293,11 @@ static int build_default(struct builder *b)
 }
 
 /* Builds and loads the filter; notify selects named violations (a listener) over plain errno. */
-static int load(const struct policy *p, bool notify, struct ab_err *e)
+static int load(const struct policy *p, bool no_inet, bool notify, struct ab_err *e)
 {
 	bool strict = p->seccomp_preset == SECCOMP_PRESET_STRICT;
 	uint32_t deny_action = notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EPERM);
-	struct builder b = {NULL, p, e, deny_action};
+	struct builder b = {NULL, p, e, deny_action, no_inet};
 	int rc = -1;
 
 	b.ctx = seccomp_init(strict ? (notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(ENOSYS))
@@ -315,6 +317,10 @@ static int load(const struct policy *p, bool notify, struct ab_err *e)
 	for (size_t i = 0; !strict && i < p->seccomp_deny.n; i++)
 		if (deny(&b, p->seccomp_deny.v[i]) < 0)
 			goto out;
+	if (!strict && no_inet &&
+	    (deny_if(&b, "socket", SCMP_A0(SCMP_CMP_EQ, AF_INET)) < 0 ||
+	     deny_if(&b, "socket", SCMP_A0(SCMP_CMP_EQ, AF_INET6)) < 0))
+		goto out;
 	if ((rc = seccomp_load(b.ctx)) < 0) {
 		ab_fail(e, -rc, "cannot load the seccomp filter");
 		goto out;
@@ -327,15 +333,16 @@ out:
 	return rc;
 }
 
-int seccomp_install(const struct policy *p, int *listener, bool *unnamed, struct ab_err *e)
+int seccomp_install(const struct policy *p, bool no_inet, int *listener, bool *unnamed,
+		    struct ab_err *e)
 {
 	int rc;
 
 	*listener = -1;
 	*unnamed = false;
-	if (!has_filter(p))
+	if (!has_filter(p, no_inet))
 		return 0;
-	rc = load(p, true, e);
+	rc = load(p, no_inet, true, e);
 	if (rc >= 0) {
 		*listener = rc;
 		return 0;
@@ -346,7 +353,7 @@ int seccomp_install(const struct policy *p, int *listener, bool *unnamed, struct
 	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != 2)
 		return -1;
 	*unnamed = true;
-	return load(p, false, e) < 0 ? -1 : 0;
+	return load(p, no_inet, false, e) < 0 ? -1 : 0;
 }
 
 /* ---------- the supervisor's answers ---------- */

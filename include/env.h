@@ -16,5 +16,7 @@ struct env_result {
 int env_build(const struct policy *p, char *const *caller, const char *home, const char *run_id,
 	      struct env_result *out, struct ab_err *e);
 void env_result_free(struct env_result *r);
+/* Sets NAME=VALUE in an environment already built, replacing an earlier value. */
+int env_override(struct env_result *r, const char *name, const char *value);
 
 #endif

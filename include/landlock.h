@@ -5,6 +5,8 @@
 #ifndef AGENTBOX_LANDLOCK_H
 #define AGENTBOX_LANDLOCK_H
 
+#include <stdbool.h>
+
 #include "error.h"
 #include "json.h"
 #include "mounts.h"
@@ -14,6 +16,12 @@ int landlock_abi(void);
 
 /* In pid 1, after pivot_root and no_new_privs. Does nothing when abi is 0. */
 int landlock_apply(const struct mount_plan *plan, int abi, struct ab_err *e);
+
+/* fallback = landlock, without namespaces: the plan's host paths (binds at their sources,
+ * tmpdir for /tmp, device files, /proc read-only); deny_tcp refuses every TCP bind and
+ * connect (ABI >= 4). Fails when Landlock is not available. */
+int landlock_apply_host(const struct mount_plan *plan, int abi, const char *tmpdir, bool deny_tcp,
+			struct ab_err *e);
 
 /* What landlock_apply enforces on this ABI, for the audit trail. */
 void landlock_describe(int abi, struct json *j);

@@ -21,8 +21,10 @@ bool seccomp_blocks_tty_injection(const struct policy *p);
 
 /* In pid 1, after no_new_privs: loads the filter. *listener is the notification fd to hand to
  * the supervisor, or -1 when the policy has no filter. When an outer sandbox already holds the
- * notification listener, the same calls are refused with plain errno and *unnamed is set. */
-int seccomp_install(const struct policy *p, int *listener, bool *unnamed, struct ab_err *e);
+ * notification listener, the same calls are refused with plain errno and *unnamed is set.
+ * no_inet also refuses inet sockets (fallback mode has no network namespace). */
+int seccomp_install(const struct policy *p, bool no_inet, int *listener, bool *unnamed,
+		    struct ab_err *e);
 
 /* The supervisor's side: answers notifications and audits them, coalescing repeats. */
 struct seccomp_monitor;
