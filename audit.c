@@ -374,3 +374,105 @@ int audit_verify(const char *path, FILE *out, struct ab_err *e)
 	fclose(f);
 	return rc;
 }
+
+/* ---------- summary ---------- */
+
+struct summary_row {
+	char run[40];
+	int rank; /* 0 denials, 1 limits, 2 errors, 3 warnings, 4 the outcome */
+	char text[300];
+	char syscall[96]; /* syscall rows: merged by name, counts added */
+	unsigned long long count;
+};
+
+static int summary_line(const char *line, struct summary_row *row)
+{
+	char event[32], a[96], b[96], c[200];
+
+	if (!field(line, "run", row->run, sizeof(row->run)) ||
+	    !field(line, "event", event, sizeof(event)))
+		return -1;
+	row->text[0] = '\0';
+	row->syscall[0] = '\0';
+	if (!strcmp(event, "syscall") && field(line, "name", a, sizeof(a)) &&
+	    field(line, "count", b, sizeof(b))) {
+		row->rank = 0;
+		snprintf(row->syscall, sizeof(row->syscall), "%s", a);
+		row->count = strtoull(b, NULL, 10);
+		snprintf(row->text, sizeof(row->text), "denied   syscall %s", a);
+	} else if (!strcmp(event, "limit") && field(line, "limit", a, sizeof(a))) {
+		row->rank = 1;
+		snprintf(row->text, sizeof(row->text), "limit    %s", a);
+	} else if (!strcmp(event, "error") && field(line, "message", c, sizeof(c))) {
+		row->rank = 2;
+		snprintf(row->text, sizeof(row->text), "error    %s", c);
+	} else if (!strcmp(event, "warning") && field(line, "message", c, sizeof(c))) {
+		row->rank = 3;
+		snprintf(row->text, sizeof(row->text), "warning  %s", c);
+	} else if (!strcmp(event, "env") && strstr(line, "\"denied\":[\"")) {
+		const char *d = strstr(line, "\"denied\":[") + 10;
+		row->rank = 0;
+		snprintf(row->text, sizeof(row->text), "denied   env %.*s", (int)strcspn(d, "]") + 1, d);
+	} else if (!strcmp(event, "exit") && field(line, "status", a, sizeof(a)) &&
+		   field(line, "cause", b, sizeof(b))) {
+		row->rank = 4;
+		snprintf(row->text, sizeof(row->text), "exit     status %s (%s)", a, b);
+	}
+	return row->text[0] ? 0 : -1;
+}
+
+static int row_cmp(const void *x, const void *y)
+{
+	const struct summary_row *a = x, *b = y;
+	int r = strcmp(a->run, b->run);
+	return r ? r : a->rank - b->rank;
+}
+
+int audit_summary(const char *path, FILE *out, struct ab_err *e)
+{
+	FILE *f = fopen(path, "re");
+	struct summary_row *rows = NULL;
+	size_t n = 0, cap = 0;
+	char *line = NULL;
+
+	if (!f)
+		return ab_fail(e, errno, "cannot open %s", path);
+	while (getline(&line, &cap, f) > 0) {
+		struct summary_row row, *nr;
+		bool merged = false;
+		if (summary_line(line, &row) < 0)
+			continue;
+		for (size_t i = 0; row.syscall[0] && i < n && !merged; i++) {
+			if (!strcmp(rows[i].run, row.run) && !strcmp(rows[i].syscall, row.syscall)) {
+				rows[i].count += row.count;
+				merged = true;
+			}
+		}
+		if (merged)
+			continue;
+		if (!(nr = realloc(rows, (n + 1) * sizeof(*nr)))) {
+			free(rows);
+			free(line);
+			fclose(f);
+			return ab_fail(e, ENOMEM, "summary");
+		}
+		rows = nr;
+		rows[n++] = row;
+	}
+	free(line);
+	fclose(f);
+	/* stable enough: a run's rows keep file order within a rank */
+	qsort(rows, n, sizeof(*rows), row_cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (i == 0 || strcmp(rows[i].run, rows[i - 1].run))
+			fprintf(out, "run %s\n", rows[i].run);
+		if (rows[i].syscall[0])
+			fprintf(out, "  denied   syscall %-24s x%llu\n", rows[i].syscall, rows[i].count);
+		else
+			fprintf(out, "  %s\n", rows[i].text);
+	}
+	if (n == 0)
+		fprintf(out, "no agentbox events in %s\n", path);
+	free(rows);
+	return 0;
+}

@@ -41,6 +41,9 @@ static const char usage[] =
 	"      --explain            print the effective policy as JSON and exit\n"
 	"      --check              validate the profile and exit (0 valid, 125 not)\n"
 	"      --version            print the version and exit\n"
+	"\n"
+	"  agentbox audit verify FILE   check the hash chains of the runs in an audit file\n"
+	"  agentbox audit summary FILE  a table of each run: denials first\n"
 	"  -h, --help               print this help and exit\n"
 	"\n"
 	"Exit status: the command's own; 128+N if it died of signal N; 124 on timeout;\n"
@@ -384,15 +387,18 @@ static int run(const struct policy *p)
 	return status;
 }
 
-/* agentbox audit verify FILE */
+/* agentbox audit verify|summary FILE */
 static int audit_command(int argc, char **argv)
 {
 	struct ab_err e = {0};
 	int rc;
 
-	if (argc != 4 || strcmp(argv[2], "verify"))
-		return fail(&(struct ab_err){0, "usage: agentbox audit verify FILE"});
-	rc = audit_verify(argv[3], stdout, &e);
+	if (argc != 4 || (strcmp(argv[2], "verify") && strcmp(argv[2], "summary")))
+		return fail(&(struct ab_err){0, "usage: agentbox audit verify|summary FILE"});
+	if (!strcmp(argv[2], "summary"))
+		rc = audit_summary(argv[3], stdout, &e);
+	else
+		rc = audit_verify(argv[3], stdout, &e);
 	if (rc < 0)
 		return fail(&e);
 	return rc;

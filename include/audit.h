@@ -42,6 +42,9 @@ void audit_chain(const struct audit *a, struct json *j);
  * Returns 0 when intact, 1 when broken, -1 (e set) when the file cannot be read. */
 int audit_verify(const char *path, FILE *out, struct ab_err *e);
 
+/* Prints a table per run: denials first, then limits, errors, warnings and the outcome. */
+int audit_summary(const char *path, FILE *out, struct ab_err *e);
+
 /* How many events of each type were written, as a JSON object (for the exit event). */
 void audit_counts(const struct audit *a, struct json *j);
 
