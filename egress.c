@@ -2,9 +2,16 @@
 
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <errno.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 static int parse_port(const char *s, unsigned *port, struct ab_err *e)
 {
@@ -140,28 +147,438 @@ int egress_rule_parse(const char *text, struct egress_rule *r, struct ab_err *e)
 	return parse_hostname(text, host, r, e);
 }
 
-/* ---------- the sandbox's network namespace ---------- */
+/* ---------- decisions ---------- */
 
-#include <errno.h>
-#include <net/if.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-int egress_prepare(const struct policy *p, struct ab_err *e)
+int egress_rules_build(const struct policy *p, struct egress_rules *out, struct ab_err *e)
 {
-	if (p->net_mode == NET_PROXY)
-		return ab_fail(e, 0, "[network] mode = proxy is not available in this build yet"),
-		       ab_hint(e, "use mode = none (no network) or host (unfiltered)");
+	memset(out, 0, sizeof(*out));
+	out->allow = calloc(p->net_allow.n + 1, sizeof(*out->allow));
+	out->deny = calloc(p->net_deny.n + 1, sizeof(*out->deny));
+	if (!out->allow || !out->deny) {
+		egress_rules_free(out);
+		return ab_fail(e, ENOMEM, "egress rules");
+	}
+	for (size_t i = 0; i < p->net_allow.n; i++, out->n_allow++)
+		if (egress_rule_parse(p->net_allow.v[i], &out->allow[i], e) < 0 ||
+		    strv_push(&out->allow_text, p->net_allow.v[i]) < 0)
+			goto fail;
+	for (size_t i = 0; i < p->net_deny.n; i++, out->n_deny++)
+		if (egress_rule_parse(p->net_deny.v[i], &out->deny[i], e) < 0 ||
+		    strv_push(&out->deny_text, p->net_deny.v[i]) < 0)
+			goto fail;
+	return 0;
+fail:
+	egress_rules_free(out);
+	return -1;
+}
+
+void egress_rules_free(struct egress_rules *r)
+{
+	free(r->allow);
+	free(r->deny);
+	strv_free(&r->allow_text);
+	strv_free(&r->deny_text);
+	memset(r, 0, sizeof(*r));
+}
+
+static bool in_prefix(const uint8_t *a, const uint8_t *net, unsigned prefix)
+{
+	unsigned full = prefix / 8, rest = prefix % 8;
+
+	if (memcmp(a, net, full))
+		return false;
+	return !rest || ((a[full] ^ net[full]) & (uint8_t)(0xff << (8 - rest))) == 0;
+}
+
+/* A literal address, or NULL family when host is a name. */
+static int literal(const char *host, uint8_t addr[16])
+{
+	char buf[64];
+	size_t n = strlen(host);
+
+	if (n >= 2 && host[0] == '[' && host[n - 1] == ']' && n - 2 < sizeof(buf)) {
+		memcpy(buf, host + 1, n - 2);
+		buf[n - 2] = '\0';
+		return inet_pton(AF_INET6, buf, addr) == 1 ? AF_INET6 : 0;
+	}
+	if (inet_pton(AF_INET, host, addr) == 1)
+		return AF_INET;
+	if (inet_pton(AF_INET6, host, addr) == 1)
+		return AF_INET6;
 	return 0;
 }
 
-int egress_setup_namespace(const struct policy *p, struct ab_err *e)
+static bool address_match(const struct egress_rule *r, int family, const uint8_t *addr)
+{
+	return (r->kind == RULE_ADDRESS || r->kind == RULE_CIDR) && r->family == family &&
+	       in_prefix(addr, r->addr, r->prefix);
+}
+
+static bool name_match(const struct egress_rule *r, const char *host)
+{
+	size_t hl = strlen(host), sl = strlen(r->host);
+	bool below = hl > sl + 1 && host[hl - sl - 1] == '.' && !strcmp(host + hl - sl, r->host);
+
+	switch (r->kind) {
+	case RULE_HOST:
+		return !strcmp(host, r->host);
+	case RULE_SUBDOMAINS:
+		return below;
+	case RULE_DOMAIN:
+		return below || !strcmp(host, r->host);
+	default:
+		return false;
+	}
+}
+
+static bool rule_match(const struct egress_rule *r, const char *host, int family,
+		       const uint8_t *addr, unsigned port)
+{
+	if (r->port && r->port != port)
+		return false;
+	return family ? address_match(r, family, addr) : name_match(r, host);
+}
+
+bool egress_decide(const struct egress_rules *r, const char *host, unsigned port,
+		   const char **rule)
+{
+	char name[256];
+	uint8_t addr[16];
+	size_t n = strlen(host);
+	int family;
+
+	*rule = NULL;
+	if (n == 0 || n >= sizeof(name))
+		return false;
+	for (size_t i = 0; i <= n; i++)
+		name[i] = (char)tolower((unsigned char)host[i]);
+	if (n > 1 && name[n - 1] == '.')
+		name[n - 1] = '\0';
+	family = literal(name, addr);
+	for (size_t i = 0; i < r->n_deny; i++) {
+		if (rule_match(&r->deny[i], name, family, addr, port)) {
+			*rule = r->deny_text.v[i];
+			return false;
+		}
+	}
+	for (size_t i = 0; i < r->n_allow; i++) {
+		if (rule_match(&r->allow[i], name, family, addr, port)) {
+			*rule = r->allow_text.v[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Ranges an allowed name must not lead to. */
+static const struct {
+	uint8_t net[4];
+	unsigned prefix;
+	const char *why;
+} v4_refused[] = {
+	{{0, 0, 0, 0}, 8, "an unspecified address"},
+	{{10, 0, 0, 0}, 8, "a private address"},
+	{{100, 64, 0, 0}, 10, "a shared or cloud metadata address"},
+	{{127, 0, 0, 0}, 8, "a loopback address"},
+	{{169, 254, 0, 0}, 16, "a link-local or cloud metadata address"},
+	{{172, 16, 0, 0}, 12, "a private address"},
+	{{192, 0, 0, 0}, 24, "a reserved address"},
+	{{192, 168, 0, 0}, 16, "a private address"},
+	{{198, 18, 0, 0}, 15, "a reserved address"},
+	{{224, 0, 0, 0}, 4, "a multicast address"},
+	{{240, 0, 0, 0}, 4, "a reserved address"},
+};
+
+static const char *v4_refusal(const uint8_t *a)
+{
+	for (size_t i = 0; i < sizeof(v4_refused) / sizeof(v4_refused[0]); i++)
+		if (in_prefix(a, v4_refused[i].net, v4_refused[i].prefix))
+			return v4_refused[i].why;
+	return NULL;
+}
+
+static const char *v6_refusal(const uint8_t *a)
+{
+	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	static const uint8_t nat64[12] = {0, 0x64, 0xff, 0x9b};
+	static const uint8_t zero[16] = {0};
+
+	if (!memcmp(a, zero, 16))
+		return "an unspecified address";
+	/* IPv4 hidden in IPv6: mapped, NAT64, compatible, 6to4 */
+	if (!memcmp(a, mapped, 12) || !memcmp(a, nat64, 12) || !memcmp(a, zero, 12))
+		return !memcmp(a, zero, 15) && a[15] == 1 ? "a loopback address" : v4_refusal(a + 12);
+	if (a[0] == 0x20 && a[1] == 0x02)
+		return v4_refusal(a + 2);
+	if (a[0] == 0xfe && (a[1] & 0xc0) == 0x80)
+		return "a link-local address";
+	if ((a[0] & 0xfe) == 0xfc)
+		return "a private or cloud metadata address";
+	if (a[0] == 0xff)
+		return "a multicast address";
+	return NULL;
+}
+
+const char *egress_address_refused(const struct egress_rules *r, int family, const void *addr,
+				   unsigned port)
+{
+	const char *why = family == AF_INET ? v4_refusal(addr) : v6_refusal(addr);
+
+	if (!why)
+		return NULL;
+	for (size_t i = 0; i < r->n_allow; i++)
+		if ((!r->allow[i].port || r->allow[i].port == port) &&
+		    address_match(&r->allow[i], family, addr))
+			return NULL; /* an explicit address or CIDR rule grants it */
+	return why;
+}
+
+/* ---------- HTTP proxy requests ---------- */
+
+static const char *find_head_end(const char *buf, size_t len)
+{
+	for (size_t i = 3; i < len; i++)
+		if (buf[i - 3] == '\r' && buf[i - 2] == '\n' && buf[i - 1] == '\r' && buf[i] == '\n')
+			return buf + i + 1;
+	return NULL;
+}
+
+/* host[:port] or [v6][:port]; default port when none. */
+static bool split_authority(const char *a, size_t n, unsigned defport, char *host, size_t hsize,
+			    unsigned *port)
+{
+	const char *colon = NULL, *end = a + n;
+	size_t hl;
+
+	if (n && a[0] == '[') {
+		const char *close = memchr(a, ']', n);
+		if (!close)
+			return false;
+		if (close + 1 < end && close[1] != ':')
+			return false;
+		colon = close + 1 < end ? close + 1 : NULL;
+		hl = (size_t)(close + 1 - a);
+	} else {
+		colon = memchr(a, ':', n);
+		hl = colon ? (size_t)(colon - a) : n;
+	}
+	if (hl == 0 || hl >= hsize)
+		return false;
+	memcpy(host, a, hl);
+	host[hl] = '\0';
+	for (size_t i = 0; i < hl; i++)
+		if ((unsigned char)host[i] <= ' ' || host[i] == '/' || host[i] == '@')
+			return false;
+	*port = defport;
+	if (colon) {
+		char pbuf[8];
+		size_t pl = (size_t)(end - colon - 1);
+		char *pe;
+		unsigned long v;
+		if (pl == 0 || pl >= sizeof(pbuf))
+			return false;
+		memcpy(pbuf, colon + 1, pl);
+		pbuf[pl] = '\0';
+		v = strtoul(pbuf, &pe, 10);
+		if (*pe || v < 1 || v > 65535 || !isdigit((unsigned char)pbuf[0]))
+			return false;
+		*port = (unsigned)v;
+	}
+	return true;
+}
+
+enum parse_result http_parse_request(const char *buf, size_t len, struct http_request *req)
+{
+	const char *end = find_head_end(buf, len), *sp1, *sp2, *eol;
+
+	memset(req, 0, sizeof(*req));
+	if (!end) {
+		req->why = "request head too large";
+		return len >= EGRESS_MAX_HEAD ? PARSE_BAD : PARSE_MORE;
+	}
+	req->head_len = (size_t)(end - buf);
+	req->why = "malformed request line";
+	eol = memchr(buf, '\r', req->head_len);
+	sp1 = memchr(buf, ' ', (size_t)(eol - buf));
+	if (!sp1 || sp1 == buf || (size_t)(sp1 - buf) >= sizeof(req->method))
+		return PARSE_BAD;
+	sp2 = memchr(sp1 + 1, ' ', (size_t)(eol - sp1 - 1));
+	if (!sp2 || strncmp(sp2 + 1, "HTTP/1.", 7) || eol - sp2 != 9)
+		return PARSE_BAD;
+	memcpy(req->method, buf, (size_t)(sp1 - buf));
+	for (const char *m = req->method; *m; m++)
+		if (!isupper((unsigned char)*m))
+			return PARSE_BAD;
+	req->is_connect = !strcmp(req->method, "CONNECT");
+	if (req->is_connect) {
+		if (!split_authority(sp1 + 1, (size_t)(sp2 - sp1 - 1), 0, req->host,
+				     sizeof(req->host), &req->port) ||
+		    !req->port)
+			return req->why = "CONNECT needs host:port", PARSE_BAD;
+		return PARSE_DONE;
+	}
+	{
+		const char *target = sp1 + 1, *auth, *slash;
+		size_t tl = (size_t)(sp2 - target);
+		if (tl < 8 || strncasecmp(target, "http://", 7)) {
+			req->why = "only absolute http:// URLs and CONNECT are proxied";
+			return PARSE_BAD;
+		}
+		if (tl >= sizeof(req->url))
+			return req->why = "URL too long", PARSE_BAD;
+		memcpy(req->url, target, tl);
+		req->url[tl] = '\0';
+		auth = target + 7;
+		slash = memchr(auth, '/', (size_t)(sp2 - auth));
+		if (!slash)
+			slash = sp2;
+		if (memchr(auth, '@', (size_t)(slash - auth)))
+			return req->why = "credentials in the URL are not proxied", PARSE_BAD;
+		if (!split_authority(auth, (size_t)(slash - auth), 80, req->host, sizeof(req->host),
+				     &req->port))
+			return req->why = "bad host in URL", PARSE_BAD;
+	}
+	return PARSE_DONE;
+}
+
+static bool drop_header(const char *line, size_t n)
+{
+	static const char *const dropped[] = {"proxy-", "connection:", "keep-alive:", NULL};
+
+	for (size_t i = 0; dropped[i]; i++)
+		if (n >= strlen(dropped[i]) && !strncasecmp(line, dropped[i], strlen(dropped[i])))
+			return true;
+	return false;
+}
+
+char *http_upstream_head(const char *buf, const struct http_request *req, size_t *out_len)
+{
+	const char *path = strchr(req->url + 7, '/');
+	const char *line = memchr(buf, '\n', req->head_len) + 1, *end = buf + req->head_len - 2;
+	size_t cap = req->head_len + strlen(req->url) + 64, len;
+	char *out = malloc(cap);
+
+	if (!out)
+		return NULL;
+	len = (size_t)snprintf(out, cap, "%s %s HTTP/1.1\r\n", req->method, path ? path : "/");
+	while (line < end) {
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		size_t n = nl ? (size_t)(nl - line) + 1 : (size_t)(end - line);
+		if (!drop_header(line, n)) {
+			memcpy(out + len, line, n);
+			len += n;
+		}
+		line += n;
+	}
+	len += (size_t)snprintf(out + len, cap - len, "Connection: close\r\n\r\n");
+	*out_len = len;
+	return out;
+}
+
+/* ---------- SOCKS5 ---------- */
+
+enum parse_result socks_parse_greeting(const unsigned char *buf, size_t len, size_t *used,
+				       bool *no_auth)
+{
+	if (len < 2)
+		return PARSE_MORE;
+	if (buf[0] != 5 || buf[1] == 0)
+		return PARSE_BAD;
+	if (len < 2u + buf[1])
+		return PARSE_MORE;
+	*no_auth = memchr(buf + 2, 0, buf[1]) != NULL;
+	*used = 2u + buf[1];
+	return PARSE_DONE;
+}
+
+enum parse_result socks_parse_request(const unsigned char *buf, size_t len,
+				      struct socks_request *req)
+{
+	size_t need;
+
+	memset(req, 0, sizeof(*req));
+	req->reply = 1; /* general failure */
+	if (len < 5)
+		return PARSE_MORE;
+	if (buf[0] != 5 || buf[2] != 0)
+		return PARSE_BAD;
+	if (buf[1] != 1) {
+		req->reply = 7; /* command not supported: BIND and UDP ASSOCIATE are refused */
+		return PARSE_BAD;
+	}
+	switch (buf[3]) {
+	case 1:
+		need = 4 + 4 + 2;
+		break;
+	case 3:
+		need = 4 + 1 + (size_t)buf[4] + 2;
+		break;
+	case 4:
+		need = 4 + 16 + 2;
+		break;
+	default:
+		req->reply = 8; /* address type not supported */
+		return PARSE_BAD;
+	}
+	if (len < need)
+		return PARSE_MORE;
+	if (buf[3] == 1) {
+		inet_ntop(AF_INET, buf + 4, req->host, sizeof(req->host));
+	} else if (buf[3] == 4) {
+		char a[INET6_ADDRSTRLEN];
+		inet_ntop(AF_INET6, buf + 4, a, sizeof(a));
+		snprintf(req->host, sizeof(req->host), "[%s]", a);
+	} else {
+		if (buf[4] == 0)
+			return PARSE_BAD;
+		for (size_t i = 0; i < buf[4]; i++)
+			if (buf[5 + i] <= ' ' || buf[5 + i] >= 0x7f)
+				return PARSE_BAD; /* no control bytes into headers or the audit */
+		memcpy(req->host, buf + 5, buf[4]);
+		req->host[buf[4]] = '\0';
+	}
+	req->port = (unsigned)(buf[need - 2] << 8 | buf[need - 1]);
+	req->len = need;
+	return req->port ? PARSE_DONE : PARSE_BAD;
+}
+
+/* ---------- the sandbox's network namespace ---------- */
+
+int egress_prepare(const struct policy *p, struct ab_err *e)
+{
+	struct egress_rules r;
+
+	if (p->net_mode != NET_PROXY)
+		return 0;
+	if (egress_rules_build(p, &r, e) < 0)
+		return -1;
+	egress_rules_free(&r);
+	return 0;
+}
+
+static int listen_local(unsigned port, struct ab_err *e)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0)
+		return ab_fail(e, errno, "proxy listener socket");
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 512) < 0) {
+		int err = errno;
+		close(fd);
+		return ab_fail(e, err, "proxy listener on 127.0.0.1:%u", port);
+	}
+	return fd;
+}
+
+int egress_setup_namespace(const struct policy *p, int fds[2], struct ab_err *e)
 {
 	struct ifreq ifr = {0};
 	int fd, rc = 0;
 
-	(void)p;
+	fds[0] = fds[1] = -1;
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return ab_fail(e, errno, "socket for loopback setup");
@@ -174,5 +591,37 @@ int egress_setup_namespace(const struct policy *p, struct ab_err *e)
 			rc = ab_fail(e, errno, "cannot bring loopback up");
 	}
 	close(fd);
-	return rc;
+	if (rc < 0 || p->net_mode != NET_PROXY)
+		return rc;
+	if ((fds[0] = listen_local(EGRESS_HTTP_PORT, e)) < 0)
+		return -1;
+	if ((fds[1] = listen_local(EGRESS_SOCKS_PORT, e)) < 0) {
+		close(fds[0]);
+		fds[0] = -1;
+		return -1;
+	}
+	return 0;
+}
+
+int egress_proxy_env(int (*set)(void *ctx, const char *name, const char *value), void *ctx)
+{
+	static const char http[] = "http://127.0.0.1:3128", socks[] = "socks5h://127.0.0.1:1080";
+	static const char no_proxy[] = "localhost,127.0.0.1,::1";
+	static const char *const vars[][2] = {
+		{"HTTP_PROXY", http},       {"HTTPS_PROXY", http},
+		{"http_proxy", http},       {"https_proxy", http},
+		{"ALL_PROXY", socks},       {"all_proxy", socks},
+		{"NO_PROXY", no_proxy},     {"no_proxy", no_proxy},
+		{"npm_config_proxy", http}, {"npm_config_https_proxy", http},
+		{"PIP_PROXY", http},        {"YARN_HTTP_PROXY", http},
+		{"YARN_HTTPS_PROXY", http}, {"NODE_USE_ENV_PROXY", "1"},
+		{"JAVA_TOOL_OPTIONS", "-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=3128 "
+				      "-Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=3128 "
+				      "-Dhttp.nonProxyHosts=localhost|127.0.0.1"},
+	};
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		if (set(ctx, vars[i][0], vars[i][1]) < 0)
+			return -1;
+	return 0;
 }

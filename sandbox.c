@@ -34,6 +34,7 @@
 #include "egress.h"
 #include "env.h"
 #include "landlock.h"
+#include "proxy.h"
 #include "rlimits.h"
 #include "seccomp.h"
 
@@ -64,75 +65,82 @@ struct run {
 	bool fallback;        /* no namespaces: Landlock, seccomp and rlimits only */
 	char *tmpdir;         /* fallback: the private directory standing in for /tmp */
 	pid_t supervisor;
+	int proxy_fds[2]; /* proxy mode: listeners made in the sandbox's network namespace */
+	struct proxy *proxy;
 	sigset_t sigs, oldmask;
 	pid_t pid1;
 	struct seccomp_monitor *monitor;
 };
 
-/* Sends a message, with passfd attached (SCM_RIGHTS) when >= 0. */
-static int send_msg_fd(int fd, int type, int value, const char *text, int passfd)
+#define MAX_PASSED_FDS 3
+
+/* Sends a message with n fds attached (SCM_RIGHTS). */
+static int send_msg_fds(int fd, int type, int value, const char *text, const int *fds, size_t n)
 {
 	struct msg m = {.type = type, .value = value};
 	struct iovec iov = {&m, sizeof(m)};
 	union {
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(sizeof(int) * MAX_PASSED_FDS)];
 		struct cmsghdr align;
 	} u;
 	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
 
 	if (text)
 		snprintf(m.text, sizeof(m.text), "%s", text);
-	if (passfd >= 0) {
+	if (n > 0 && n <= MAX_PASSED_FDS) {
 		struct cmsghdr *c;
 		memset(&u, 0, sizeof(u));
 		mh.msg_control = u.buf;
-		mh.msg_controllen = sizeof(u.buf);
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * n);
 		c = CMSG_FIRSTHDR(&mh);
 		c->cmsg_level = SOL_SOCKET;
 		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &passfd, sizeof(int));
+		c->cmsg_len = CMSG_LEN(sizeof(int) * n);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
 	}
 	return sendmsg(fd, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(m) ? 0 : -1;
 }
 
 static int send_msg(int fd, int type, int value, const char *text)
 {
-	return send_msg_fd(fd, type, value, text, -1);
+	return send_msg_fds(fd, type, value, text, NULL, 0);
 }
 
-/* 1 when a message was read, 0 at end of stream, -1 on error. A passed fd lands in *gotfd
- * (O_CLOEXEC) when gotfd is not NULL, else it is closed. */
-static int recv_msg_fd(int fd, struct msg *m, int *gotfd)
+/* 1 when a message was read, 0 at end of stream, -1 on error. Passed fds (O_CLOEXEC) land in
+ * fds[0..*n) when fds is not NULL; any beyond max are closed. */
+static int recv_msg_fds(int fd, struct msg *m, int *fds, size_t max, size_t *n)
 {
 	struct iovec iov = {m, sizeof(*m)};
 	union {
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(sizeof(int) * MAX_PASSED_FDS)];
 		struct cmsghdr align;
 	} u;
 	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
 			    .msg_controllen = sizeof(u.buf)};
 	struct cmsghdr *c;
-	ssize_t n;
+	ssize_t got;
 
-	if (gotfd)
-		*gotfd = -1;
+	if (n)
+		*n = 0;
 	do
-		n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n <= 0)
-		return n < 0 ? -1 : 0;
+		got = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+	while (got < 0 && errno == EINTR);
+	if (got <= 0)
+		return got < 0 ? -1 : 0;
 	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-		int passed;
+		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
-		memcpy(&passed, CMSG_DATA(c), sizeof(int));
-		if (gotfd && *gotfd < 0)
-			*gotfd = passed;
-		else
-			close(passed);
+		for (size_t i = 0; i < k; i++) {
+			int passed;
+			memcpy(&passed, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (fds && *n < max)
+				fds[(*n)++] = passed;
+			else
+				close(passed);
+		}
 	}
-	if (n != (ssize_t)sizeof(*m))
+	if (got != (ssize_t)sizeof(*m))
 		return -1;
 	m->text[sizeof(m->text) - 1] = '\0';
 	return 1;
@@ -140,7 +148,34 @@ static int recv_msg_fd(int fd, struct msg *m, int *gotfd)
 
 static int recv_msg(int fd, struct msg *m)
 {
-	return recv_msg_fd(fd, m, NULL);
+	return recv_msg_fds(fd, m, NULL, 0, NULL);
+}
+
+/* READY's value: what comes with it, in this order of fds. */
+#define READY_UNNAMED 1u   /* the filter has no listener (nested) */
+#define READY_LISTENER 2u  /* fd: the seccomp notification listener */
+#define READY_PROXY 4u     /* fds: the HTTP and SOCKS5 listeners */
+
+/* pid 1 (or the fallback child) hands its fds to the supervisor and keeps none. */
+static int send_ready(struct run *r)
+{
+	int fds[MAX_PASSED_FDS] = {-1, -1, -1};
+	size_t n = 0;
+	int value = r->seccomp_unnamed ? READY_UNNAMED : 0, rc;
+
+	if (r->listener >= 0) {
+		fds[n++] = r->listener;
+		value |= READY_LISTENER;
+	}
+	if (r->proxy_fds[0] >= 0) {
+		fds[n++] = r->proxy_fds[0];
+		fds[n++] = r->proxy_fds[1];
+		value |= READY_PROXY;
+	}
+	rc = send_msg_fds(r->sock[1], MSG_READY, value, NULL, fds, n);
+	for (size_t i = 0; i < n; i++)
+		close(fds[i]);
+	return rc;
 }
 
 static int warn(struct audit *a, const char *what, const char *message, struct ab_err *e);
@@ -162,7 +197,7 @@ static int child_setup(struct run *r, struct ab_err *e)
 		return -1;
 	if (sethostname(p->hostname, strlen(p->hostname)) < 0)
 		return ab_fail(e, errno, "sethostname %s", p->hostname);
-	if (p->net_mode != NET_HOST && egress_setup_namespace(p, e) < 0)
+	if (p->net_mode != NET_HOST && egress_setup_namespace(p, r->proxy_fds, e) < 0)
 		return -1;
 	if (chdir(r->workdir) < 0)
 		return ab_fail(e, errno, "workdir %s", r->workdir),
@@ -259,10 +294,9 @@ static _Noreturn void child_main(struct run *r)
 	}
 	if (cmd == 0)
 		exec_command(r);
-	if (send_msg_fd(r->sock[1], MSG_READY, r->seccomp_unnamed, NULL, r->listener) < 0)
+	/* only the supervisor may answer the filter and the proxy listeners */
+	if (send_ready(r) < 0)
 		_exit(125);
-	if (r->listener >= 0)
-		close(r->listener); /* only the supervisor may answer the filter */
 	init_loop(r, cmd);
 }
 
@@ -388,28 +422,52 @@ static int kill_and_reap(struct run *r)
 	return 0;
 }
 
+/* Takes over what came with READY: the seccomp listener and the proxy listeners. */
+static int adopt_ready(struct run *r, struct audit *a, const struct msg *m, int *fds, size_t n,
+		       struct ab_err *e)
+{
+	size_t need = (m->value & READY_LISTENER ? 1 : 0) + (m->value & READY_PROXY ? 2 : 0), i = 0;
+
+	if (n != need) {
+		for (size_t k = 0; k < n; k++)
+			close(fds[k]);
+		return ab_fail(e, EPROTO, "the sandbox passed %zu fds, expected %zu", n, need);
+	}
+	if ((m->value & READY_UNNAMED) &&
+	    warn(a, "seccomp", "an outer sandbox holds the notification listener: refused calls "
+			       "are not named", e) < 0)
+		goto fail;
+	if ((m->value & READY_LISTENER) && seccomp_monitor_open(&r->monitor, fds[i++], r->p, e) < 0)
+		goto fail;
+	if (m->value & READY_PROXY) {
+		int pfds[2] = {fds[i], fds[i + 1]};
+		i += 2;
+		if (proxy_start(&r->proxy, r->p, pfds, a, e) < 0)
+			return -1;
+	}
+	return 0;
+fail:
+	for (; i < n; i++)
+		close(fds[i]);
+	return -1;
+}
+
 /* Waits for pid 1 to finish setup: READY, or an error (reported), or its death. */
 static int wait_ready(struct run *r, struct audit *a, struct ab_err *e)
 {
+	int fds[MAX_PASSED_FDS] = {-1, -1, -1};
+	size_t n;
 	struct msg m;
-	int listener, rc = recv_msg_fd(r->sock[0], &m, &listener);
+	int rc = recv_msg_fds(r->sock[0], &m, fds, MAX_PASSED_FDS, &n);
 
 	if (rc == 1 && m.type == MSG_READY) {
-		if (m.value && warn(a, "seccomp", "an outer sandbox holds the notification listener: "
-						  "refused calls are not named", e) < 0) {
-			kill_and_reap(r);
-			return -1;
-		}
-		if (listener < 0)
+		if (adopt_ready(r, a, &m, fds, n, e) == 0)
 			return 0;
-		if (seccomp_monitor_open(&r->monitor, listener, r->p, e) == 0)
-			return 0;
-		close(listener);
 		kill_and_reap(r);
 		return -1;
 	}
-	if (listener >= 0)
-		close(listener);
+	for (size_t i = 0; i < n; i++)
+		close(fds[i]);
 	if (rc == 1 && m.type == MSG_ERROR) {
 		e->errnum = m.value;
 		snprintf(e->msg, sizeof(e->msg), "%s", m.text);
@@ -529,15 +587,16 @@ static int supervise(struct run *r, struct audit *a, struct sandbox_result *res,
 		}
 	}
 	for (;;) {
-		struct pollfd fds[4] = {{r->sigfd, POLLIN, 0},
+		struct pollfd fds[5] = {{r->sigfd, POLLIN, 0},
 					{r->sock[0], POLLIN, 0},
 					{s.tfd, POLLIN, 0},
-					{r->monitor ? seccomp_monitor_fd(r->monitor) : -1, POLLIN, 0}};
+					{r->monitor ? seccomp_monitor_fd(r->monitor) : -1, POLLIN, 0},
+					{r->proxy ? proxy_fd(r->proxy) : -1, POLLIN, 0}};
 		struct signalfd_siginfo si;
 
 		if (reap_pid1(r, &status, &res->ru))
 			break;
-		if (poll(fds, 4, -1) < 0) {
+		if (poll(fds, 5, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			rc = ab_fail(e, errno, "poll");
@@ -555,6 +614,11 @@ static int supervise(struct run *r, struct audit *a, struct sandbox_result *res,
 		}
 		if ((fds[3].revents & POLLIN) && seccomp_monitor_handle(r->monitor, a, e) < 0) {
 			rc = -1;
+			kill_and_reap(r);
+			break;
+		}
+		if ((fds[4].revents & POLLIN) && proxy_dispatch(r->proxy, e) < 0) {
+			rc = -1; /* the audit trail failed */
 			kill_and_reap(r);
 			break;
 		}
@@ -792,10 +856,8 @@ static _Noreturn void fallback_child(struct run *r)
 		send_msg(r->sock[1], MSG_ERROR, e.errnum, e.msg);
 		_exit(125);
 	}
-	if (send_msg_fd(r->sock[1], MSG_READY, r->seccomp_unnamed, NULL, r->listener) < 0)
+	if (send_ready(r) < 0)
 		_exit(125);
-	if (r->listener >= 0)
-		close(r->listener);
 	exec_command(r);
 }
 
@@ -875,6 +937,11 @@ static int run_fallback(struct run *r, struct audit *a, struct sandbox_result *r
 
 /* ------------------------------------------------------------- a run ------ */
 
+static int set_env(void *ctx, const char *name, const char *value)
+{
+	return env_override(ctx, name, value);
+}
+
 static int prepare(struct run *r, const struct mount_protect *protect, struct audit *a,
 		   struct ab_err *e)
 {
@@ -895,6 +962,9 @@ static int prepare(struct run *r, const struct mount_protect *protect, struct au
 		r->fallback = true;
 	if (env_build(p, environ, home, audit_run_id(a), &r->env, e) < 0)
 		return -1;
+	/* in proxy mode the command is pointed at the proxy, whatever the profile passed */
+	if (p->net_mode == NET_PROXY && egress_proxy_env(set_env, &r->env) < 0)
+		return ab_fail(e, ENOMEM, "environment");
 	/* a shared terminal is safe only while the filter refuses TIOCSTI and TIOCLINUX */
 	r->own_session = !isatty(STDIN_FILENO) || !seccomp_blocks_tty_injection(p);
 	/* Landlock forbids mount changes to everything below it: no nested sandbox under it */
@@ -932,6 +1002,7 @@ static void close_run(struct run *r)
 	if (r->sigfd >= 0)
 		close(r->sigfd);
 	seccomp_monitor_close(r->monitor);
+	proxy_stop(r->proxy);
 	if (r->tmpdir) {
 		remove_tmpdir(r->tmpdir);
 		free(r->tmpdir);
@@ -942,7 +1013,7 @@ static void close_run(struct run *r)
 int sandbox_run(const struct policy *p, struct audit *a, const struct mount_protect *protect,
 		struct sandbox_result *res, struct ab_err *e)
 {
-	struct run r = {.p = p, .sock = {-1, -1}, .sigfd = -1, .listener = -1};
+	struct run r = {.p = p, .sock = {-1, -1}, .sigfd = -1, .listener = -1, .proxy_fds = {-1, -1}};
 	int rc = -1;
 
 	sigprocmask(SIG_SETMASK, NULL, &r.oldmask);

@@ -28,10 +28,80 @@ struct egress_rule {
 /* Parses HOST, *.SUFFIX, **.SUFFIX, IPv4, [IPv6], CIDR, each with an optional :PORT. */
 int egress_rule_parse(const char *text, struct egress_rule *r, struct ab_err *e);
 
+/* ---------- decisions (pure) ---------- */
+
+struct egress_rules {
+	struct egress_rule *allow, *deny;
+	size_t n_allow, n_deny;
+	struct strv allow_text, deny_text;
+};
+
+int egress_rules_build(const struct policy *p, struct egress_rules *out, struct ab_err *e);
+void egress_rules_free(struct egress_rules *r);
+
+/* A name (or address literal) and port against the rules: deny first, then allow, no match
+ * denies. Returns true when allowed; *rule is the text of the deciding rule, or NULL. */
+bool egress_decide(const struct egress_rules *r, const char *host, unsigned port,
+		   const char **rule);
+
+/* The SSRF guard for an address a name resolved to: loopback, link-local, multicast,
+ * unspecified, cloud metadata, private and shared ranges (and their IPv4-mapped forms) are
+ * refused unless an address or CIDR allow rule covers them. Returns NULL when the address may
+ * be dialled, else why not. */
+const char *egress_address_refused(const struct egress_rules *r, int family, const void *addr,
+				   unsigned port);
+
+/* ---------- protocols (pure) ---------- */
+
+enum parse_result { PARSE_MORE, PARSE_DONE, PARSE_BAD };
+
+#define EGRESS_MAX_HEAD 16384
+
+struct http_request {
+	bool is_connect;
+	char method[16];
+	char host[256];
+	unsigned port;
+	char url[2048];  /* plain HTTP: the absolute URL, for the audit (redacted there) */
+	size_t head_len; /* bytes of the request head, CRLF CRLF included */
+	const char *why; /* PARSE_BAD: what is wrong */
+};
+
+/* Parses a proxy request head (CONNECT host:port, or METHOD http://host[:port]/path). */
+enum parse_result http_parse_request(const char *buf, size_t len, struct http_request *req);
+
+/* The head to send upstream for a plain HTTP request: origin-form target, Proxy-* and
+ * connection headers dropped, "Connection: close" added. malloc'd, NULL when out of memory. */
+char *http_upstream_head(const char *buf, const struct http_request *req, size_t *out_len);
+
+struct socks_request {
+	char host[256];
+	unsigned port;
+	size_t len;      /* bytes consumed */
+	int reply;       /* PARSE_BAD: the SOCKS reply code to send */
+};
+
+/* Greeting: VER NMETHODS METHODS. *len is set to the bytes consumed on PARSE_DONE; *no_auth
+ * to whether method 0 (no authentication) was offered. */
+enum parse_result socks_parse_greeting(const unsigned char *buf, size_t len, size_t *used,
+				       bool *no_auth);
+/* Request: VER CMD RSV ATYP ADDR PORT; CONNECT only. */
+enum parse_result socks_parse_request(const unsigned char *buf, size_t len,
+				      struct socks_request *req);
+
+/* ---------- the sandbox side ---------- */
+
 /* In the supervisor, before the sandbox starts: refuses what this build cannot enforce. */
 int egress_prepare(const struct policy *p, struct ab_err *e);
 
-/* In the sandbox's new network namespace (pid 1): loopback up, nothing else. */
-int egress_setup_namespace(const struct policy *p, struct ab_err *e);
+/* In the sandbox's new network namespace (pid 1): loopback up; in proxy mode also the two
+ * listeners (HTTP on 127.0.0.1:EGRESS_HTTP_PORT, SOCKS5 on EGRESS_SOCKS_PORT), whose fds go to
+ * the supervisor. fds[] is set to -1 when not in proxy mode. */
+#define EGRESS_HTTP_PORT 3128
+#define EGRESS_SOCKS_PORT 1080
+int egress_setup_namespace(const struct policy *p, int fds[2], struct ab_err *e);
+
+/* The proxy variables real tools read (HTTP_PROXY, ALL_PROXY, npm, pip, yarn, Java, ...). */
+int egress_proxy_env(int (*set)(void *ctx, const char *name, const char *value), void *ctx);
 
 #endif

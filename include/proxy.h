@@ -1,0 +1,28 @@
+/* The egress proxy engine, in the supervisor: accepts on the listeners pid 1 made inside the
+ * sandbox's network namespace, speaks HTTP (CONNECT and absolute-URI requests) and SOCKS5,
+ * decides with the egress rules, resolves names off the event loop, refuses addresses the SSRF
+ * guard names, dials the address it checked, relays, and audits every connection. */
+#ifndef AGENTBOX_PROXY_H
+#define AGENTBOX_PROXY_H
+
+#include "audit.h"
+#include "error.h"
+#include "policy.h"
+
+#define PROXY_MAX_CONNECTIONS 1024
+#define PROXY_HEAD_TIMEOUT_MS 10000
+#define PROXY_CONNECT_TIMEOUT_MS 30000
+
+struct proxy;
+
+/* Takes ownership of the two listener fds (HTTP, SOCKS5). */
+int proxy_start(struct proxy **out, const struct policy *p, const int fds[2], struct audit *a,
+		struct ab_err *e);
+/* Poll it for readability, then call proxy_dispatch. */
+int proxy_fd(const struct proxy *px);
+/* Handles what is ready; -1 only when the audit trail failed (the run must stop). */
+int proxy_dispatch(struct proxy *px, struct ab_err *e);
+/* Closes every connection, auditing each, and frees the engine. */
+void proxy_stop(struct proxy *px);
+
+#endif

@@ -1,0 +1,827 @@
+/* The egress proxy engine: one epoll loop in the supervisor, non-blocking sockets, names resolved
+ * by short-lived threads so the loop never blocks. Each connection moves through:
+ *   head (HTTP request head or SOCKS5 greeting + request) → decision → resolve → SSRF guard →
+ *   connect → relay → close, and is audited at its decision (deny) or at its close (allow). */
+#include "proxy.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "egress.h"
+
+#define RELAY_BUF 16384
+
+enum side { CLIENT, UPSTREAM };
+enum state { ST_HTTP_HEAD, ST_SOCKS_GREETING, ST_SOCKS_REQUEST, ST_RESOLVE, ST_CONNECT, ST_RELAY };
+
+struct proxy;
+struct conn;
+
+/* What epoll hands back: which connection, which side (or a proxy-level fd). */
+struct endpoint {
+	struct conn *c;
+	enum side side;
+	int fd;
+	uint32_t events; /* what it is registered for; 0: not in the epoll set at all */
+};
+
+/* Bytes on their way from one side to the other. */
+struct flow {
+	char *buf;
+	size_t len, off;
+	bool eof;  /* the source has no more */
+	bool shut; /* the sink was told (shutdown SHUT_WR) */
+};
+
+struct conn {
+	struct proxy *px;
+	struct conn *prev, *next;
+	struct endpoint cl, up;
+	enum state st;
+	const char *proto; /* "http", "connect", "socks" */
+	char head[EGRESS_MAX_HEAD];
+	size_t head_len;
+	char method[16];
+	char url[2048];
+	char host[256];
+	unsigned port;
+	const char *rule;
+	char addr[INET6_ADDRSTRLEN + 8];
+	struct sockaddr_storage sa;
+	socklen_t salen;
+	struct flow to_up, to_client;
+	uint64_t bytes_out, bytes_in;
+	struct timespec t0;
+	uint64_t deadline_ms;  /* head and connect timeouts; 0 once relaying */
+	bool close_after_flush; /* a refusal is being sent */
+	bool lookup_pending;    /* a resolver thread still holds this connection */
+	bool dead;              /* closed; freed when the lookup returns */
+	bool audited;
+	struct conn *next_dead; /* closed, freed at the end of the dispatch round */
+};
+
+struct proxy {
+	int epfd, tfd;
+	int listeners[2];
+	struct endpoint lep[2], timer_ep, resolved_ep;
+	int resolved[2]; /* resolver threads write finished lookups here */
+	struct egress_rules rules;
+	struct audit *a;
+	struct conn *conns;
+	size_t n_conns;
+	size_t lookups; /* resolver threads still running */
+	struct conn *graveyard;
+	int audit_failed;
+	struct ab_err audit_err;
+};
+
+struct lookup {
+	struct conn *c;
+	char host[256];
+	struct addrinfo *res;
+	int err;
+	int fd; /* where to report */
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* ---------- audit ---------- */
+
+static void audit_note(struct proxy *px, struct ab_err *e)
+{
+	if (!px->audit_failed) {
+		px->audit_failed = 1;
+		px->audit_err = *e;
+	}
+}
+
+static void audit_conn(struct conn *c, const char *decision, const char *reason)
+{
+	struct proxy *px = c->px;
+	struct json *j = audit_begin(px->a, "net");
+	struct timespec t1;
+	struct ab_err e;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	c->audited = true;
+	json_kv_str(j, "decision", decision);
+	json_kv_str(j, "protocol", c->proto);
+	json_kv_str(j, "host", c->host[0] ? c->host : NULL);
+	json_kv_uint(j, "port", c->port);
+	if (c->addr[0])
+		json_kv_str(j, "address", c->addr);
+	json_kv_str(j, "rule", c->rule);
+	if (c->method[0])
+		json_kv_str(j, "method", c->method);
+	if (c->url[0])
+		json_kv_str(j, "url", c->url);
+	if (reason)
+		json_kv_str(j, "reason", reason);
+	json_kv_uint(j, "bytes_out", c->bytes_out);
+	json_kv_uint(j, "bytes_in", c->bytes_in);
+	json_kv_uint(j, "duration_ms", (uint64_t)((t1.tv_sec - c->t0.tv_sec) * 1000 +
+						   (t1.tv_nsec - c->t0.tv_nsec) / 1000000));
+	if (audit_emit(px->a, &e) < 0)
+		audit_note(px, &e);
+}
+
+/* ---------- connection lifetime ---------- */
+
+/* An fd with nothing to wait for leaves the set, so a hung-up socket cannot spin the loop. */
+static void watch(struct proxy *px, struct endpoint *ep, uint32_t events)
+{
+	struct epoll_event ev = {.events = events, .data.ptr = ep};
+
+	if (ep->fd < 0 || ep->events == events)
+		return;
+	if (!events)
+		epoll_ctl(px->epfd, EPOLL_CTL_DEL, ep->fd, NULL);
+	else
+		epoll_ctl(px->epfd, ep->events ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, ep->fd, &ev);
+	ep->events = events;
+}
+
+static void close_endpoint(struct proxy *px, struct endpoint *ep)
+{
+	if (ep->fd < 0)
+		return;
+	if (ep->events)
+		epoll_ctl(px->epfd, EPOLL_CTL_DEL, ep->fd, NULL);
+	close(ep->fd);
+	ep->fd = -1;
+	ep->events = 0;
+}
+
+/* Freed only between dispatch rounds, so no pointer held during a round can dangle. */
+static void bury(struct conn *c)
+{
+	c->next_dead = c->px->graveyard;
+	c->px->graveyard = c;
+}
+
+static void free_graveyard(struct proxy *px)
+{
+	while (px->graveyard) {
+		struct conn *c = px->graveyard;
+		px->graveyard = c->next_dead;
+		free(c->to_up.buf);
+		free(c->to_client.buf);
+		free(c);
+	}
+}
+
+static void close_conn(struct conn *c, const char *reason)
+{
+	struct proxy *px = c->px;
+
+	if (c->dead)
+		return;
+	if (!c->audited)
+		audit_conn(c, "allow", reason);
+	close_endpoint(px, &c->cl);
+	close_endpoint(px, &c->up);
+	c->dead = true;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		px->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	px->n_conns--;
+	if (!c->lookup_pending)
+		bury(c);
+}
+
+static bool flow_alloc(struct flow *f)
+{
+	if (!f->buf)
+		f->buf = malloc(RELAY_BUF);
+	return f->buf != NULL;
+}
+
+/* Queues bytes for the client and, with close_after, ends the connection once they are sent. */
+static void to_client(struct conn *c, const void *data, size_t n, bool close_after)
+{
+	struct flow *f = &c->to_client;
+
+	if (!flow_alloc(f) || n > RELAY_BUF - f->len) {
+		close_conn(c, "out of memory");
+		return;
+	}
+	memcpy(f->buf + f->len, data, n);
+	f->len += n;
+	c->close_after_flush |= close_after;
+	watch(c->px, &c->cl, EPOLLOUT);
+}
+
+static void refuse(struct conn *c, const char *why)
+{
+	if (!strcmp(c->proto, "socks")) {
+		static const unsigned char denied[] = {5, 2, 0, 1, 0, 0, 0, 0, 0, 0};
+		to_client(c, denied, sizeof(denied), true); /* 0x02: not allowed by ruleset */
+	} else {
+		char body[512], resp[1024];
+		int bn = snprintf(body, sizeof(body), "agentbox denied %s:%u: %s\n", c->host, c->port,
+				  why);
+		int n = snprintf(resp, sizeof(resp),
+				 "HTTP/1.1 403 Forbidden\r\nX-Agentbox-Denied: %s\r\n"
+				 "Content-Type: text/plain\r\nConnection: close\r\n"
+				 "Content-Length: %d\r\n\r\n%s",
+				 why, bn, body);
+		to_client(c, resp, n > 0 && (size_t)n < sizeof(resp) ? (size_t)n : 0, true);
+	}
+	audit_conn(c, "deny", why);
+}
+
+static void bad_request(struct conn *c, const char *why)
+{
+	if (!strcmp(c->proto, "socks")) {
+		unsigned char r[10] = {5, 1, 0, 1};
+		to_client(c, r, sizeof(r), true);
+	} else {
+		char resp[512];
+		int n = snprintf(resp, sizeof(resp),
+				 "HTTP/1.1 400 Bad Request\r\nConnection: close\r\n"
+				 "Content-Length: %zu\r\n\r\n%s\n",
+				 strlen(why) + 1, why);
+		to_client(c, resp, (size_t)n, true);
+	}
+	audit_conn(c, "deny", why);
+}
+
+/* ---------- decide, resolve, connect ---------- */
+
+static void start_connect(struct conn *c);
+
+static void *resolve_thread(void *arg)
+{
+	struct lookup *l = arg;
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG};
+	ssize_t w;
+
+	l->err = getaddrinfo(l->host, NULL, &hints, &l->res);
+	do
+		w = write(l->fd, &l, sizeof(l));
+	while (w < 0 && errno == EINTR);
+	return NULL;
+}
+
+static void start_lookup(struct conn *c)
+{
+	struct lookup *l = calloc(1, sizeof(*l));
+	pthread_attr_t attr;
+	pthread_t t;
+
+	if (!l) {
+		close_conn(c, "out of memory");
+		return;
+	}
+	l->c = c;
+	l->fd = c->px->resolved[1];
+	snprintf(l->host, sizeof(l->host), "%s", c->host);
+	c->st = ST_RESOLVE;
+	c->lookup_pending = true;
+	c->px->lookups++;
+	watch(c->px, &c->cl, 0);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	if (pthread_create(&t, &attr, resolve_thread, l) != 0) {
+		c->lookup_pending = false;
+		c->px->lookups--;
+		free(l);
+		close_conn(c, "cannot start a resolver thread");
+	}
+	pthread_attr_destroy(&attr);
+}
+
+static void set_address(struct conn *c, const struct sockaddr *sa, socklen_t len)
+{
+	const void *raw = sa->sa_family == AF_INET ? (const void *)&((const struct sockaddr_in *)sa)->sin_addr
+						   : (const void *)&((const struct sockaddr_in6 *)sa)->sin6_addr;
+	memcpy(&c->sa, sa, len);
+	c->salen = len;
+	if (sa->sa_family == AF_INET)
+		((struct sockaddr_in *)&c->sa)->sin_port = htons((uint16_t)c->port);
+	else
+		((struct sockaddr_in6 *)&c->sa)->sin6_port = htons((uint16_t)c->port);
+	inet_ntop(sa->sa_family, raw, c->addr, sizeof(c->addr));
+}
+
+/* The lookup came back: the first address is checked by the SSRF guard and is the one dialled
+ * (no second lookup, so no DNS-rebinding window). */
+static void on_resolved(struct lookup *l)
+{
+	struct conn *c = l->c;
+	const struct addrinfo *ai = l->res;
+	const char *refused;
+	char why[512];
+
+	c->lookup_pending = false;
+	c->px->lookups--;
+	if (c->dead) {
+		bury(c);
+		goto out;
+	}
+	if (l->err || !ai) {
+		snprintf(why, sizeof(why), "cannot resolve: %s", gai_strerror(l->err));
+		refuse(c, why);
+		goto out;
+	}
+	set_address(c, ai->ai_addr, ai->ai_addrlen);
+	refused = egress_address_refused(
+		&c->px->rules, ai->ai_family,
+		ai->ai_family == AF_INET ? (const void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr
+					 : (const void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr,
+		c->port);
+	if (refused) {
+		snprintf(why, sizeof(why), "%s resolves to %s, %s (allow its address or range to "
+					   "permit it)", c->host, c->addr, refused);
+		refuse(c, why);
+		goto out;
+	}
+	start_connect(c);
+out:
+	if (l->res)
+		freeaddrinfo(l->res);
+	free(l);
+}
+
+static void decide(struct conn *c)
+{
+	char why[512];
+	struct sockaddr_in6 s6 = {.sin6_family = AF_INET6};
+	struct sockaddr_in s4 = {.sin_family = AF_INET};
+	char bare[256];
+	size_t n = strlen(c->host);
+
+	if (!egress_decide(&c->px->rules, c->host, c->port, &c->rule)) {
+		if (c->rule)
+			snprintf(why, sizeof(why), "denied by rule '%s'", c->rule);
+		else
+			snprintf(why, sizeof(why), "no allow rule matches %s:%u", c->host, c->port);
+		refuse(c, why);
+		return;
+	}
+	/* an address literal was allowed by an address rule: dial it as it is */
+	snprintf(bare, sizeof(bare), "%.*s", (int)(n >= 2 && c->host[0] == '[' ? n - 2 : n),
+		 c->host[0] == '[' ? c->host + 1 : c->host);
+	if (inet_pton(AF_INET, bare, &s4.sin_addr) == 1) {
+		set_address(c, (struct sockaddr *)&s4, sizeof(s4));
+		start_connect(c);
+	} else if (inet_pton(AF_INET6, bare, &s6.sin6_addr) == 1) {
+		set_address(c, (struct sockaddr *)&s6, sizeof(s6));
+		start_connect(c);
+	} else {
+		start_lookup(c);
+	}
+}
+
+static void start_connect(struct conn *c)
+{
+	int fd = socket(c->sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	if (fd < 0) {
+		refuse(c, "cannot open an upstream socket");
+		return;
+	}
+	c->up.fd = fd;
+	if (connect(fd, (struct sockaddr *)&c->sa, c->salen) < 0 && errno != EINPROGRESS) {
+		char why[128];
+		snprintf(why, sizeof(why), "cannot connect to %s: %s", c->addr, strerror(errno));
+		close_endpoint(c->px, &c->up);
+		refuse(c, why);
+		return;
+	}
+	c->st = ST_CONNECT;
+	c->deadline_ms = now_ms() + PROXY_CONNECT_TIMEOUT_MS;
+	watch(c->px, &c->up, EPOLLOUT);
+}
+
+/* Upstream is connected: answer the client and start relaying. */
+static void on_connected(struct conn *c)
+{
+	static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+	static const unsigned char socks_ok[] = {5, 0, 0, 1, 0, 0, 0, 0, 0, 0};
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	if (getsockopt(c->up.fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0 || err) {
+		char why[128];
+		snprintf(why, sizeof(why), "cannot connect to %s: %s", c->addr, strerror(err ? err : errno));
+		close_endpoint(c->px, &c->up);
+		refuse(c, why);
+		return;
+	}
+	if (!flow_alloc(&c->to_up) || !flow_alloc(&c->to_client)) {
+		close_conn(c, "out of memory");
+		return;
+	}
+	if (!strcmp(c->proto, "http")) {
+		struct http_request req;
+		size_t n;
+		char *head;
+		http_parse_request(c->head, c->head_len, &req);
+		head = http_upstream_head(c->head, &req, &n);
+		if (!head || n + (c->head_len - req.head_len) > RELAY_BUF) {
+			free(head);
+			close_conn(c, "request head too large to forward");
+			return;
+		}
+		memcpy(c->to_up.buf, head, n);
+		/* body bytes that came with the head follow it */
+		memcpy(c->to_up.buf + n, c->head + req.head_len, c->head_len - req.head_len);
+		c->to_up.len = n + c->head_len - req.head_len;
+		free(head);
+	} else {
+		if (!strcmp(c->proto, "connect"))
+			to_client(c, established, sizeof(established) - 1, false);
+		else
+			to_client(c, socks_ok, sizeof(socks_ok), false);
+		/* bytes the client sent early (a TLS ClientHello) go upstream */
+		memcpy(c->to_up.buf, c->head, c->head_len);
+		c->to_up.len = c->head_len;
+	}
+	c->head_len = 0;
+	c->st = ST_RELAY;
+	c->deadline_ms = 0;
+}
+
+/* ---------- reading the client's request ---------- */
+
+static void consume(struct conn *c, size_t n)
+{
+	memmove(c->head, c->head + n, c->head_len - n);
+	c->head_len -= n;
+}
+
+static void parse_http(struct conn *c)
+{
+	struct http_request req;
+	enum parse_result r = http_parse_request(c->head, c->head_len, &req);
+
+	if (r == PARSE_MORE)
+		return;
+	if (r == PARSE_BAD) {
+		bad_request(c, req.why);
+		return;
+	}
+	c->proto = req.is_connect ? "connect" : "http";
+	snprintf(c->method, sizeof(c->method), "%s", req.method);
+	snprintf(c->url, sizeof(c->url), "%s", req.url);
+	snprintf(c->host, sizeof(c->host), "%s", req.host);
+	c->port = req.port;
+	if (req.is_connect)
+		consume(c, req.head_len); /* what follows is tunnel data */
+	decide(c);
+}
+
+static void parse_socks(struct conn *c)
+{
+	if (c->st == ST_SOCKS_GREETING) {
+		size_t used;
+		bool no_auth;
+		enum parse_result r = socks_parse_greeting((unsigned char *)c->head, c->head_len,
+							   &used, &no_auth);
+		if (r == PARSE_MORE)
+			return;
+		if (r == PARSE_BAD || !no_auth) {
+			static const unsigned char none[] = {5, 0xff};
+			to_client(c, none, sizeof(none), true);
+			audit_conn(c, "deny", "SOCKS5 greeting without the no-authentication method");
+			return;
+		}
+		consume(c, used);
+		to_client(c, (const unsigned char[]){5, 0}, 2, false);
+		c->st = ST_SOCKS_REQUEST;
+	}
+	if (c->st == ST_SOCKS_REQUEST) {
+		struct socks_request req;
+		enum parse_result r = socks_parse_request((unsigned char *)c->head, c->head_len, &req);
+		if (r == PARSE_MORE)
+			return;
+		if (r == PARSE_BAD) {
+			unsigned char rep[10] = {5, (unsigned char)req.reply, 0, 1};
+			to_client(c, rep, sizeof(rep), true);
+			audit_conn(c, "deny", req.reply == 7 ? "SOCKS5 command not supported"
+							      : "malformed SOCKS5 request");
+			return;
+		}
+		snprintf(c->host, sizeof(c->host), "%s", req.host);
+		c->port = req.port;
+		consume(c, req.len);
+		decide(c);
+	}
+}
+
+static void read_head(struct conn *c)
+{
+	ssize_t n = read(c->cl.fd, c->head + c->head_len, sizeof(c->head) - c->head_len);
+
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+		close_conn(c, "client closed before its request");
+		return;
+	}
+	if (n < 0)
+		return;
+	c->head_len += (size_t)n;
+	if (!strcmp(c->proto, "socks"))
+		parse_socks(c);
+	else
+		parse_http(c);
+	if (!c->dead && c->head_len == sizeof(c->head) && (c->st == ST_HTTP_HEAD ||
+							     c->st == ST_SOCKS_GREETING ||
+							     c->st == ST_SOCKS_REQUEST))
+		bad_request(c, "request head too large");
+}
+
+/* ---------- relaying ---------- */
+
+/* Moves what it can along one flow; returns false when the connection was closed. */
+static bool pump(struct conn *c, struct endpoint *src, struct endpoint *dst, struct flow *f,
+		 uint64_t *counter)
+{
+	if (f->len == 0 && !f->eof && src->fd >= 0) {
+		ssize_t n = read(src->fd, f->buf, RELAY_BUF);
+		if (n > 0) {
+			f->len = (size_t)n;
+			f->off = 0;
+			*counter += (uint64_t)n;
+		} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+			f->eof = true;
+		}
+	}
+	while (f->len > f->off && dst->fd >= 0) {
+		ssize_t n = send(dst->fd, f->buf + f->off, f->len - f->off, MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				break;
+			close_conn(c, "write failed");
+			return false;
+		}
+		f->off += (size_t)n;
+	}
+	if (f->off == f->len)
+		f->len = f->off = 0;
+	if (f->eof && f->len == 0 && !f->shut && dst->fd >= 0) {
+		shutdown(dst->fd, SHUT_WR); /* pass the half-close on */
+		f->shut = true;
+	}
+	return true;
+}
+
+static void update_interest(struct conn *c)
+{
+	uint32_t cl = 0, up = 0;
+
+	if (c->st == ST_RELAY) {
+		if (!c->to_up.len && !c->to_up.eof)
+			cl |= EPOLLIN;
+		if (!c->to_client.len && !c->to_client.eof)
+			up |= EPOLLIN;
+	} else if (c->st == ST_HTTP_HEAD || c->st == ST_SOCKS_GREETING || c->st == ST_SOCKS_REQUEST) {
+		cl |= EPOLLIN;
+	} else if (c->st == ST_CONNECT) {
+		up |= EPOLLOUT;
+	}
+	if (c->to_up.len)
+		up |= EPOLLOUT;
+	if (c->to_client.len)
+		cl |= EPOLLOUT;
+	if (c->close_after_flush)
+		cl = EPOLLOUT;
+	watch(c->px, &c->cl, cl);
+	watch(c->px, &c->up, up);
+}
+
+static void on_conn_event(struct endpoint *ep, uint32_t events)
+{
+	struct conn *c = ep->c;
+
+	if (c->close_after_flush) {
+		struct flow *f = &c->to_client;
+		ssize_t n = send(c->cl.fd, f->buf + f->off, f->len - f->off, MSG_NOSIGNAL);
+		if (n > 0)
+			f->off += (size_t)n;
+		if (n < 0 && errno != EAGAIN)
+			f->off = f->len;
+		if (f->off >= f->len)
+			close_conn(c, "refused");
+		return;
+	}
+	switch (c->st) {
+	case ST_HTTP_HEAD:
+	case ST_SOCKS_GREETING:
+	case ST_SOCKS_REQUEST:
+		if (ep->side == CLIENT && (events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+			read_head(c);
+		if (!c->dead && c->to_client.len && ep->side == CLIENT && (events & EPOLLOUT))
+			pump(c, &c->up, &c->cl, &c->to_client, &c->bytes_in);
+		break;
+	case ST_CONNECT:
+		if (ep->side == UPSTREAM)
+			on_connected(c);
+		break;
+	case ST_RELAY:
+		if (!pump(c, &c->cl, &c->up, &c->to_up, &c->bytes_out) ||
+		    !pump(c, &c->up, &c->cl, &c->to_client, &c->bytes_in))
+			return;
+		if (c->to_up.eof && c->to_client.eof && !c->to_up.len && !c->to_client.len) {
+			close_conn(c, "closed");
+			return;
+		}
+		break;
+	case ST_RESOLVE:
+		break;
+	}
+	if (!c->dead)
+		update_interest(c);
+}
+
+/* ---------- the loop ---------- */
+
+static void on_accept(struct proxy *px, int which)
+{
+	for (;;) {
+		int fd = accept4(px->listeners[which], NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct conn *c;
+		if (fd < 0)
+			return;
+		if (px->n_conns >= PROXY_MAX_CONNECTIONS || !(c = calloc(1, sizeof(*c)))) {
+			close(fd); /* over the limit: refused at once, the loop stays responsive */
+			continue;
+		}
+		c->px = px;
+		c->cl = (struct endpoint){c, CLIENT, fd, 0};
+		c->up = (struct endpoint){c, UPSTREAM, -1, 0};
+		c->proto = which == 0 ? "http" : "socks";
+		c->st = which == 0 ? ST_HTTP_HEAD : ST_SOCKS_GREETING;
+		clock_gettime(CLOCK_MONOTONIC, &c->t0);
+		c->deadline_ms = now_ms() + PROXY_HEAD_TIMEOUT_MS;
+		c->next = px->conns;
+		if (px->conns)
+			px->conns->prev = c;
+		px->conns = c;
+		px->n_conns++;
+		watch(px, &c->cl, EPOLLIN);
+	}
+}
+
+static void on_timer(struct proxy *px)
+{
+	uint64_t ticks, now = now_ms();
+	struct conn *c = px->conns, *next;
+
+	if (read(px->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+		return;
+	for (; c; c = next) {
+		next = c->next;
+		if (c->deadline_ms && now > c->deadline_ms) {
+			if (c->st == ST_CONNECT)
+				refuse(c, "upstream connect timed out");
+			else if (c->st != ST_RESOLVE)
+				close_conn(c, "request head timed out");
+		}
+	}
+}
+
+static void on_lookups(struct proxy *px)
+{
+	struct lookup *l;
+
+	while (read(px->resolved[0], &l, sizeof(l)) == (ssize_t)sizeof(l)) {
+		struct conn *c = l->c;
+		on_resolved(l);
+		if (!c->dead && !c->lookup_pending)
+			update_interest(c);
+	}
+}
+
+int proxy_dispatch(struct proxy *px, struct ab_err *e)
+{
+	struct epoll_event evs[64];
+	int n = epoll_wait(px->epfd, evs, 64, 0);
+
+	for (int i = 0; i < n; i++) {
+		struct endpoint *ep = evs[i].data.ptr;
+		if (ep == &px->lep[0] || ep == &px->lep[1])
+			on_accept(px, ep == &px->lep[1]);
+		else if (ep == &px->timer_ep)
+			on_timer(px);
+		else if (ep == &px->resolved_ep)
+			on_lookups(px);
+		else if (!ep->c->dead && ep->fd >= 0)
+			on_conn_event(ep, evs[i].events);
+	}
+	free_graveyard(px);
+	if (px->audit_failed) {
+		*e = px->audit_err;
+		return -1;
+	}
+	return 0;
+}
+
+int proxy_fd(const struct proxy *px)
+{
+	return px->epfd;
+}
+
+static int add_fixed(struct proxy *px, struct endpoint *ep, int fd)
+{
+	ep->fd = fd;
+	ep->c = NULL;
+	ep->events = 0;
+	watch(px, ep, EPOLLIN);
+	return ep->events ? 0 : -1;
+}
+
+/* Each tunnel holds two fds: raise the supervisor's own soft limit (the sandbox has its own). */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+int proxy_start(struct proxy **out, const struct policy *p, const int fds[2], struct audit *a,
+		struct ab_err *e)
+{
+	struct itimerspec its = {{1, 0}, {1, 0}};
+	struct proxy *px = calloc(1, sizeof(*px));
+
+	if (!px) {
+		close(fds[0]);
+		close(fds[1]);
+		return ab_fail(e, ENOMEM, "proxy");
+	}
+	px->a = a;
+	px->listeners[0] = fds[0];
+	px->listeners[1] = fds[1];
+	px->resolved[0] = px->resolved[1] = px->tfd = -1;
+	px->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (px->epfd < 0 || egress_rules_build(p, &px->rules, e) < 0 ||
+	    pipe2(px->resolved, O_CLOEXEC | O_NONBLOCK) < 0 ||
+	    (px->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) < 0 ||
+	    timerfd_settime(px->tfd, 0, &its, NULL) < 0 || add_fixed(px, &px->lep[0], fds[0]) < 0 ||
+	    add_fixed(px, &px->lep[1], fds[1]) < 0 || add_fixed(px, &px->timer_ep, px->tfd) < 0 ||
+	    add_fixed(px, &px->resolved_ep, px->resolved[0]) < 0) {
+		if (!e->msg[0])
+			ab_fail(e, errno, "cannot start the egress proxy");
+		proxy_stop(px);
+		return -1;
+	}
+	/* resolver threads block in write() only if the pipe fills; make that impossible to
+	 * deadlock by keeping the writer end blocking */
+	fcntl(px->resolved[1], F_SETFL, 0);
+	raise_fd_limit();
+	*out = px;
+	return 0;
+}
+
+void proxy_stop(struct proxy *px)
+{
+	if (!px)
+		return;
+	while (px->conns)
+		close_conn(px->conns, "the sandbox ended");
+	on_lookups(px); /* lookups already done */
+	free_graveyard(px);
+	for (int i = 0; i < 2; i++)
+		if (px->listeners[i] >= 0)
+			close(px->listeners[i]);
+	if (px->tfd >= 0)
+		close(px->tfd);
+	if (px->epfd >= 0)
+		close(px->epfd);
+	egress_rules_free(&px->rules);
+	/* A resolver thread still running will write to the pipe: closing it could hand its fd
+	 * number to something else. Left open (with the engine) for the few moments until exit. */
+	if (px->lookups)
+		return;
+	if (px->resolved[0] >= 0)
+		close(px->resolved[0]);
+	if (px->resolved[1] >= 0)
+		close(px->resolved[1]);
+	free(px);
+}
