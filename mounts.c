@@ -90,8 +90,81 @@ static int check_reserved(const struct fs_entry *f, struct ab_err *e)
 	return 0;
 }
 
+/* The trees the command can write: where it could plant a symlink for a later run to follow. */
+struct writable {
+	char **roots;
+	size_t n;
+};
+
+static const char *planted_in(const struct writable *w, const char *path)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (is_under(path, w->roots[i]))
+			return w->roots[i];
+	return NULL;
+}
+
+/* Like realpath(3), but a symlink met on the way is followed only when it lies outside every
+ * writable tree of the profile; inside one, the sandboxed command may have planted it. */
+static int resolve_bind_path(const char *path, const struct writable *w, char **out,
+			     struct ab_err *e)
+{
+	char cur[PATH_MAX] = "", rest[PATH_MAX], next[PATH_MAX], target[PATH_MAX];
+	int links = 0;
+
+	if (snprintf(rest, sizeof(rest), "%s", path) >= (int)sizeof(rest))
+		return ab_fail(e, ENAMETOOLONG, "%s", path);
+	while (rest[0]) {
+		char *comp = rest + strspn(rest, "/"), *slash, *tail;
+		struct stat st;
+		ssize_t n;
+		size_t clen;
+
+		slash = strchr(comp, '/');
+		clen = slash ? (size_t)(slash - comp) : strlen(comp);
+		tail = slash ? slash : comp + clen;
+		if (clen == 0)
+			break;
+		if ((clen == 1 && comp[0] == '.') || (clen == 2 && comp[0] == '.' && comp[1] == '.')) {
+			if (clen == 2 && strrchr(cur, '/'))
+				*strrchr(cur, '/') = '\0';
+			memmove(rest, tail, strlen(tail) + 1);
+			continue;
+		}
+		if (snprintf(next, sizeof(next), "%s/%.*s", cur, (int)clen, comp) >= (int)sizeof(next))
+			return ab_fail(e, ENAMETOOLONG, "%s", path);
+		if (lstat(next, &st) < 0)
+			return ab_fail(e, errno, "%s", next);
+		if (!S_ISLNK(st.st_mode)) {
+			memcpy(cur, next, sizeof(cur));
+			memmove(rest, tail, strlen(tail) + 1);
+			continue;
+		}
+		if (planted_in(w, next))
+			return ab_fail(e, 0, "%s is a symlink inside the writable tree %s, where the "
+					     "sandboxed command could have planted it", next,
+				       planted_in(w, next)),
+			       ab_hint(e, "list the path it points to instead");
+		if (++links > 40)
+			return ab_fail(e, ELOOP, "%s", path);
+		n = readlink(next, target, sizeof(target) - 1);
+		if (n < 0)
+			return ab_fail(e, errno, "readlink %s", next);
+		target[n] = '\0';
+		if (strlen(target) + strlen(tail) + 2 > sizeof(rest))
+			return ab_fail(e, ENAMETOOLONG, "%s", path);
+		memmove(rest + strlen(target) + 1, tail, strlen(tail) + 1);
+		memcpy(rest, target, (size_t)n);
+		rest[n] = '/';
+		if (target[0] == '/')
+			cur[0] = '\0';
+	}
+	*out = strdup(cur[0] ? cur : "/");
+	return *out ? 0 : ab_fail(e, ENOMEM, "mount plan");
+}
+
 static int plan_entry(struct mount_plan *plan, const struct policy *p, const struct fs_entry *f,
-		      struct ab_err *e)
+		      const struct writable *w, struct ab_err *e)
 {
 	struct mount_op op = {.dest = f->path};
 	char *resolved;
@@ -114,17 +187,16 @@ static int plan_entry(struct mount_plan *plan, const struct policy *p, const str
 		break;
 	}
 	op.kind = f->kind == FS_RO ? MOP_BIND_RO : MOP_BIND_RW;
-	resolved = realpath(f->path, NULL);
-	if (!resolved) {
-		if (errno == ENOENT && f->optional) {
+	if (resolve_bind_path(f->path, w, &resolved, e) < 0) {
+		if (e->errnum == ENOENT && f->optional) {
 			op.skipped = true;
 			op.source = f->path;
 			return plan_push(plan, op, e);
 		}
-		return ab_fail(e, errno, "%s %s", fs_kind_name(f->kind), f->path),
-		       ab_hint(e, "create it, or use %s-try to skip a missing path",
-			       fs_kind_name(f->kind)),
-		       at_error(f, e);
+		if (e->errnum == ENOENT)
+			ab_hint(e, "create it, or use %s-try to skip a missing path",
+				fs_kind_name(f->kind));
+		return ab_context(e, "%s %s", fs_kind_name(f->kind), f->path), at_error(f, e);
 	}
 	op.source = resolved;
 	r = plan_push(plan, op, e);
@@ -185,9 +257,31 @@ static void sort_by_depth(struct mount_plan *plan)
 	}
 }
 
+static void writable_free(struct writable *w)
+{
+	for (size_t i = 0; i < w->n; i++)
+		free(w->roots[i]);
+	free(w->roots);
+}
+
+static int writable_roots(const struct policy *p, struct writable *w, struct ab_err *e)
+{
+	memset(w, 0, sizeof(*w));
+	if (!(w->roots = calloc(p->n_fs + 1, sizeof(*w->roots))))
+		return ab_fail(e, ENOMEM, "mount plan");
+	for (size_t i = 0; i < p->n_fs; i++) {
+		char *r;
+		if (p->fs[i].kind != FS_RW || !(r = realpath(p->fs[i].path, NULL)))
+			continue;
+		w->roots[w->n++] = r;
+	}
+	return 0;
+}
+
 int mount_plan_build(const struct policy *p, const struct mount_protect *protect,
 		     struct mount_plan *plan, struct ab_err *e)
 {
+	struct writable w;
 	bool own_tmp = false;
 
 	memset(plan, 0, sizeof(*plan));
@@ -207,9 +301,15 @@ int mount_plan_build(const struct policy *p, const struct mount_protect *protect
 							  .implicit = true, .why = "private /tmp"},
 				  e) < 0)
 		goto fail;
-	for (size_t i = 0; i < p->n_fs; i++)
-		if (plan_entry(plan, p, &p->fs[i], e) < 0)
+	if (writable_roots(p, &w, e) < 0)
+		goto fail;
+	for (size_t i = 0; i < p->n_fs; i++) {
+		if (plan_entry(plan, p, &p->fs[i], &w, e) < 0) {
+			writable_free(&w);
 			goto fail;
+		}
+	}
+	writable_free(&w);
 	for (size_t i = 0; protect && i < protect->n; i++)
 		if (plan_protect(plan, protect->paths[i], e) < 0)
 			goto fail;
