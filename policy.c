@@ -26,6 +26,10 @@
 /* inih's line buffer in Debian's build: 200 bytes including "\r\n\0". */
 #define INI_LINE_LIMIT 196
 
+/* Files read per policy, counting repeats: a file may be included from several places, but
+ * a few includes per file nested 16 deep would otherwise mean millions of reads. */
+#define POLICY_MAX_FILES 256
+
 /* ---------- string vectors ---------- */
 
 int strv_push(struct strv *sv, const char *s)
@@ -339,6 +343,29 @@ static int at_error(const struct origin *at, struct ab_err *e)
 	return ab_context(e, "%s", at->file);
 }
 
+static bool section_known(const char *section);
+
+/* inih reports keys, not headers: a misspelt [section] with no keys would pass unseen. */
+static int check_section_header(struct file_parse *fp, const char *line)
+{
+	const char *p = line + strspn(line, " \t"), *close;
+	char name[64];
+
+	if (*p != '[' || !(close = strchr(p, ']')))
+		return 0;
+	if ((size_t)(close - p - 1) >= sizeof(name) ||
+	    (memcpy(name, p + 1, (size_t)(close - p - 1)), name[close - p - 1] = '\0',
+	     !section_known(name))) {
+		ab_fail(fp->e, 0, "%s:%u: unknown section [%.*s]", fp->path, fp->line,
+			(int)(close - p - 1 < 60 ? close - p - 1 : 60), p + 1);
+		ab_hint(fp->e, "sections are [sandbox], [filesystem], [network], [limits], "
+			       "[seccomp], [env] and [audit]");
+		fp->failed = true;
+		return -1;
+	}
+	return 0;
+}
+
 static char *line_reader(char *str, int num, void *stream)
 {
 	struct file_parse *fp = stream;
@@ -366,6 +393,8 @@ static char *line_reader(char *str, int num, void *stream)
 	memcpy(str, start, n);
 	str[n] = '\0';
 	fp->pos += n;
+	if (check_section_header(fp, str) < 0)
+		return NULL;
 	return str;
 }
 
@@ -928,7 +957,8 @@ static int on_cpu(const struct setting *s, const char *value, struct ab_err *e)
 {
 	if (set_limit(s, value, &s->p->limits.cpu_s, parse_duration_ms, e) < 0)
 		return -1;
-	s->p->limits.cpu_s = (s->p->limits.cpu_s + 999) / 1000; /* RLIMIT_CPU is whole seconds */
+	/* RLIMIT_CPU is whole seconds; round up without wrapping near UINT64_MAX */
+	s->p->limits.cpu_s = s->p->limits.cpu_s / 1000 + (s->p->limits.cpu_s % 1000 != 0);
 	return 0;
 }
 
@@ -1024,7 +1054,8 @@ static int default_read(void *ctx, const char *path, char **data, size_t *len, s
 	int fd;
 
 	(void)ctx;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer; fstat refuses it below */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return ab_fail(e, errno, "cannot open profile %s", path);
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
@@ -1111,6 +1142,10 @@ static int enter_file(struct loader *L, const char *path, char **canon, struct a
 	if (L->stack.n >= POLICY_MAX_INCLUDE_DEPTH)
 		return ab_fail(e, 0, "includes nest deeper than %d files at %s",
 			       POLICY_MAX_INCLUDE_DEPTH, path);
+	if (L->p->profiles.n >= POLICY_MAX_FILES)
+		return ab_fail(e, 0, "more than %d profile files read, at %s", POLICY_MAX_FILES,
+			       path),
+		       ab_hint(e, "include each file from one place");
 	*canon = L->io->canonical(L->io->ctx, path);
 	if (!*canon)
 		return ab_fail(e, errno, "cannot find profile %s", path),

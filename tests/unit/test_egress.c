@@ -1,0 +1,318 @@
+/* Unit tests for egress_rule_parse: host names, wildcards, ports, IPv4/IPv6 addresses and ranges,
+ * and the inputs it must refuse. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "egress.h"
+
+static struct egress_rule parse_ok(const char *text)
+{
+	struct egress_rule r;
+	struct ab_err e = {0};
+
+	if (egress_rule_parse(text, &r, &e) != 0) {
+		print_error("'%s' was refused: %s\n", text, e.msg);
+		fail();
+	}
+	return r;
+}
+
+/* text is refused and the message contains phrase. */
+static void expect_refused(const char *text, const char *phrase)
+{
+	struct egress_rule r;
+	struct ab_err e = {0};
+
+	if (egress_rule_parse(text, &r, &e) != -1) {
+		print_error("'%s' was accepted (kind %d, host '%s', port %u)\n", text, r.kind,
+			    r.host, r.port);
+		fail();
+	}
+	if (!strstr(e.msg, phrase)) {
+		print_error("'%s': message \"%s\" lacks \"%s\"\n", text, e.msg, phrase);
+		fail();
+	}
+}
+
+static void expect_host(const char *text, enum egress_rule_kind kind, const char *host,
+			unsigned port)
+{
+	struct egress_rule r = parse_ok(text);
+
+	assert_int_equal(r.kind, kind);
+	assert_string_equal(r.host, host);
+	assert_int_equal(r.port, port);
+}
+
+static void expect_addr(const char *text, enum egress_rule_kind kind, int family, const char *addr,
+			unsigned prefix, unsigned port)
+{
+	struct egress_rule r = parse_ok(text);
+	uint8_t want[16] = {0};
+
+	assert_int_equal(r.kind, kind);
+	assert_int_equal(r.family, family);
+	assert_int_equal(inet_pton(family, addr, want), 1);
+	assert_memory_equal(r.addr, want, family == AF_INET ? 4 : 16);
+	assert_int_equal(r.prefix, prefix);
+	assert_int_equal(r.port, port);
+}
+
+static void test_host(void **state)
+{
+	(void)state;
+	expect_host("example.com", RULE_HOST, "example.com", 0);
+	expect_host("localhost", RULE_HOST, "localhost", 0);
+	expect_host("a-b.c_d.example", RULE_HOST, "a-b.c_d.example", 0);
+	expect_host("xn--bcher-kva.example", RULE_HOST, "xn--bcher-kva.example", 0);
+	expect_host("1password.com", RULE_HOST, "1password.com", 0);
+}
+
+static void test_subdomain_wildcards(void **state)
+{
+	(void)state;
+	expect_host("*.example.com", RULE_SUBDOMAINS, "example.com", 0);
+	expect_host("**.example.com", RULE_DOMAIN, "example.com", 0);
+	expect_host("*.com", RULE_SUBDOMAINS, "com", 0);
+	expect_host("**.github.io:443", RULE_DOMAIN, "github.io", 443);
+}
+
+static void test_bad_wildcards(void **state)
+{
+	(void)state;
+	expect_refused("*", "not a host name");
+	expect_refused("*.", "not a host name");
+	expect_refused("**.", "not a host name");
+	expect_refused("a.*.com", "not a host name");
+	expect_refused("***.example.com", "not a host name");
+	expect_refused("*example.com", "not a host name");
+	expect_refused("ex*ample.com", "not a host name");
+}
+
+static void test_uppercase_is_lowered(void **state)
+{
+	(void)state;
+	expect_host("EXAMPLE.COM", RULE_HOST, "example.com", 0);
+	expect_host("*.GitHub.COM:8443", RULE_SUBDOMAINS, "github.com", 8443);
+	expect_host("**.Api.Example.Org", RULE_DOMAIN, "api.example.org", 0);
+}
+
+static void test_trailing_dot_stripped(void **state)
+{
+	(void)state;
+	expect_host("example.com.", RULE_HOST, "example.com", 0);
+	expect_host("example.com.:80", RULE_HOST, "example.com", 80);
+	expect_host("*.example.com.", RULE_SUBDOMAINS, "example.com", 0);
+	/* only one trailing dot: the name does not end in an empty label */
+	expect_refused("example.com..", "not a host name");
+	expect_refused(".", "not an IPv4 address"); /* digits and dots only */
+	expect_refused(".example.com", "not a host name");
+	expect_refused("a..b", "not a host name");
+}
+
+static void test_ports(void **state)
+{
+	(void)state;
+	expect_host("example.com:443", RULE_HOST, "example.com", 443);
+	expect_host("example.com:1", RULE_HOST, "example.com", 1);
+	expect_host("example.com:65535", RULE_HOST, "example.com", 65535);
+	expect_addr("192.0.2.1:8080", RULE_ADDRESS, AF_INET, "192.0.2.1", 32, 8080);
+}
+
+static void test_bad_ports(void **state)
+{
+	(void)state;
+	expect_refused("example.com:0", "'0' is not a port number (1-65535)");
+	expect_refused("example.com:65536", "'65536' is not a port number");
+	expect_refused("example.com:abc", "'abc' is not a port number");
+	expect_refused("example.com:", "is not a port number");
+	expect_refused("example.com:-1", "is not a port number");
+	expect_refused("example.com:+80", "is not a port number");
+	expect_refused("example.com:80x", "is not a port number");
+	expect_refused("example.com: 80", "is not a port number");
+	expect_refused("example.com:99999999999999999999999", "is not a port number");
+	expect_refused("[2001:db8::1]:0", "is not a port number");
+	expect_refused("[2001:db8::1]:70000", "is not a port number");
+	expect_refused("[2001:db8::1]:", "is not a port number");
+}
+
+static void test_ipv4(void **state)
+{
+	(void)state;
+	expect_addr("192.0.2.1", RULE_ADDRESS, AF_INET, "192.0.2.1", 32, 0);
+	expect_addr("0.0.0.0", RULE_ADDRESS, AF_INET, "0.0.0.0", 32, 0);
+	expect_addr("255.255.255.255", RULE_ADDRESS, AF_INET, "255.255.255.255", 32, 0);
+	expect_refused("256.0.0.1", "not an IPv4 address");
+	expect_refused("1.2.3", "not an IPv4 address");
+	expect_refused("1.2.3.4.5", "not an IPv4 address");
+	expect_refused("123", "not an IPv4 address");
+}
+
+static void test_ipv4_cidr(void **state)
+{
+	(void)state;
+	expect_addr("10.0.0.0/8", RULE_CIDR, AF_INET, "10.0.0.0", 8, 0);
+	expect_addr("192.168.1.0/24:53", RULE_CIDR, AF_INET, "192.168.1.0", 24, 53);
+	expect_addr("0.0.0.0/0", RULE_CIDR, AF_INET, "0.0.0.0", 0, 0);
+	expect_addr("192.0.2.7/32", RULE_CIDR, AF_INET, "192.0.2.7", 32, 0);
+	expect_refused("10.0.0.0/33", "not a prefix length (0-32)");
+	expect_refused("10.0.0.0/", "not a prefix length");
+	expect_refused("10.0.0.0/-1", "not a prefix length");
+	expect_refused("10.0.0.0/8x", "not a prefix length");
+	expect_refused("example.com/8", "not an IPv4 address");
+}
+
+static void test_ipv6_bracketed(void **state)
+{
+	(void)state;
+	expect_addr("[2001:db8::1]", RULE_ADDRESS, AF_INET6, "2001:db8::1", 128, 0);
+	expect_addr("[::1]", RULE_ADDRESS, AF_INET6, "::1", 128, 0);
+	expect_addr("[2001:DB8::ABCD]", RULE_ADDRESS, AF_INET6, "2001:db8::abcd", 128, 0);
+	expect_addr("[::ffff:192.0.2.1]", RULE_ADDRESS, AF_INET6, "::ffff:192.0.2.1", 128, 0);
+}
+
+static void test_ipv6_with_port(void **state)
+{
+	(void)state;
+	expect_addr("[2001:db8::1]:443", RULE_ADDRESS, AF_INET6, "2001:db8::1", 128, 443);
+	expect_addr("[::1]:65535", RULE_ADDRESS, AF_INET6, "::1", 128, 65535);
+}
+
+static void test_ipv6_bare(void **state)
+{
+	(void)state;
+	expect_addr("2001:db8::1", RULE_ADDRESS, AF_INET6, "2001:db8::1", 128, 0);
+	expect_addr("::1", RULE_ADDRESS, AF_INET6, "::1", 128, 0);
+	expect_addr("fe80::/10", RULE_CIDR, AF_INET6, "fe80::", 10, 0);
+	expect_refused("2001:db8::g", "not an IPv6 address");
+	expect_refused("host:80:90", "not an IPv6 address");
+}
+
+static void test_ipv6_cidr(void **state)
+{
+	(void)state;
+	expect_addr("[fd00::]/8", RULE_CIDR, AF_INET6, "fd00::", 8, 0);
+	expect_addr("[2001:db8::]/32", RULE_CIDR, AF_INET6, "2001:db8::", 32, 0);
+	expect_addr("[::]/0", RULE_CIDR, AF_INET6, "::", 0, 0);
+	expect_refused("[fd00::]/129", "not a prefix length (0-128)");
+	expect_refused("[fd00::]/", "not a prefix length");
+}
+
+static void test_ipv6_malformed(void **state)
+{
+	(void)state;
+	expect_refused("[2001:db8::1", "missing ']'");
+	expect_refused("[2001:db8::1]x", "unexpected text after ']'");
+	expect_refused("[192.0.2.1]", "not an IPv6 address");
+	expect_refused("[]", "not an IPv6 address");
+	expect_refused("[example.com]", "not an IPv6 address");
+}
+
+static void test_non_ascii(void **state)
+{
+	(void)state;
+	expect_refused("b\xc3\xbc"
+		       "cher.de",
+		       "punycode");
+	expect_refused("b\xc3\xbc"
+		       "cher.de",
+		       "not ASCII");
+	expect_refused("*.\xe4\xbe\x8b\xe5\xad\x90.com", "punycode");
+	expect_refused("example.com\xff", "punycode");
+	expect_refused("ex\xc3\xa4mple.com:443", "punycode");
+}
+
+static void test_bad_labels(void **state)
+{
+	(void)state;
+	expect_refused("-example.com", "not a host name");
+	expect_refused("example-.com", "not a host name");
+	expect_refused("www.-bad.com", "not a host name");
+	expect_refused("*.-bad.com", "not a host name");
+	expect_refused("exa mple.com", "not a host name");
+	expect_refused("exa/mple", "not a prefix length");
+	expect_refused("exa@mple.com", "not a host name");
+	expect_refused("", "not a network rule");
+}
+
+static void test_long_names(void **state)
+{
+	char label63[64], label64[65], name[400];
+	(void)state;
+
+	memset(label63, 'a', 63);
+	label63[63] = '\0';
+	memset(label64, 'a', 64);
+	label64[64] = '\0';
+
+	snprintf(name, sizeof(name), "%s.com", label63);
+	expect_host(name, RULE_HOST, name, 0);
+	snprintf(name, sizeof(name), "%s.com", label64);
+	expect_refused(name, "not a host name");
+
+	/* 253 characters: 63+1+63+1+63+1+61 */
+	snprintf(name, sizeof(name), "%s.%s.%s.%.61s", label63, label63, label63, label63);
+	assert_int_equal(strlen(name), 253);
+	expect_host(name, RULE_HOST, name, 0);
+	/* the same with a trailing dot is still 253 */
+	{
+		char dotted[300];
+		snprintf(dotted, sizeof(dotted), "%s.", name);
+		expect_host(dotted, RULE_HOST, name, 0);
+	}
+	/* 254 characters */
+	snprintf(name, sizeof(name), "%s.%s.%s.%.62s", label63, label63, label63, label63);
+	assert_int_equal(strlen(name), 254);
+	expect_refused(name, "not a host name");
+
+	/* longer than the parser's buffer: refused without overflowing */
+	memset(name, 'a', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	expect_refused(name, "not a network rule");
+}
+
+static void test_rule_is_reset(void **state)
+{
+	struct egress_rule r;
+	struct ab_err e = {0};
+	(void)state;
+
+	memset(&r, 0xff, sizeof(r));
+	assert_int_equal(egress_rule_parse("example.com", &r, &e), 0);
+	assert_int_equal(r.port, 0);
+	assert_int_equal(r.family, 0);
+	assert_int_equal(r.prefix, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_host),
+	    cmocka_unit_test(test_subdomain_wildcards),
+	    cmocka_unit_test(test_bad_wildcards),
+	    cmocka_unit_test(test_uppercase_is_lowered),
+	    cmocka_unit_test(test_trailing_dot_stripped),
+	    cmocka_unit_test(test_ports),
+	    cmocka_unit_test(test_bad_ports),
+	    cmocka_unit_test(test_ipv4),
+	    cmocka_unit_test(test_ipv4_cidr),
+	    cmocka_unit_test(test_ipv6_bracketed),
+	    cmocka_unit_test(test_ipv6_with_port),
+	    cmocka_unit_test(test_ipv6_bare),
+	    cmocka_unit_test(test_ipv6_cidr),
+	    cmocka_unit_test(test_ipv6_malformed),
+	    cmocka_unit_test(test_non_ascii),
+	    cmocka_unit_test(test_bad_labels),
+	    cmocka_unit_test(test_long_names),
+	    cmocka_unit_test(test_rule_is_reset),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
