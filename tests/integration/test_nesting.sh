@@ -1,0 +1,59 @@
+#!/bin/bash
+# agentbox inside agentbox: the outer sandbox shows the agentbox binary and the profiles
+# read-only, and the inner agentbox builds a sandbox of its own and runs /bin/true in it.
+. "$(dirname "$0")/lib.sh"
+
+write_outer() {
+	# Nesting is an explicit switch: [sandbox] nesting = true lets the mount family and the
+	# namespace flags of clone through the outer filter and leaves Landlock off (Landlock
+	# forbids every mount below it). As root the inner sandbox could map uid 0 only with
+	# CAP_SETFCAP, which the outer one dropped, so the outer command runs as uid 1000 there.
+	cat >outer.ini <<-EOF
+		[sandbox]
+		include = $AGENTBOX_PROFILES/shell.ini
+		nesting = true
+		$([ "$(id -u)" = 0 ] && printf 'uid = 1000\ngid = 1000')
+
+		[filesystem]
+		ro = $AGENTBOX
+		ro = $AGENTBOX_PROFILES
+	EOF
+}
+
+t_nested_agentbox() {
+	write_outer
+	local outer=("$AGENTBOX" -p ./outer.ini --setenv "AGENTBOX_PROFILE_PATH=$AGENTBOX_PROFILES" --)
+	# positive controls: the inner command works on the host; inside the outer sandbox the
+	# binary runs and finds its profile (so a failure below is the nesting itself)
+	expect_exit 0 "$AGENTBOX" -p minimal -- /bin/true
+	expect_exit 0 "${outer[@]}" "$AGENTBOX" --version
+	expect_exit 0 "${outer[@]}" "$AGENTBOX" -p minimal --check
+	expect_exit 0 "${outer[@]}" "$AGENTBOX" -p minimal -- /bin/true
+	# and the inner sandbox really is one: its command sees the inner view, not the outer's
+	expect_exit 0 "${outer[@]}" "$AGENTBOX" -p minimal -- /bin/sh -c \
+		'if [ -e "$1" ]; then echo OUTER-VIEW; else echo INNER-VIEW; fi; cat /proc/1/comm' sh "$CASE/outer.ini"
+	assert_contains "$OUT" INNER-VIEW "the inner command's view (the outer's rw \${CWD} must be gone)"
+	assert_contains "$OUT" agentbox "pid 1 of the inner sandbox"
+	# the inner filter still refuses what the default preset refuses
+	expect_exit 0 "${outer[@]}" "$AGENTBOX" -p minimal -- /bin/sh -c \
+		'unshare -U true 2>/dev/null && echo UNSHARED || echo REFUSED'
+	assert_contains "$OUT" REFUSED "the inner sandbox's seccomp filter"
+}
+
+t_nesting_needs_the_switch() {
+	# without nesting = true the outer sandbox stops the inner one, and says why
+	cat >plain.ini <<-EOF
+		[sandbox]
+		include = $AGENTBOX_PROFILES/shell.ini
+		[filesystem]
+		ro = $AGENTBOX
+		ro = $AGENTBOX_PROFILES
+	EOF
+	expect_exit 125 "$AGENTBOX" -p ./plain.ini --setenv "AGENTBOX_PROFILE_PATH=$AGENTBOX_PROFILES" -- \
+		"$AGENTBOX" -p minimal -- /bin/true
+	assert_contains "$ERR" "cannot create a user namespace" "the inner agentbox's error"
+}
+
+run_case nested_agentbox t_nested_agentbox
+run_case nesting_needs_the_switch t_nesting_needs_the_switch
+finish
