@@ -204,6 +204,28 @@ static int plan_entry(struct mount_plan *plan, const struct policy *p, const str
 	return r;
 }
 
+/* The entry that decides what is at path: the deepest one covering it. */
+static const struct mount_op *deepest(const struct mount_plan *plan, const char *path,
+				      bool skip_hides)
+{
+	const struct mount_op *best = NULL;
+
+	for (size_t i = 0; i < plan->n; i++) {
+		const struct mount_op *o = &plan->ops[i];
+		if (o->skipped || o->kind == MOP_SYMLINK || (skip_hides && o->kind == MOP_HIDE) ||
+		    !is_under(path, o->dest))
+			continue;
+		if (!best || strlen(o->dest) >= strlen(best->dest))
+			best = o;
+	}
+	return best;
+}
+
+static bool is_bind_op(const struct mount_op *o)
+{
+	return o && (o->kind == MOP_BIND_RO || o->kind == MOP_BIND_RW);
+}
+
 /* A protected file under a rw bind gets a read-only bind of itself on top. */
 static int plan_protect(struct mount_plan *plan, const char *path, struct ab_err *e)
 {
@@ -231,6 +253,11 @@ static int plan_protect(struct mount_plan *plan, const char *path, struct ab_err
 			     real + base) >= sizeof(dest)) {
 		free(real);
 		return ab_fail(e, ENAMETOOLONG, "protecting %s", path);
+	}
+	/* a hide or tmpfs deeper than the rw bind already keeps the file out of sight */
+	if (deepest(plan, dest, false) != cover) {
+		free(real);
+		return 0;
 	}
 	r = plan_push(plan,
 		      (struct mount_op){.kind = MOP_BIND_RO,
@@ -322,17 +349,12 @@ fail:
 
 bool mount_plan_shows(const struct mount_plan *plan, const char *path)
 {
-	bool shown = false;
+	return is_bind_op(deepest(plan, path, false));
+}
 
-	for (size_t i = 0; i < plan->n; i++) {
-		const struct mount_op *o = &plan->ops[i];
-		if (o->skipped || !is_under(path, o->dest))
-			continue;
-		if (o->kind == MOP_HIDE)
-			return false;
-		shown |= o->kind == MOP_BIND_RO || o->kind == MOP_BIND_RW || o->kind == MOP_TMPFS;
-	}
-	return shown;
+bool mount_plan_binds(const struct mount_plan *plan, const char *path)
+{
+	return is_bind_op(deepest(plan, path, true));
 }
 
 /* ---------- applying it ---------- */

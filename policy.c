@@ -1304,6 +1304,9 @@ int policy_finish(struct policy *p, struct ab_err *e)
 		return oom(e);
 	if (!p->limits.tmpfs_size)
 		p->limits.tmpfs_size = POLICY_DEFAULT_TMPFS_SIZE;
+	if (p->nesting && p->seccomp_preset == SECCOMP_PRESET_STRICT)
+		return ab_fail(e, 0, "nesting = true cannot work with [seccomp] preset = strict"),
+		       ab_hint(e, "use preset = default with nesting");
 	if (p->net_mode != NET_PROXY && (p->net_allow.n || p->net_deny.n))
 		return ab_fail(e, 0, "[network] has allow/deny rules but mode is %s",
 			       net_mode_name(p->net_mode)),

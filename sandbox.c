@@ -63,6 +63,7 @@ struct run {
 	int landlock_abi;
 	bool seccomp_unnamed; /* filter without a listener (nested under another sandbox) */
 	bool fallback;        /* no namespaces: Landlock, seccomp and rlimits only */
+	bool home_visible;    /* the caller's HOME is bound: it stays HOME */
 	char *tmpdir;         /* fallback: the private directory standing in for /tmp */
 	pid_t supervisor;
 	int proxy_fds[2]; /* proxy mode: listeners made in the sandbox's network namespace */
@@ -781,9 +782,11 @@ static int audit_warnings(const struct run *r, struct audit *a, struct ab_err *e
 	if (r->fallback)
 		rc |= warn(a, "fallback", "user namespaces are unavailable: fallback = landlock runs "
 					  "the command with Landlock, seccomp and rlimits only (no private "
-					  "/proc, pid or network namespace; the host's processes are visible)",
+					  "/proc, pid or network namespace; the host's processes are visible; "
+					  "hostname, uid/gid and symlink entries do not apply; a process that "
+					  "starts its own session escapes the final kill)",
 			   e);
-	if (p->nesting)
+	if (p->nesting && !r->fallback)
 		rc |= warn(a, "nesting", "nesting = true: the command may create namespaces and "
 					 "mounts (inside its own user namespace); Landlock is off",
 			   e);
@@ -824,7 +827,7 @@ static int fallback_check(const struct run *r, struct ab_err *e)
 			return ab_fail(e, 0, "tmpfs %s needs a mount namespace, which fallback = "
 					     "landlock does not have", op->dest),
 			       ab_hint(e, "remove the entry, or run where user namespaces work");
-		if (op->kind == MOP_HIDE && mount_plan_shows(&r->plan, op->dest))
+		if (op->kind == MOP_HIDE && mount_plan_binds(&r->plan, op->dest))
 			return ab_fail(e, 0, "hide %s cannot be enforced without a mount namespace",
 				       op->dest),
 			       ab_hint(e, "list only what may be seen, or run where user namespaces "
@@ -914,7 +917,8 @@ static int run_fallback(struct run *r, struct audit *a, struct sandbox_result *r
 		return ab_fail(e, errno, "cannot create a private temporary directory in %s",
 			       r->p->vars.tmpdir),
 		       ab_hint(e, "set TMPDIR to a writable directory");
-	if (env_override(&r->env, "TMPDIR", r->tmpdir) < 0)
+	if (env_override(&r->env, "TMPDIR", r->tmpdir) < 0 ||
+	    (!r->home_visible && env_override(&r->env, "HOME", r->tmpdir) < 0))
 		return ab_fail(e, ENOMEM, "environment");
 	fprintf(stderr, "agentbox: warning: user namespaces are unavailable; running with "
 			"Landlock, seccomp and rlimits only (fallback = landlock)\n");
@@ -956,10 +960,14 @@ static int prepare(struct run *r, const struct mount_protect *protect, struct au
 				       : (cwd && mount_plan_shows(&r->plan, cwd) ? cwd : "/"));
 	if (!r->workdir)
 		return ab_fail(e, ENOMEM, "workdir");
-	if (!home || !mount_plan_shows(&r->plan, home))
+	r->home_visible = home && mount_plan_shows(&r->plan, home);
+	if (!r->home_visible)
 		home = "/tmp";
 	if (p->fallback == FALLBACK_LANDLOCK && !userns_usable())
 		r->fallback = true;
+	/* Landlock forbids mount changes to everything below it: no nested sandbox under it.
+	 * Without namespaces (fallback) Landlock is the confinement, nesting or not. */
+	r->landlock_abi = p->nesting && !r->fallback ? 0 : landlock_abi();
 	if (env_build(p, environ, home, audit_run_id(a), &r->env, e) < 0)
 		return -1;
 	/* in proxy mode the command is pointed at the proxy, whatever the profile passed */
@@ -967,8 +975,7 @@ static int prepare(struct run *r, const struct mount_protect *protect, struct au
 		return ab_fail(e, ENOMEM, "environment");
 	/* a shared terminal is safe only while the filter refuses TIOCSTI and TIOCLINUX */
 	r->own_session = !isatty(STDIN_FILENO) || !seccomp_blocks_tty_injection(p);
-	/* Landlock forbids mount changes to everything below it: no nested sandbox under it */
-	r->landlock_abi = p->nesting ? 0 : landlock_abi();
+
 	if (audit_start(r, a, e) < 0 || audit_warnings(r, a, e) < 0 ||
 	    audit_mounts(&r->plan, a, e) < 0 || audit_env(&r->env, p, a, e) < 0)
 		return -1;

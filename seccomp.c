@@ -249,6 +249,11 @@ static int build_strict(struct builder *b)
 
 	for (size_t i = 0; i < sizeof(ns_flags) / sizeof(ns_flags[0]); i++)
 		any_ns |= ns_flags[i];
+	/* the profile's allow list extends the allowlist */
+	for (size_t i = 0; i < b->p->seccomp_allow.n; i++)
+		if (!user_denied(b->p, b->p->seccomp_allow.v[i]) &&
+		    allow_if(b, b->p->seccomp_allow.v[i], 0, NULL) < 0)
+			return -1;
 	for (size_t i = 0; strict_allow[i]; i++) {
 		const char *name = strict_allow[i];
 		if (user_denied(b->p, name) || !seccomp_syscall_known(name))

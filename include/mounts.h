@@ -48,8 +48,11 @@ int mount_plan_build(const struct policy *p, const struct mount_protect *protect
 		     struct mount_plan *plan, struct ab_err *e);
 void mount_plan_free(struct mount_plan *plan);
 const char *mount_op_name(enum mount_op_kind k);
-/* True when path (absolute) is inside the view the plan builds. */
+/* True when the host's path is what the view shows at path: the deepest entry covering it is a
+ * bind (a tmpfs shows a new empty directory, a hide nothing). */
 bool mount_plan_shows(const struct mount_plan *plan, const char *path);
+/* The same, disregarding hide entries: is path inside a bound host tree at all? */
+bool mount_plan_binds(const struct mount_plan *plan, const char *path);
 
 /* In the sandbox's mount namespace: builds the new root from the plan and pivots into it. */
 int mounts_apply(const struct mount_plan *plan, struct ab_err *e);
