@@ -203,8 +203,7 @@ static int child_setup(struct run *r, struct ab_err *e)
 	if (chdir(r->workdir) < 0)
 		return ab_fail(e, errno, "workdir %s", r->workdir),
 		       ab_hint(e, "make it visible with --ro/--rw, or set [sandbox] workdir");
-	if (limits_apply(&p->limits, e) < 0 || caps_drop(e) < 0 ||
-	    landlock_apply(&r->plan, r->landlock_abi, e) < 0)
+	if (caps_drop(e) < 0 || landlock_apply(&r->plan, r->landlock_abi, e) < 0)
 		return -1;
 	/* last: the filter binds pid 1 and every process it forks */
 	if (seccomp_install(p, false, &r->listener, &r->seccomp_unnamed, e) < 0)
@@ -218,8 +217,14 @@ static int child_setup(struct run *r, struct ab_err *e)
 static _Noreturn void exec_command(struct run *r)
 {
 	char *const *argv = r->p->command.v;
+	struct ab_err e = {0};
 	int err;
 
+	/* the limits are the command's: pid 1 must not die of the command's memory cap */
+	if (!r->fallback && limits_apply(&r->p->limits, &e) < 0) {
+		fprintf(stderr, "agentbox: %s\n", e.msg);
+		_exit(125);
+	}
 	sigprocmask(SIG_SETMASK, &r->oldmask, NULL);
 	if (r->own_session && setsid() < 0)
 		_exit(125);

@@ -264,7 +264,7 @@ static void test_long_names(void **state)
 	expect_host(name, RULE_HOST, name, 0);
 	/* the same with a trailing dot is still 253 */
 	{
-		char dotted[300];
+		char dotted[sizeof(name) + 2];
 		snprintf(dotted, sizeof(dotted), "%s.", name);
 		expect_host(dotted, RULE_HOST, name, 0);
 	}
