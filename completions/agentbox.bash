@@ -1,0 +1,49 @@
+# bash completion for agentbox: options, profile names, network modes, then the command.
+_agentbox_profiles()
+{
+	local dirs=() d f
+	IFS=: read -ra dirs <<<"${AGENTBOX_PROFILE_PATH:-}"
+	dirs+=("$HOME/.config/agentbox/profiles" /etc/agentbox/profiles
+		/usr/local/share/agentbox/profiles /usr/share/agentbox/profiles)
+	for d in "${dirs[@]}"; do
+		[ -d "$d" ] || continue
+		for f in "$d"/*.ini; do
+			[ -e "$f" ] || continue
+			f=${f##*/}
+			printf '%s\n' "${f%.ini}"
+		done
+	done | sort -u
+}
+
+_agentbox()
+{
+	local cur prev i
+	cur=${COMP_WORDS[COMP_CWORD]}
+	prev=${COMP_WORDS[COMP_CWORD - 1]}
+	for ((i = 1; i < COMP_CWORD; i++)); do
+		if [ "${COMP_WORDS[i]}" = -- ]; then
+			COMPREPLY=($(compgen -c -- "$cur"))
+			return
+		fi
+	done
+	if [ "$COMP_CWORD" = 2 ] && [ "$prev" = audit ]; then
+		COMPREPLY=($(compgen -W "verify summary" -- "$cur"))
+		return
+	fi
+	case $prev in
+	-p | --profile)
+		COMPREPLY=($(compgen -W "$(_agentbox_profiles)" -- "$cur") $(compgen -f -X '!*.ini' -- "$cur"))
+		return ;;
+	--net)
+		COMPREPLY=($(compgen -W "none proxy host" -- "$cur"))
+		return ;;
+	--ro | --rw | --tmpfs | --hide | --chdir | --audit | verify | summary)
+		COMPREPLY=($(compgen -f -- "$cur"))
+		return ;;
+	--setenv | --allow | --timeout)
+		return ;;
+	esac
+	COMPREPLY=($(compgen -W "-p --profile --audit --ro --rw --tmpfs --hide --setenv --net
+		--allow --timeout --chdir --explain --check --version -h --help --" -- "$cur"))
+}
+complete -F _agentbox agentbox
