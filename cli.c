@@ -351,7 +351,9 @@ static void report_limit(struct audit *a, const struct policy *p, const char *li
 		return;
 	}
 	fprintf(stderr, "agentbox: the command hit its %s limit (%llu%s)\n", limit,
-		(unsigned long long)(!strcmp(limit, "cpu") ? p->limits.cpu_s : p->limits.file_size),
+		(unsigned long long)(!strcmp(limit, "cpu")      ? p->limits.cpu_s
+				     : !strcmp(limit, "memory") ? p->limits.memory
+								: p->limits.file_size),
 		!strcmp(limit, "cpu") ? " s of CPU" : " bytes");
 	json_kv_str(audit_begin(a, "limit"), "limit", limit);
 	audit_emit(a, &ignored);

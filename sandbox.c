@@ -21,9 +21,7 @@
 #include <sys/stat.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
-#include <linux/magic.h>
 #include <sys/socket.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -31,6 +29,7 @@
 #include <unistd.h>
 
 #include "caps.h"
+#include "cgroup.h"
 #include "egress.h"
 #include "env.h"
 #include "landlock.h"
@@ -64,6 +63,8 @@ struct run {
 	bool seccomp_unnamed; /* filter without a listener (nested under another sandbox) */
 	bool fallback;        /* no namespaces: Landlock, seccomp and rlimits only */
 	bool home_visible;    /* the caller's HOME is bound: it stays HOME */
+	enum cgroup_mode cgroup_mode;
+	struct cgroup_run cgroup;
 	char *tmpdir;         /* fallback: the private directory standing in for /tmp */
 	pid_t supervisor;
 	int proxy_fds[2]; /* proxy mode: listeners made in the sandbox's network namespace */
@@ -563,6 +564,8 @@ static void fill_result(const struct run *r, const struct supervision *s, int pi
 	int st = s->have_exit ? s->cmd_status : pid1_status;
 
 	res->limit = s->timeout_stage ? "timeout" : limit_hit(&r->p->limits, st, &res->ru);
+	if (!res->limit && cgroup_memory_killed(&r->cgroup))
+		res->limit = "memory";
 	if (s->timeout_stage) {
 		res->status = SANDBOX_EXIT_TIMEOUT;
 		res->cause = "timeout";
@@ -737,6 +740,7 @@ static int audit_start(const struct run *r, struct audit *a, struct ab_err *e)
 	landlock_describe(r->landlock_abi, j);
 	json_kv_str(j, "workdir", r->workdir);
 	json_kv_bool(j, "terminal", !r->own_session);
+	json_kv_str(j, "limits", cgroup_mode_name(r->cgroup_mode));
 	return audit_emit(a, e);
 }
 
@@ -747,27 +751,6 @@ static int warn(struct audit *a, const char *what, const char *message, struct a
 	json_kv_str(j, "what", what);
 	json_kv_str(j, "message", message);
 	return audit_emit(a, e);
-}
-
-/* cgroup v2 delegated to us: a cgroup2 mount whose own cgroup directory we may write. */
-static bool cgroup_delegated(void)
-{
-	struct statfs sf;
-	char line[512], path[600];
-	FILE *f;
-	bool ok = false;
-
-	if (statfs("/sys/fs/cgroup", &sf) < 0 || sf.f_type != CGROUP2_SUPER_MAGIC)
-		return false;
-	if (!(f = fopen("/proc/self/cgroup", "re")))
-		return false;
-	if (fgets(line, sizeof(line), f) && !strncmp(line, "0::", 3)) {
-		line[strcspn(line, "\n")] = '\0';
-		snprintf(path, sizeof(path), "/sys/fs/cgroup%s", line + 3);
-		ok = access(path, W_OK) == 0;
-	}
-	fclose(f);
-	return ok;
 }
 
 /* Everything weaker than a careful reader would assume is said in the audit trail. */
@@ -797,9 +780,9 @@ static int audit_warnings(const struct run *r, struct audit *a, struct ab_err *e
 			   e);
 	else if (!r->landlock_abi)
 		rc |= warn(a, "landlock", "Landlock is not available: namespaces only", e);
-	if ((p->limits.memory || p->limits.processes) && !cgroup_delegated())
-		rc |= warn(a, "limits", "no delegated cgroup v2: memory and processes are rlimits "
-					"only (address space; processes per uid, not enforced for root)",
+	if ((p->limits.memory || p->limits.processes) && r->cgroup_mode == CGROUP_NONE)
+		rc |= warn(a, "limits", "no writable cgroup: memory and processes are rlimits only "
+					"(address space; processes per uid, not enforced for root)",
 			   e);
 	return rc ? -1 : 0;
 }
@@ -857,9 +840,14 @@ static _Noreturn void fallback_child(struct run *r)
 {
 	struct ab_err e = {0};
 
+	struct msg m;
+
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != r->supervisor)
 		_exit(125);
 	close_inherited(r->sock[1]);
+	/* GO comes once the supervisor has put this process in the run's cgroup */
+	if (recv_msg(r->sock[1], &m) != 1 || m.type != MSG_GO)
+		_exit(125);
 	if (fallback_setup(r, &e) < 0) {
 		send_msg(r->sock[1], MSG_ERROR, e.errnum, e.msg);
 		_exit(125);
@@ -937,6 +925,13 @@ static int run_fallback(struct run *r, struct audit *a, struct sandbox_result *r
 	r->pid1 = pid;
 	close(r->sock[1]);
 	r->sock[1] = -1;
+	if (cgroup_apply(&r->cgroup, r->cgroup_mode, &r->p->limits, pid, audit_run_id(a), e) < 0 ||
+	    send_msg(r->sock[0], MSG_GO, 0, NULL) < 0) {
+		if (!e->msg[0])
+			ab_fail(e, errno, "cannot start the sandbox");
+		kill_and_reap(r);
+		return -1;
+	}
 	if (wait_ready(r, a, e) < 0)
 		return -1;
 	rc = supervise(r, a, res, e);
@@ -973,6 +968,7 @@ static int prepare(struct run *r, const struct mount_protect *protect, struct au
 	/* Landlock forbids mount changes to everything below it: no nested sandbox under it.
 	 * Without namespaces (fallback) Landlock is the confinement, nesting or not. */
 	r->landlock_abi = p->nesting && !r->fallback ? 0 : landlock_abi();
+	r->cgroup_mode = cgroup_probe(&p->limits);
 	if (env_build(p, environ, home, audit_run_id(a), &r->env, e) < 0)
 		return -1;
 	/* in proxy mode the command is pointed at the proxy, whatever the profile passed */
@@ -1015,6 +1011,7 @@ static void close_run(struct run *r)
 		close(r->sigfd);
 	seccomp_monitor_close(r->monitor);
 	proxy_stop(r->proxy);
+	cgroup_release(&r->cgroup);
 	if (r->tmpdir) {
 		remove_tmpdir(r->tmpdir);
 		free(r->tmpdir);
@@ -1039,7 +1036,9 @@ int sandbox_run(const struct policy *p, struct audit *a, const struct mount_prot
 	}
 	if (clone_sandbox(&r, e) < 0)
 		goto out;
-	if (write_maps(p, r.pid1, e) < 0 || send_msg(r.sock[0], MSG_GO, 0, NULL) < 0) {
+	if (write_maps(p, r.pid1, e) < 0 ||
+	    cgroup_apply(&r.cgroup, r.cgroup_mode, &p->limits, r.pid1, audit_run_id(a), e) < 0 ||
+	    send_msg(r.sock[0], MSG_GO, 0, NULL) < 0) {
 		if (!e->msg[0])
 			ab_fail(e, errno, "cannot start the sandbox");
 		kill_and_reap(&r);
