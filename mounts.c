@@ -603,6 +603,16 @@ static int make_symlink(struct root *r, const char *target, const char *dest, st
 	return 0;
 }
 
+/* The kernel mounts a new procfs only where an uncovered one is visible. */
+static int proc_hint(struct ab_err *e)
+{
+	if (e->errnum != EPERM)
+		return -1;
+	return ab_hint(e, "the /proc agentbox runs under is partly covered (a container's masked "
+			  "paths, or bwrap run as root); run where /proc is not masked, e.g. "
+			  "Kubernetes procMount: Unmasked, or bwrap as an ordinary user");
+}
+
 static int mount_proc(struct root *r, const char *dest, struct ab_err *e)
 {
 	int fs = fsopen("proc", FSOPEN_CLOEXEC), mnt, rc;
@@ -612,14 +622,13 @@ static int mount_proc(struct root *r, const char *dest, struct ab_err *e)
 	if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
 		rc = errno;
 		close(fs);
-		return ab_fail(e, rc, "cannot mount proc"),
-		       ab_hint(e, "the host's /proc must not be partly masked (as in some containers)");
+		return ab_fail(e, rc, "cannot mount proc"), proc_hint(e);
 	}
 	mnt = fsmount(fs, FSMOUNT_CLOEXEC,
 		      MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
 	close(fs);
 	if (mnt < 0)
-		return ab_fail(e, errno, "fsmount proc");
+		return ab_fail(e, errno, "cannot mount proc"), proc_hint(e);
 	rc = attach(r, mnt, dest, true, e);
 	close(mnt);
 	return rc;

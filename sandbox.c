@@ -181,6 +181,7 @@ static int send_ready(struct run *r)
 }
 
 static int warn(struct audit *a, const char *what, const char *message, struct ab_err *e);
+static int write_file(const char *path, const char *text, struct ab_err *e);
 
 /* ---------------------------------------------------------------- pid 1 ---- */
 
@@ -204,6 +205,10 @@ static int child_setup(struct run *r, struct ab_err *e)
 	if (chdir(r->workdir) < 0)
 		return ab_fail(e, errno, "workdir %s", r->workdir),
 		       ab_hint(e, "make it visible with --ro/--rw, or set [sandbox] workdir");
+	/* beside the seccomp rules: this user namespace may have no children (a per-namespace
+	 * limit, set while pid 1 still has its capabilities) */
+	if (!p->nesting && write_file("/proc/sys/user/max_user_namespaces", "0", e) < 0)
+		return ab_context(e, "limiting nested user namespaces");
 	if (caps_drop(e) < 0 || landlock_apply(&r->plan, r->landlock_abi, e) < 0)
 		return -1;
 	/* last: the filter binds pid 1 and every process it forks */
@@ -700,6 +705,28 @@ static int audit_env(const struct env_result *env, const struct policy *p, struc
 	return audit_emit(a, e);
 }
 
+static void audit_limits(struct json *j, const struct limits *l, enum cgroup_mode mode)
+{
+	const struct {
+		const char *name;
+		uint64_t v;
+	} all[] = {{"timeout_ms", l->timeout_ms}, {"cpu_s", l->cpu_s},
+		   {"memory", l->memory},         {"processes", l->processes},
+		   {"open_files", l->open_files}, {"file_size", l->file_size},
+		   {"tmpfs_size", l->tmpfs_size}};
+
+	json_obj_begin(j);
+	json_kv_str(j, "mode", cgroup_mode_name(mode));
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		json_key(j, all[i].name);
+		if (all[i].v)
+			json_uint(j, all[i].v);
+		else
+			json_null(j);
+	}
+	json_obj_end(j);
+}
+
 static int audit_start(const struct run *r, struct audit *a, struct ab_err *e)
 {
 	const struct policy *p = r->p;
@@ -740,7 +767,8 @@ static int audit_start(const struct run *r, struct audit *a, struct ab_err *e)
 	landlock_describe(r->landlock_abi, j);
 	json_kv_str(j, "workdir", r->workdir);
 	json_kv_bool(j, "terminal", !r->own_session);
-	json_kv_str(j, "limits", cgroup_mode_name(r->cgroup_mode));
+	json_key(j, "limits");
+	audit_limits(j, &p->limits, r->cgroup_mode);
 	return audit_emit(a, e);
 }
 

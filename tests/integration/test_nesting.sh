@@ -54,6 +54,25 @@ t_nesting_needs_the_switch() {
 	assert_contains "$ERR" "cannot create a user namespace" "the inner agentbox's error"
 }
 
+# agentbox inside bubblewrap, run as an ordinary user (as root, bwrap covers /proc/irq and
+# /proc/bus, and the kernel refuses a new procfs under a covered one: agentbox says so).
+t_inside_bwrap() {
+	local as_user=()
+	[ "$(id -u)" = 0 ] && as_user=(setpriv --reuid=agentbox-test --regid=agentbox-test --clear-groups --)
+	command -v bwrap >/dev/null || fail "bwrap is not installed (tools/install-deps installs it)"
+	expect_exit 0 "${as_user[@]}" bwrap --unshare-user --unshare-pid --ro-bind / / --dev /dev \
+		--proc /proc --tmpfs /tmp -- "$AGENTBOX" -p minimal -- /bin/sh -c 'cat /proc/1/comm; hostname'
+	assert_contains "$OUT" agentbox "pid 1 of the sandbox inside bwrap"
+	# positive control for the masked-/proc rule: as root, bwrap's covers stop it, and the
+	# message says why
+	if [ "$(id -u)" = 0 ]; then
+		expect_exit 125 bwrap --unshare-user --unshare-pid --ro-bind / / --dev /dev --proc /proc \
+			--tmpfs /tmp -- "$AGENTBOX" -p minimal -- /bin/true
+		assert_contains "$ERR" "partly covered" "the error names the covered /proc"
+	fi
+}
+
 run_case nested_agentbox t_nested_agentbox
+run_case inside_bwrap t_inside_bwrap
 run_case nesting_needs_the_switch t_nesting_needs_the_switch
 finish
