@@ -4,7 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static void append(struct ab_err *e, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void append(struct ab_err *e, const char *fmt,
+							   va_list ap)
 {
 	size_t len = strnlen(e->msg, sizeof(e->msg));
 	if (len + 1 < sizeof(e->msg))

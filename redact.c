@@ -92,38 +92,83 @@ void redactor_free(struct redactor *r)
 	free(r);
 }
 
-/* Replaces every match of one rule in *s (NUL-terminated, malloc'd). */
-static int apply_rule(const struct rule *rule, char **s)
+struct span {
+	size_t start, end;
+};
+
+struct spans {
+	struct span *v;
+	size_t n, cap;
+};
+
+static int add_span(struct spans *sp, size_t start, size_t end)
 {
-	size_t off = 0;
+	if (sp->n == sp->cap) {
+		size_t cap = sp->cap ? sp->cap * 2 : 8;
+		struct span *nv = realloc(sp->v, cap * sizeof(*nv));
+		if (!nv)
+			return -1;
+		sp->v = nv;
+		sp->cap = cap;
+	}
+	sp->v[sp->n++] = (struct span){start, end};
+	return 0;
+}
+
+/* Every match of one rule in s, found in the original text so that no rule's replacement can
+ * break up another rule's secret. */
+static int collect(const struct rule *rule, const char *s, struct spans *sp)
+{
+	size_t off = 0, len = strlen(s);
 	regmatch_t m[4];
 
-	while ((*s)[off] && regexec(&rule->re, *s + off, 4, m, off ? REG_NOTBOL : 0) == 0) {
+	while (off < len && regexec(&rule->re, s + off, 4, m, off ? REG_NOTBOL : 0) == 0) {
 		regmatch_t g = m[rule->group];
-		size_t len = strlen(*s), start, end, rlen = strlen(REDACTED);
-		char *n;
-
-		if (g.rm_so < 0 || g.rm_eo <= g.rm_so) {
-			off += m[0].rm_eo > 0 ? (size_t)m[0].rm_eo : 1;
-			continue;
-		}
-		start = off + (size_t)g.rm_so;
-		end = off + (size_t)g.rm_eo;
-		if (!(n = malloc(len - (end - start) + rlen + 1)))
+		if (g.rm_so >= 0 && g.rm_eo > g.rm_so &&
+		    add_span(sp, off + (size_t)g.rm_so, off + (size_t)g.rm_eo) < 0)
 			return -1;
-		memcpy(n, *s, start);
-		memcpy(n + start, REDACTED, rlen);
-		memcpy(n + start + rlen, *s + end, len - end + 1);
-		free(*s);
-		*s = n;
-		off = start + rlen + (m[0].rm_eo > g.rm_eo ? (size_t)(m[0].rm_eo - g.rm_eo) : 0);
+		off += m[0].rm_eo > 0 ? (size_t)m[0].rm_eo : 1;
 	}
 	return 0;
 }
 
+static int by_start(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* s with the union of the spans replaced, each merged run once. */
+static char *replace_spans(const char *s, struct spans *sp)
+{
+	size_t len = strlen(s), rlen = strlen(REDACTED), out_len = 0, pos = 0;
+	char *out = malloc(len + sp->n * rlen + 1);
+
+	if (!out)
+		return NULL;
+	qsort(sp->v, sp->n, sizeof(*sp->v), by_start);
+	for (size_t i = 0; i < sp->n;) {
+		size_t start = sp->v[i].start, end = sp->v[i].end;
+		while (++i < sp->n && sp->v[i].start <= end)
+			if (sp->v[i].end > end)
+				end = sp->v[i].end;
+		if (start < pos)
+			start = pos;
+		memcpy(out + out_len, s + pos, start - pos);
+		out_len += start - pos;
+		memcpy(out + out_len, REDACTED, rlen);
+		out_len += rlen;
+		pos = end > pos ? end : pos;
+	}
+	memcpy(out + out_len, s + pos, len - pos);
+	out[out_len + len - pos] = '\0';
+	return out;
+}
+
 char *redact(const struct redactor *r, const char *s, size_t n, bool *oom)
 {
-	char *copy;
+	struct spans sp = {0};
+	char *copy, *out = NULL;
 
 	*oom = false;
 	if (!r || !n || memchr(s, '\0', n))
@@ -133,15 +178,15 @@ char *redact(const struct redactor *r, const char *s, size_t n, bool *oom)
 		return NULL;
 	}
 	for (size_t i = 0; i < r->n; i++) {
-		if (apply_rule(&r->rules[i], &copy) < 0) {
-			free(copy);
+		if (collect(&r->rules[i], copy, &sp) < 0) {
 			*oom = true;
-			return NULL;
+			goto out;
 		}
 	}
-	if (strlen(copy) == n && !memcmp(copy, s, n)) {
-		free(copy);
-		return NULL;
-	}
-	return copy;
+	if (sp.n && !(out = replace_spans(copy, &sp)))
+		*oom = true;
+out:
+	free(sp.v);
+	free(copy);
+	return out;
 }

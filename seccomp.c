@@ -195,14 +195,14 @@ static int deny_sockets(struct builder *b)
 	static const int refused[] = {0, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14, 15};
 
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
-		if (deny_if(b, "socket", SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)refused[i])) < 0)
+		if (deny_if(b, "socket", SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)refused[i], 0)) < 0)
 			return -1;
-	if (deny_if(b, "socket", SCMP_A0(SCMP_CMP_GT, AF_NETLINK)) < 0)
+	if (deny_if(b, "socket", SCMP_A0(SCMP_CMP_GT, AF_NETLINK, 0)) < 0)
 		return -1;
 	/* netlink: NETLINK_ROUTE (0) only; sock_diag and the rest reveal the host */
 	{
-		struct scmp_arg_cmp c[] = {SCMP_A0(SCMP_CMP_EQ, AF_NETLINK),
-					   SCMP_A2(SCMP_CMP_NE, 0)};
+		struct scmp_arg_cmp c[] = {SCMP_A0(SCMP_CMP_EQ, AF_NETLINK, 0),
+					   SCMP_A2(SCMP_CMP_NE, 0, 0)};
 		if (rule(b, "socket", 2, c) < 0)
 			return -1;
 	}
@@ -269,14 +269,14 @@ static int build_strict(struct builder *b)
 			return -1;
 	}
 	for (size_t i = 0; i < n_families; i++) {
-		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)families[i]);
+		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)families[i], 0);
 		if (allow_if(b, "socket", 1, &c) < 0)
 			return -1;
 	}
 	{
-		struct scmp_arg_cmp c[] = {SCMP_A0(SCMP_CMP_EQ, AF_NETLINK), SCMP_A2(SCMP_CMP_EQ, 0)};
-		struct scmp_arg_cmp q = SCMP_A0(SCMP_CMP_EQ, 0xffffffffu);
-		struct scmp_arg_cmp linux_ = SCMP_A0(SCMP_CMP_EQ, 0);
+		struct scmp_arg_cmp c[] = {SCMP_A0(SCMP_CMP_EQ, AF_NETLINK, 0), SCMP_A2(SCMP_CMP_EQ, 0, 0)};
+		struct scmp_arg_cmp q = SCMP_A0(SCMP_CMP_EQ, 0xffffffffu, 0);
+		struct scmp_arg_cmp linux_ = SCMP_A0(SCMP_CMP_EQ, 0, 0);
 		if (allow_if(b, "socket", 2, c) < 0 || allow_if(b, "personality", 1, &q) < 0 ||
 		    allow_if(b, "personality", 1, &linux_) < 0)
 			return -1;
@@ -323,8 +323,8 @@ static int load(const struct policy *p, bool no_inet, bool notify, struct ab_err
 		if (deny(&b, p->seccomp_deny.v[i]) < 0)
 			goto out;
 	if (!strict && no_inet &&
-	    (deny_if(&b, "socket", SCMP_A0(SCMP_CMP_EQ, AF_INET)) < 0 ||
-	     deny_if(&b, "socket", SCMP_A0(SCMP_CMP_EQ, AF_INET6)) < 0))
+	    (deny_if(&b, "socket", SCMP_A0(SCMP_CMP_EQ, AF_INET, 0)) < 0 ||
+	     deny_if(&b, "socket", SCMP_A0(SCMP_CMP_EQ, AF_INET6, 0)) < 0))
 		goto out;
 	if ((rc = seccomp_load(b.ctx)) < 0) {
 		ab_fail(e, -rc, "cannot load the seccomp filter");
