@@ -704,6 +704,16 @@ static int on_deny(const struct setting *s, const char *v, struct ab_err *e)
 	return net_rule(s, v, &s->p->net_deny, e);
 }
 
+static int on_method(const struct setting *s, const char *item, struct ab_err *e)
+{
+	size_t n = strlen(item);
+
+	if (n == 0 || n > 15 || strspn(item, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != n)
+		return ab_fail(e, 0, "'%s' is not an HTTP method", item),
+		       ab_hint(e, "write methods in capitals, e.g. GET, HEAD"), at_error(&s->at, e);
+	return push_item(&s->p->net_methods, item, e);
+}
+
 static int syscall_name(const struct setting *s, const char *item, struct strv *sv,
 			struct ab_err *e)
 {
@@ -953,6 +963,16 @@ LIMIT_HANDLER(on_open_files, open_files, parse_count)
 LIMIT_HANDLER(on_file_size, file_size, parse_size)
 LIMIT_HANDLER(on_tmpfs_size, tmpfs_size, parse_size)
 
+#define NET_LIMIT_HANDLER(fn, field, parser)                                                      \
+	static int fn(const struct setting *s, const char *v, struct ab_err *e)                   \
+	{                                                                                          \
+		return set_limit(s, v, &s->p->field, parser, e);                                   \
+	}
+NET_LIMIT_HANDLER(on_max_connections, net_max_connections, parse_count)
+NET_LIMIT_HANDLER(on_rate, net_rate, parse_count)
+NET_LIMIT_HANDLER(on_max_bytes_out, net_max_bytes_out, parse_size)
+NET_LIMIT_HANDLER(on_max_bytes_in, net_max_bytes_in, parse_size)
+
 static int on_cpu(const struct setting *s, const char *value, struct ab_err *e)
 {
 	if (set_limit(s, value, &s->p->limits.cpu_s, parse_duration_ms, e) < 0)
@@ -992,6 +1012,11 @@ static const struct key_spec keys[] = {
 	{"network", "mode", SINGLE, on_net_mode},
 	{"network", "allow", LIST, on_allow},
 	{"network", "deny", LIST, on_deny},
+	{"network", "methods", LIST, on_method},
+	{"network", "max-connections", SINGLE, on_max_connections},
+	{"network", "rate", SINGLE, on_rate},
+	{"network", "max-bytes-out", SINGLE, on_max_bytes_out},
+	{"network", "max-bytes-in", SINGLE, on_max_bytes_in},
 	{"limits", "timeout", SINGLE, on_timeout},
 	{"limits", "cpu", SINGLE, on_cpu},
 	{"limits", "memory", SINGLE, on_memory},
@@ -1285,6 +1310,7 @@ void policy_free(struct policy *p)
 	free(p->fs);
 	strv_free(&p->net_allow);
 	strv_free(&p->net_deny);
+	strv_free(&p->net_methods);
 	strv_free(&p->seccomp_deny);
 	strv_free(&p->seccomp_allow);
 	strv_free(&p->env_pass);
@@ -1311,6 +1337,12 @@ int policy_finish(struct policy *p, struct ab_err *e)
 		return ab_fail(e, 0, "[network] has allow/deny rules but mode is %s",
 			       net_mode_name(p->net_mode)),
 		       ab_hint(e, "set [network] mode = proxy (or --net proxy) for rules to apply");
+	if (p->net_mode != NET_PROXY && (p->net_methods.n || p->net_max_connections ||
+					 p->net_rate || p->net_max_bytes_out ||
+					 p->net_max_bytes_in))
+		return ab_fail(e, 0, "[network] has egress limits but mode is %s",
+			       net_mode_name(p->net_mode)),
+		       ab_hint(e, "set [network] mode = proxy (or --net proxy) for them to apply");
 	return 0;
 }
 
@@ -1463,6 +1495,11 @@ void policy_explain(const struct policy *p, struct json *j)
 	json_kv_str(j, "mode", net_mode_name(p->net_mode));
 	json_strv(j, "allow", &p->net_allow);
 	json_strv(j, "deny", &p->net_deny);
+	json_strv(j, "methods", &p->net_methods);
+	json_limit(j, "max_connections", p->net_max_connections);
+	json_limit(j, "rate", p->net_rate);
+	json_limit(j, "max_bytes_out", p->net_max_bytes_out);
+	json_limit(j, "max_bytes_in", p->net_max_bytes_in);
 	json_obj_end(j);
 	json_key(j, "limits");
 	json_obj_begin(j);

@@ -70,6 +70,7 @@ struct conn {
 	bool lookup_pending;    /* a resolver thread still holds this connection */
 	bool dead;              /* closed; freed when the lookup returns */
 	bool audited;
+	bool counted; /* holds one of the run's max-connections */
 	struct conn *next_dead; /* closed, freed at the end of the dispatch round */
 };
 
@@ -84,6 +85,13 @@ struct proxy {
 	size_t n_conns;
 	size_t lookups; /* resolver threads still running */
 	struct conn *graveyard;
+	/* [network] limits for the whole run */
+	const struct policy *p;
+	size_t upstreams;          /* allowed connections open now */
+	double tokens;             /* rate: a token bucket of new connections */
+	uint64_t refilled_ms;
+	uint64_t bytes_out, bytes_in;
+	bool bytes_out_hit, bytes_in_hit;
 	int audit_failed;
 	struct ab_err audit_err;
 };
@@ -196,6 +204,8 @@ static void close_conn(struct conn *c, const char *reason)
 		return;
 	if (!c->audited)
 		audit_conn(c, "allow", reason);
+	if (c->counted)
+		px->upstreams--;
 	close_endpoint(px, &c->cl);
 	close_endpoint(px, &c->up);
 	c->dead = true;
@@ -265,6 +275,45 @@ static void bad_request(struct conn *c, const char *why)
 		to_client(c, resp, (size_t)n, true);
 	}
 	audit_conn(c, "deny", why);
+}
+
+/* ---------- run limits ---------- */
+
+static void audit_limit(struct proxy *px, const char *limit)
+{
+	struct ab_err e;
+
+	json_kv_str(audit_begin(px->a, "limit"), "limit", limit);
+	if (audit_emit(px->a, &e) < 0)
+		audit_note(px, &e);
+}
+
+/* A new allowed connection: NULL when it may go on, else why not. */
+static const char *admit(struct proxy *px)
+{
+	const struct policy *p = px->p;
+	uint64_t now = now_ms();
+
+	if (p->net_max_connections && px->upstreams >= p->net_max_connections)
+		return "max-connections reached";
+	if (p->net_rate) {
+		px->tokens += (double)(now - px->refilled_ms) * (double)p->net_rate / 1000.0;
+		if (px->tokens > (double)p->net_rate)
+			px->tokens = (double)p->net_rate;
+		px->refilled_ms = now;
+		if (px->tokens < 1.0)
+			return "rate limit: too many new connections per second";
+		px->tokens -= 1.0;
+	}
+	return NULL;
+}
+
+static bool method_allowed(const struct policy *p, const char *method)
+{
+	for (size_t i = 0; i < p->net_methods.n; i++)
+		if (!strcmp(p->net_methods.v[i], method))
+			return true;
+	return p->net_methods.n == 0;
 }
 
 /* ---------- decide, resolve, connect ---------- */
@@ -380,6 +429,21 @@ static void decide(struct conn *c)
 			snprintf(why, sizeof(why), "no allow rule matches %s:%u", c->host, c->port);
 		refuse(c, why);
 		return;
+	}
+	if (!strcmp(c->proto, "http") && !method_allowed(c->px->p, c->method)) {
+		snprintf(why, sizeof(why), "method %s is not allowed ([network] methods)", c->method);
+		refuse(c, why);
+		return;
+	}
+	{
+		const char *limited = admit(c->px);
+		if (limited) {
+			audit_limit(c->px, strncmp(limited, "rate", 4) ? "connections" : "rate");
+			refuse(c, limited);
+			return;
+		}
+		c->counted = true;
+		c->px->upstreams++;
 	}
 	/* an address literal was allowed by an address rule: dial it as it is */
 	snprintf(bare, sizeof(bare), "%.*s", (int)(n >= 2 && c->host[0] == '[' ? n - 2 : n),
@@ -555,6 +619,25 @@ static void read_head(struct conn *c)
 
 /* ---------- relaying ---------- */
 
+/* Counts relayed bytes against the run's budgets; past one, the connection ends (false). */
+static bool over_budget(struct conn *c, bool outbound, uint64_t n)
+{
+	struct proxy *px = c->px;
+	uint64_t max = outbound ? px->p->net_max_bytes_out : px->p->net_max_bytes_in;
+	uint64_t *total = outbound ? &px->bytes_out : &px->bytes_in;
+	bool *hit = outbound ? &px->bytes_out_hit : &px->bytes_in_hit;
+
+	*total += n;
+	if (!max || *total <= max)
+		return true;
+	if (!*hit) {
+		*hit = true;
+		audit_limit(px, outbound ? "bytes-out" : "bytes-in");
+	}
+	close_conn(c, outbound ? "max-bytes-out reached" : "max-bytes-in reached");
+	return false;
+}
+
 /* Moves what it can along one flow; returns false when the connection was closed. */
 static bool pump(struct conn *c, struct endpoint *src, struct endpoint *dst, struct flow *f,
 		 uint64_t *counter)
@@ -565,6 +648,8 @@ static bool pump(struct conn *c, struct endpoint *src, struct endpoint *dst, str
 			f->len = (size_t)n;
 			f->off = 0;
 			*counter += (uint64_t)n;
+			if (!over_budget(c, src->side == CLIENT, (uint64_t)n))
+				return false;
 		} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
 			f->eof = true;
 		}
@@ -776,6 +861,9 @@ int proxy_start(struct proxy **out, const struct policy *p, const int fds[2], st
 		return ab_fail(e, ENOMEM, "proxy");
 	}
 	px->a = a;
+	px->p = p;
+	px->tokens = (double)p->net_rate;
+	px->refilled_ms = now_ms();
 	px->listeners[0] = fds[0];
 	px->listeners[1] = fds[1];
 	px->resolved[0] = px->resolved[1] = px->tfd = -1;
