@@ -1,27 +1,27 @@
+/* SHA-256 from Nettle: direct functions, no run-time initialisation (OpenSSL 3's provider
+ * fetch cost more than the rest of agentbox's start-up together). */
 #include "digest.h"
 
-#include <openssl/evp.h>
+#include <nettle/sha2.h>
 #include <stdio.h>
 
 static void to_hex(const unsigned char *md, char *out)
 {
-	for (int i = 0; i < 32; i++)
+	for (int i = 0; i < SHA256_DIGEST_SIZE; i++)
 		snprintf(out + 2 * i, 3, "%02x", md[i]);
 }
 
 int sha256_hex2(const void *a, size_t alen, const void *b, size_t blen,
 		char out[SHA256_HEX_LEN + 1])
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	int ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) &&
-		 EVP_DigestUpdate(ctx, a, alen) && (!blen || EVP_DigestUpdate(ctx, b, blen)) &&
-		 EVP_DigestFinal_ex(ctx, md, &mdlen) && mdlen == 32;
+	struct sha256_ctx ctx;
+	unsigned char md[SHA256_DIGEST_SIZE];
 
-	EVP_MD_CTX_free(ctx);
-	if (!ok)
-		return -1;
+	sha256_init(&ctx);
+	sha256_update(&ctx, alen, a);
+	if (blen)
+		sha256_update(&ctx, blen, b);
+	sha256_digest(&ctx, sizeof(md), md);
 	to_hex(md, out);
 	return 0;
 }

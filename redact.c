@@ -1,40 +1,22 @@
 #include "redact.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 struct rule {
 	regex_t re;
 	int group; /* the submatch replaced: 0 for the whole match */
 };
 
+/* The built-in shapes are matched by hand (no regex to compile at every start); only the
+ * profile's own patterns are regexes. */
 struct redactor {
 	struct rule *rules;
 	size_t n;
-};
-
-static const struct {
-	const char *pattern;
-	int group;
-	int flags;
-} builtin[] = {
-	/* URL userinfo: scheme://user:password@host */
-	{"[A-Za-z][A-Za-z0-9+.-]*://([^/@[:space:]\"]+)@", 1, 0},
-	/* URL query values */
-	{"[?&][^=&#?[:space:]\"]+=([^&#[:space:]\"]+)", 1, 0},
-	/* credential-bearing HTTP headers */
-	{"(proxy-authorization|authorization|cookie|set-cookie)[[:space:]]*[:=][[:space:]]*([^\"]+)",
-	 2, REG_ICASE},
-	{"(AKIA|ASIA)[0-9A-Z]{16}", 0, 0},
-	{"gh[pousr]_[A-Za-z0-9]{20,}", 0, 0},
-	{"github_pat_[A-Za-z0-9_]{20,}", 0, 0},
-	{"glpat-[A-Za-z0-9_-]{20,}", 0, 0},
-	{"xox[abposr]-[A-Za-z0-9-]{10,}", 0, 0},
-	{"sk-[A-Za-z0-9_-]{20,}", 0, 0},
-	{"-----BEGIN [A-Z ]*PRIVATE KEY-----", 0, 0},
-	{"eyJ[A-Za-z0-9_-]{4,}\\.[A-Za-z0-9_-]{4,}\\.[A-Za-z0-9_-]+", 0, 0},
 };
 
 static int compile(struct rule *r, const char *pattern, int group, int flags, struct ab_err *e)
@@ -62,16 +44,12 @@ int redact_pattern_check(const char *pattern, struct ab_err *e)
 
 int redactor_new(struct redactor **out, const struct strv *extra, struct ab_err *e)
 {
-	size_t nb = sizeof(builtin) / sizeof(builtin[0]);
 	struct redactor *r = calloc(1, sizeof(*r));
 
-	if (!r || !(r->rules = calloc(nb + (extra ? extra->n : 0), sizeof(*r->rules)))) {
+	if (!r || !(r->rules = calloc((extra ? extra->n : 0) + 1, sizeof(*r->rules)))) {
 		free(r);
 		return ab_fail(e, ENOMEM, "redactor");
 	}
-	for (size_t i = 0; i < nb; i++, r->n++)
-		if (compile(&r->rules[i], builtin[i].pattern, builtin[i].group, builtin[i].flags, e) < 0)
-			goto fail;
 	for (size_t i = 0; extra && i < extra->n; i++, r->n++)
 		if (compile(&r->rules[r->n], extra->v[i], 0, 0, e) < 0)
 			goto fail;
@@ -112,6 +90,158 @@ static int add_span(struct spans *sp, size_t start, size_t end)
 		sp->cap = cap;
 	}
 	sp->v[sp->n++] = (struct span){start, end};
+	return 0;
+}
+
+/* ---------- the built-in shapes ---------- */
+
+static bool in_set(char c, const char *set)
+{
+	return c && strchr(set, c) != NULL;
+}
+
+static bool alnum(char c)
+{
+	return isalnum((unsigned char)c);
+}
+
+static bool upper_digit(char c)
+{
+	return isdigit((unsigned char)c) || (c >= 'A' && c <= 'Z');
+}
+
+/* Length of the run at s[i] of bytes that satisfy ok or lie in extra. */
+static size_t run(const char *s, size_t i, bool (*ok)(char), const char *extra)
+{
+	size_t j = i;
+	while (s[j] && (ok(s[j]) || (extra && in_set(s[j], extra))))
+		j++;
+	return j - i;
+}
+
+/* A token: a literal prefix, then at least min bytes of its alphabet (at most max; 0: any). */
+struct token {
+	const char *prefix;
+	bool (*ok)(char);
+	const char *extra;
+	size_t min, max;
+};
+
+static const struct token tokens[] = {
+	{"AKIA", upper_digit, NULL, 16, 16}, {"ASIA", upper_digit, NULL, 16, 16},
+	{"ghp_", alnum, NULL, 20, 0},        {"gho_", alnum, NULL, 20, 0},
+	{"ghu_", alnum, NULL, 20, 0},        {"ghs_", alnum, NULL, 20, 0},
+	{"ghr_", alnum, NULL, 20, 0},        {"github_pat_", alnum, "_", 20, 0},
+	{"glpat-", alnum, "_-", 20, 0},      {"xoxa-", alnum, "-", 10, 0},
+	{"xoxb-", alnum, "-", 10, 0},        {"xoxp-", alnum, "-", 10, 0},
+	{"xoxo-", alnum, "-", 10, 0},        {"xoxs-", alnum, "-", 10, 0},
+	{"xoxr-", alnum, "-", 10, 0},        {"sk-", alnum, "_-", 20, 0},
+};
+
+static const char *const credential_headers[] = {"proxy-authorization", "authorization",
+						 "set-cookie", "cookie"};
+
+static int token_at(const char *s, size_t i, struct spans *sp)
+{
+	for (size_t t = 0; t < sizeof(tokens) / sizeof(tokens[0]); t++) {
+		size_t pl = strlen(tokens[t].prefix), n;
+		if (strncmp(s + i, tokens[t].prefix, pl))
+			continue;
+		n = run(s, i + pl, tokens[t].ok, tokens[t].extra);
+		if (n < tokens[t].min)
+			continue;
+		if (tokens[t].max && n > tokens[t].max)
+			n = tokens[t].max;
+		return add_span(sp, i, i + pl + n);
+	}
+	return 0;
+}
+
+/* eyJ<header>.<payload>.<signature> */
+static int jwt_at(const char *s, size_t i, struct spans *sp)
+{
+	size_t j = i + 3, n;
+
+	if (strncmp(s + i, "eyJ", 3))
+		return 0;
+	for (int part = 0; part < 2; part++) {
+		if ((n = run(s, j, alnum, "_-")) < 4 || s[j + n] != '.')
+			return 0;
+		j += n + 1;
+	}
+	if ((n = run(s, j, alnum, "_-")) < 1)
+		return 0;
+	return add_span(sp, i, j + n);
+}
+
+/* -----BEGIN ... PRIVATE KEY----- */
+static int pem_at(const char *s, size_t i, struct spans *sp)
+{
+	static const char head[] = "-----BEGIN ", tail[] = "PRIVATE KEY-----";
+	size_t j = i + sizeof(head) - 1;
+
+	if (strncmp(s + i, head, sizeof(head) - 1))
+		return 0;
+	for (; s[j] == ' ' || (s[j] >= 'A' && s[j] <= 'Z'); j++)
+		if (!strncmp(s + j, tail, sizeof(tail) - 1))
+			return add_span(sp, i, j + sizeof(tail) - 1);
+	return 0;
+}
+
+/* scheme://USERINFO@host */
+static int userinfo_at(const char *s, size_t i, struct spans *sp)
+{
+	size_t j = i + 3, k;
+
+	if (strncmp(s + i, "://", 3))
+		return 0;
+	for (k = j; s[k] && !in_set(s[k], "/@\"") && !isspace((unsigned char)s[k]); k++)
+		;
+	return s[k] == '@' && k > j ? add_span(sp, j, k) : 0;
+}
+
+/* ?key=VALUE or &key=VALUE */
+static int query_at(const char *s, size_t i, struct spans *sp)
+{
+	size_t k = i + 1, v;
+
+	if (s[i] != '?' && s[i] != '&')
+		return 0;
+	while (s[k] && !in_set(s[k], "=&#?\"") && !isspace((unsigned char)s[k]))
+		k++;
+	if (k == i + 1 || s[k] != '=')
+		return 0;
+	for (v = ++k; s[v] && !in_set(s[v], "&#\"") && !isspace((unsigned char)s[v]); v++)
+		;
+	return v > k ? add_span(sp, k, v) : 0;
+}
+
+/* Authorization: VALUE (up to the end or a quote) */
+static int header_at(const char *s, size_t i, struct spans *sp)
+{
+	for (size_t h = 0; h < sizeof(credential_headers) / sizeof(credential_headers[0]); h++) {
+		size_t n = strlen(credential_headers[h]), j = i + n, v;
+		if (strncasecmp(s + i, credential_headers[h], n))
+			continue;
+		while (isspace((unsigned char)s[j]))
+			j++;
+		if (s[j] != ':' && s[j] != '=')
+			continue;
+		for (j++; isspace((unsigned char)s[j]); j++)
+			;
+		for (v = j; s[v] && s[v] != '"'; v++)
+			;
+		return v > j ? add_span(sp, j, v) : 0;
+	}
+	return 0;
+}
+
+static int builtin_spans(const char *s, struct spans *sp)
+{
+	for (size_t i = 0; s[i]; i++)
+		if (token_at(s, i, sp) < 0 || jwt_at(s, i, sp) < 0 || pem_at(s, i, sp) < 0 ||
+		    userinfo_at(s, i, sp) < 0 || query_at(s, i, sp) < 0 || header_at(s, i, sp) < 0)
+			return -1;
 	return 0;
 }
 
@@ -177,6 +307,10 @@ char *redact(const struct redactor *r, const char *s, size_t n, bool *oom)
 		*oom = true;
 		return NULL;
 	}
+	if (builtin_spans(copy, &sp) < 0) {
+		*oom = true;
+		goto out;
+	}
 	for (size_t i = 0; i < r->n; i++) {
 		if (collect(&r->rules[i], copy, &sp) < 0) {
 			*oom = true;
@@ -185,6 +319,10 @@ char *redact(const struct redactor *r, const char *s, size_t n, bool *oom)
 	}
 	if (sp.n && !(out = replace_spans(copy, &sp)))
 		*oom = true;
+	if (out && !strcmp(out, copy)) {
+		free(out); /* only [REDACTED] replaced by itself: unchanged */
+		out = NULL;
+	}
 out:
 	free(sp.v);
 	free(copy);

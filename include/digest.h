@@ -1,4 +1,4 @@
-/* SHA-256 (OpenSSL's libcrypto), as lowercase hex. */
+/* SHA-256 (Nettle), as lowercase hex. */
 #ifndef AGENTBOX_DIGEST_H
 #define AGENTBOX_DIGEST_H
 
