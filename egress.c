@@ -319,6 +319,16 @@ static const char *v6_refusal(const uint8_t *a)
 	return NULL;
 }
 
+const char *egress_address_denied(const struct egress_rules *r, int family, const void *addr,
+				  unsigned port)
+{
+	for (size_t i = 0; i < r->n_deny; i++)
+		if ((!r->deny[i].port || r->deny[i].port == port) &&
+		    address_match(&r->deny[i], family, addr))
+			return r->deny_text.v[i];
+	return NULL;
+}
+
 const char *egress_address_refused(const struct egress_rules *r, int family, const void *addr,
 				   unsigned port)
 {

@@ -92,6 +92,7 @@ struct proxy {
 	uint64_t refilled_ms;
 	uint64_t bytes_out, bytes_in;
 	bool bytes_out_hit, bytes_in_hit;
+	bool cap_hit; /* PROXY_MAX_CONNECTIONS was reached at least once */
 	int audit_failed;
 	struct ab_err audit_err;
 };
@@ -203,7 +204,7 @@ static void close_conn(struct conn *c, const char *reason)
 	if (c->dead)
 		return;
 	if (!c->audited)
-		audit_conn(c, "allow", reason);
+		audit_conn(c, c->counted ? "allow" : "none", reason);
 	if (c->counted)
 		px->upstreams--;
 	close_endpoint(px, &c->cl);
@@ -248,15 +249,17 @@ static void refuse(struct conn *c, const char *why)
 		static const unsigned char denied[] = {5, 2, 0, 1, 0, 0, 0, 0, 0, 0};
 		to_client(c, denied, sizeof(denied), true); /* 0x02: not allowed by ruleset */
 	} else {
-		char body[512], resp[1024];
-		int bn = snprintf(body, sizeof(body), "agentbox denied %s:%u: %s\n", c->host, c->port,
-				  why);
-		int n = snprintf(resp, sizeof(resp),
-				 "HTTP/1.1 403 Forbidden\r\nX-Agentbox-Denied: %s\r\n"
-				 "Content-Type: text/plain\r\nConnection: close\r\n"
-				 "Content-Length: %d\r\n\r\n%s",
-				 why, bn, body);
-		to_client(c, resp, n > 0 && (size_t)n < sizeof(resp) ? (size_t)n : 0, true);
+		/* host and reason are bounded (256 and 512 bytes): both buffers always fit them */
+		char body[1024], resp[2048];
+		int n;
+		snprintf(body, sizeof(body), "agentbox denied %s:%u: %s\n", c->host, c->port, why);
+		n = snprintf(resp, sizeof(resp),
+			     "HTTP/1.1 403 Forbidden\r\nX-Agentbox-Denied: %s\r\n"
+			     "Content-Type: text/plain\r\nConnection: close\r\n"
+			     "Content-Length: %zu\r\n\r\n%s",
+			     why, strlen(body), body);
+		to_client(c, resp, n > 0 && (size_t)n < sizeof(resp) ? (size_t)n : strlen(resp),
+			  true);
 	}
 	audit_conn(c, "deny", why);
 }
@@ -319,6 +322,7 @@ static bool method_allowed(const struct policy *p, const char *method)
 /* ---------- decide, resolve, connect ---------- */
 
 static void start_connect(struct conn *c);
+static bool over_budget(struct conn *c, bool outbound, uint64_t n);
 
 static void *resolve_thread(void *arg)
 {
@@ -381,7 +385,8 @@ static void on_resolved(struct lookup *l)
 {
 	struct conn *c = l->c;
 	const struct addrinfo *ai = l->res;
-	const char *refused;
+	const char *refused, *denied;
+	const void *raw;
 	char why[512];
 
 	c->lookup_pending = false;
@@ -396,11 +401,17 @@ static void on_resolved(struct lookup *l)
 		goto out;
 	}
 	set_address(c, ai->ai_addr, ai->ai_addrlen);
-	refused = egress_address_refused(
-		&c->px->rules, ai->ai_family,
-		ai->ai_family == AF_INET ? (const void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr
-					 : (const void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr,
-		c->port);
+	raw = ai->ai_family == AF_INET
+		      ? (const void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr
+		      : (const void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
+	if ((denied = egress_address_denied(&c->px->rules, ai->ai_family, raw, c->port))) {
+		c->rule = denied;
+		snprintf(why, sizeof(why), "%s resolves to %s, denied by rule '%s'", c->host, c->addr,
+			 denied);
+		refuse(c, why);
+		goto out;
+	}
+	refused = egress_address_refused(&c->px->rules, ai->ai_family, raw, c->port);
 	if (refused) {
 		snprintf(why, sizeof(why), "%s resolves to %s, %s (allow its address or range to "
 					   "permit it)", c->host, c->addr, refused);
@@ -527,6 +538,9 @@ static void on_connected(struct conn *c)
 	c->head_len = 0;
 	c->st = ST_RELAY;
 	c->deadline_ms = 0;
+	/* the head and early bytes go out too: counted, and against the run's budget */
+	c->bytes_out += c->to_up.len;
+	over_budget(c, true, c->to_up.len);
 }
 
 /* ---------- reading the client's request ---------- */
@@ -611,7 +625,8 @@ static void read_head(struct conn *c)
 		parse_socks(c);
 	else
 		parse_http(c);
-	if (!c->dead && c->head_len == sizeof(c->head) && (c->st == ST_HTTP_HEAD ||
+	if (!c->dead && !c->close_after_flush && !c->audited && c->head_len == sizeof(c->head) &&
+	    (c->st == ST_HTTP_HEAD ||
 							     c->st == ST_SOCKS_GREETING ||
 							     c->st == ST_SOCKS_REQUEST))
 		bad_request(c, "request head too large");
@@ -752,6 +767,10 @@ static void on_accept(struct proxy *px, int which)
 			return;
 		if (px->n_conns >= PROXY_MAX_CONNECTIONS || !(c = calloc(1, sizeof(*c)))) {
 			close(fd); /* over the limit: refused at once, the loop stays responsive */
+			if (!px->cap_hit) {
+				px->cap_hit = true;
+				audit_limit(px, "connections");
+			}
 			continue;
 		}
 		c->px = px;

@@ -44,6 +44,11 @@ void egress_rules_free(struct egress_rules *r);
 bool egress_decide(const struct egress_rules *r, const char *host, unsigned port,
 		   const char **rule);
 
+/* An address a name resolved to, against the address and CIDR deny rules (a name must not
+ * reach what its address is denied by). Returns the deny rule's text, or NULL. */
+const char *egress_address_denied(const struct egress_rules *r, int family, const void *addr,
+				  unsigned port);
+
 /* The SSRF guard for an address a name resolved to: loopback, link-local, multicast,
  * unspecified, cloud metadata, private and shared ranges (and their IPv4-mapped forms) are
  * refused unless an address or CIDR allow rule covers them. Returns NULL when the address may
