@@ -244,9 +244,15 @@ void audit_counts(const struct audit *a, struct json *j)
 	json_obj_end(j);
 }
 
+/* The exit event's chain also covers the exit line itself, up to this field: its bytes are
+ * what a reader trusts most (status, cause), and no later line's prev protects them. */
 void audit_chain(const struct audit *a, struct json *j)
 {
-	json_kv_str(j, "chain", a->chain);
+	char chain[SHA256_HEX_LEN + 1];
+	const char *prefix = j->buf ? j->buf : "";
+
+	sha256_hex2(a->chain, SHA256_HEX_LEN, prefix, strlen(prefix), chain);
+	json_kv_str(j, "chain", chain);
 }
 
 /* ---------- verification ---------- */
@@ -277,6 +283,18 @@ static bool field(const char *line, const char *key, char *out, size_t size)
 		p++;
 	}
 	return false;
+}
+
+/* Where ,"key": of the last top-level occurrence starts (the comma), or NULL. */
+static const char *last_field(const char *line, const char *key)
+{
+	char pat[40];
+	const char *p = line, *found = NULL;
+
+	snprintf(pat, sizeof(pat), ",\"%s\":", key);
+	while ((p = strstr(p, pat)))
+		found = p++;
+	return found;
 }
 
 struct run_state {
@@ -320,8 +338,13 @@ static const char *check_line(struct run_state *r, const char *line, size_t len,
 	if (!field(line, "prev", prev, sizeof(prev)) || strcmp(prev, r->prev))
 		return "prev does not match the previous line (edited or deleted line)";
 	if (field(line, "event", event, sizeof(event)) && !strcmp(event, "exit")) {
-		if (!field(line, "chain", chain, sizeof(chain)) || strcmp(chain, r->chain))
-			return "chain does not match the run's lines";
+		const char *at = last_field(line, "chain");
+		char want[SHA256_HEX_LEN + 1];
+		if (!at || !field(line, "chain", chain, sizeof(chain)))
+			return "the exit event has no chain";
+		sha256_hex2(r->chain, SHA256_HEX_LEN, line, (size_t)(at - line), want);
+		if (strcmp(chain, want))
+			return "chain does not match the run's lines (edited exit event?)";
 		r->ended = true;
 	}
 	sha256_hex(line, len, r->prev);
@@ -412,7 +435,7 @@ static int summary_line(const char *line, struct summary_row *row)
 	} else if (!strcmp(event, "env") && strstr(line, "\"denied\":[\"")) {
 		const char *d = strstr(line, "\"denied\":[") + 10;
 		row->rank = 0;
-		snprintf(row->text, sizeof(row->text), "denied   env %.*s", (int)strcspn(d, "]") + 1, d);
+		snprintf(row->text, sizeof(row->text), "denied   env %.*s", (int)strcspn(d, "]"), d);
 	} else if (!strcmp(event, "exit") && field(line, "status", a, sizeof(a)) &&
 		   field(line, "cause", b, sizeof(b))) {
 		row->rank = 4;

@@ -331,6 +331,10 @@ static long read_sysctl(const char *path)
 static int userns_diagnose(int err, struct ab_err *e)
 {
 	ab_fail(e, err, "cannot create a user namespace");
+	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == 2)
+		return ab_hint(e, "a seccomp filter refuses it (an outer sandbox or a container): for "
+				  "agentbox inside agentbox, set [sandbox] nesting = true in the outer "
+				  "profile; or use [sandbox] fallback = landlock");
 	if (read_sysctl("/proc/sys/kernel/unprivileged_userns_clone") == 0)
 		return ab_hint(e, "unprivileged user namespaces are off: sysctl -w "
 				  "kernel.unprivileged_userns_clone=1");
