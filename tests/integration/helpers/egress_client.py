@@ -1,0 +1,197 @@
+# egress_client.py COMMAND ARGS...: a client for test_egress.sh, run inside the sandbox with
+# /usr/bin/python3 (standard library only). Every request has a timeout, so nothing here hangs.
+# Output is one KEY:value line per fact, for the test to assert on; the exit status is 0 unless
+# the arguments are wrong (what happened is in the output, not the status).
+#
+#   get URL [shut]           a plain request to the HTTP proxy (127.0.0.1:3128) with URL sent as
+#                            it is (no client-side normalisation of the host); with "shut", the
+#                            socket is half-closed (SHUT_WR) after the request.
+#                            Prints STATUS:<code>, DENIED:<X-Agentbox-Denied>, BODY:<body>.
+#   post URL BYTES           the same with a POST body of BYTES bytes sent with the head.
+#   tunnel HOST PORT PATH [shut]
+#                            CONNECT HOST:PORT through 127.0.0.1:3128, then a plain GET PATH
+#                            through the tunnel. Prints CONNECT:<code>, then STATUS and BODY.
+#   socks HOST PORT PATH [shut]
+#                            the same through the SOCKS5 proxy (127.0.0.1:1080), the name sent
+#                            to the proxy (socks5h). Prints SOCKS:<reply code>, STATUS, BODY.
+#   urllib URL [CAFILE]      urllib.request with an explicit ProxyHandler for http and https
+#                            (no_proxy cleared: inside the sandbox 127.0.0.1 is the sandbox's
+#                            own). Prints BODY:..., or HTTPERROR:<code>, DENIED:..., ERROR:...
+#   connect HOST PORT        a raw TCP connect, no proxy: CONNECTED, or ERRNO:<name>.
+import errno, os, socket, ssl, sys, time
+
+PROXY = ("127.0.0.1", 3128)
+SOCKS = ("127.0.0.1", 1080)
+TIMEOUT = 15
+
+
+def out(key, value=""):
+    print(f"{key}:{value}", flush=True)
+
+
+def read_all(s):
+    data = b""
+    s.settimeout(TIMEOUT)
+    try:
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            data += d
+    except socket.timeout:
+        out("ERROR", "timed out reading the response")
+    except OSError as e:
+        out("READERROR", errno.errorcode.get(e.errno, str(e)))
+    return data
+
+
+def show_response(data):
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    if not lines[0].startswith("HTTP/"):
+        out("STATUS", "none")
+        out("RAW", repr(data[:200]))
+        return
+    out("STATUS", lines[0].split(" ")[1])
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        if name.lower() == "x-agentbox-denied":
+            out("DENIED", value.strip())
+    out("BODY", body.decode("latin-1").strip())
+
+
+def host_header(url):
+    rest = url.split("://", 1)[1]
+    return rest.split("/", 1)[0]
+
+
+def cmd_get(url, shut=False, body=b"", method="GET"):
+    s = socket.create_connection(PROXY, timeout=TIMEOUT)
+    req = (f"{method} {url} HTTP/1.1\r\nHost: {host_header(url)}\r\nUser-Agent: egress-test\r\n"
+           f"Connection: close\r\n")
+    if method == "POST":
+        req += f"Content-Type: application/octet-stream\r\nContent-Length: {len(body)}\r\n"
+    s.sendall(req.encode() + b"\r\n" + body)
+    if shut:
+        s.shutdown(socket.SHUT_WR)
+    show_response(read_all(s))
+    s.close()
+
+
+def read_head(s):
+    data = b""
+    s.settimeout(TIMEOUT)
+    while b"\r\n\r\n" not in data:
+        d = s.recv(4096)
+        if not d:
+            break
+        data += d
+    return data
+
+
+def get_through(s, host, port, path, shut):
+    s.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n".encode())
+    if shut:
+        s.shutdown(socket.SHUT_WR)
+    show_response(read_all(s))
+
+
+def cmd_tunnel(host, port, path, shut=False):
+    s = socket.create_connection(PROXY, timeout=TIMEOUT)
+    s.sendall(f"CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
+    head = read_head(s)
+    code = head.split(b" ")[1].decode() if head.startswith(b"HTTP/") else "none"
+    out("CONNECT", code)
+    if code != "200":
+        show_response(head + read_all(s))
+        return
+    get_through(s, host, port, path, shut)
+
+
+def cmd_socks(host, port, path, shut=False):
+    s = socket.create_connection(SOCKS, timeout=TIMEOUT)
+    s.sendall(b"\x05\x01\x00")
+    greet = s.recv(2)
+    if greet != b"\x05\x00":
+        out("SOCKS", f"greeting {greet!r}")
+        return
+    name = host.encode()
+    s.sendall(b"\x05\x01\x00\x03" + bytes([len(name)]) + name + int(port).to_bytes(2, "big"))
+    rep = b""
+    while len(rep) < 10:
+        d = s.recv(10 - len(rep))
+        if not d:
+            break
+        rep += d
+    out("SOCKS", rep[1] if len(rep) > 1 else "closed")
+    if len(rep) < 2 or rep[1] != 0:
+        out("AFTER_REPLY", "eof" if not read_all(s) else "data")
+        return
+    get_through(s, host, port, path, shut)
+
+
+def cmd_urllib(url, cafile=None):
+    import urllib.error, urllib.request
+    for v in ("no_proxy", "NO_PROXY"):
+        os.environ.pop(v, None)
+    proxy = "http://127.0.0.1:3128"
+    handlers = [urllib.request.ProxyHandler({"http": proxy, "https": proxy})]
+    if cafile:
+        handlers.append(urllib.request.HTTPSHandler(
+            context=ssl.create_default_context(cafile=cafile)))
+    opener = urllib.request.build_opener(*handlers)
+    try:
+        with opener.open(url, timeout=TIMEOUT) as r:
+            out("BODY", r.read().decode().strip())
+    except urllib.error.HTTPError as e:
+        out("HTTPERROR", e.code)
+        out("DENIED", e.headers.get("X-Agentbox-Denied", ""))
+        out("BODY", e.read().decode(errors="replace").strip())
+    except Exception as e:
+        out("ERROR", f"{type(e).__name__}: {e}")
+
+
+def cmd_connect(host, port):
+    fam = socket.AF_INET6 if ":" in host else socket.AF_INET
+    s = None
+    try:
+        s = socket.socket(fam, socket.SOCK_STREAM)
+        s.settimeout(5)
+        s.connect((host, int(port)))
+        out("CONNECTED")
+    except socket.timeout:
+        out("ERRNO", "timeout")
+    except OSError as e:
+        out("ERRNO", errno.errorcode.get(e.errno, str(e)))
+    finally:
+        if s:
+            s.close()
+
+
+def main():
+    a = sys.argv[1:]
+    if not a:
+        sys.exit("usage: egress_client.py get|post|tunnel|socks|urllib|connect ARGS...")
+    cmd, args = a[0], a[1:]
+    shut = bool(args) and args[-1] == "shut"
+    if shut:
+        args = args[:-1]
+    t0 = time.monotonic()
+    if cmd == "get":
+        cmd_get(args[0], shut)
+    elif cmd == "post":
+        cmd_get(args[0], body=b"p" * int(args[1]), method="POST")
+    elif cmd == "tunnel":
+        cmd_tunnel(args[0], args[1], args[2], shut)
+    elif cmd == "socks":
+        cmd_socks(args[0], args[1], args[2], shut)
+    elif cmd == "urllib":
+        cmd_urllib(*args)
+    elif cmd == "connect":
+        cmd_connect(args[0], args[1])
+    else:
+        sys.exit(f"unknown command {cmd}")
+    out("ELAPSED", f"{time.monotonic() - t0:.1f}")
+
+
+main()

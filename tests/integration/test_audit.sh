@@ -1,0 +1,527 @@
+#!/bin/bash
+# The audit trail: every event of real runs is valid against docs/audit.schema.json; strings
+# are escaped and secrets redacted; env values never appear; `audit verify` finds edits,
+# deletions, reordering and truncation; the trail is out of the sandbox's reach; a trail that
+# cannot be written stops the run; AGENTBOX_RUN_ID is the run id; `audit summary` lists denials
+# first.
+. "$(dirname "$0")/lib.sh"
+
+SCHEMA="${AGENTBOX_SOURCE:-$(cd "$TEST_DIR/../.." && pwd)}/docs/audit.schema.json"
+mkdir -p "$WORK/.bin"
+
+# validate.py SCHEMA FILE...: validates every line of the files against the schema (Draft
+# 2020-12). Prints "TYPES t1 t2 ..." (the event types seen) and one "INVALID file:line (event):
+# why" per problem; for a oneOf failure, why comes from the branch of the event's own type.
+VALIDATE_PY="$WORK/.bin/validate.py"
+cat >"$VALIDATE_PY" <<'EOF'
+import json, sys
+from jsonschema import Draft202012Validator
+schema = json.load(open(sys.argv[1], encoding="utf-8"))
+Draft202012Validator.check_schema(schema)
+validator = Draft202012Validator(schema)
+branch_type = [b.get("properties", {}).get("event", {}).get("const") for b in schema["oneOf"]]
+types, problems = set(), []
+for path in sys.argv[2:]:
+    for n, raw in enumerate(open(path, "rb"), 1):
+        try:
+            e = json.loads(raw.decode("utf-8"))  # strict: invalid UTF-8 is a problem
+        except Exception as x:
+            problems.append(f"{path}:{n}: not a JSON line in UTF-8: {x}: {raw[:200]!r}")
+            continue
+        ev = e.get("event") if isinstance(e, dict) else None
+        types.add(str(ev))
+        for err in validator.iter_errors(e):
+            why = err.message
+            if err.validator == "oneOf":
+                mine = [c for c in err.context if branch_type[c.relative_schema_path[0]] == ev]
+                if mine:
+                    why = "; ".join(f"/{'/'.join(map(str, c.absolute_path))}: {c.message}"
+                                    for c in mine)
+            problems.append(f"{path}:{n} ({ev}): {why[:400]}")
+print("TYPES " + " ".join(sorted(types)))
+for p in problems:
+    print("INVALID " + p)
+sys.exit(1 if problems else 0)
+EOF
+
+# audit_query.py FILE get EVENT KEY[.KEY...]: KEY of each EVENT event (strings raw, else JSON)
+# audit_query.py FILE runs: the run ids in order of first appearance
+# audit_query.py FILE seqs RUN: "line seq event" for each event of RUN (lines from 1)
+AUDIT_PY="$WORK/.bin/audit_query.py"
+cat >"$AUDIT_PY" <<'EOF'
+import json, sys
+path, what = sys.argv[1], sys.argv[2]
+events = [json.loads(line) for line in open(path, encoding="utf-8")]
+if what == "get":
+    for e in events:
+        if e["event"] != sys.argv[3]:
+            continue
+        v = e
+        for k in sys.argv[4].split("."):
+            v = v.get(k, "-") if isinstance(v, dict) else "-"
+        print(v if isinstance(v, str) else json.dumps(v))
+elif what == "runs":
+    seen = []
+    for e in events:
+        if e["run"] not in seen:
+            seen.append(e["run"])
+    print("\n".join(seen))
+elif what == "seqs":
+    for n, e in enumerate(events, 1):
+        if e["run"] == sys.argv[3]:
+            print(n, e["seq"], e["event"])
+else:
+    sys.exit(f"unknown query {what}")
+EOF
+
+audit_get() {
+	"$PY" "$AUDIT_PY" "$1" get "$2" "$3" || fail "cannot read the audit trail $1" "$(head -c 3000 "$1")"
+}
+
+# validate FILE...: every line valid; sets TYPES to the event types seen.
+validate() {
+	[ -r "$SCHEMA" ] || fail "the schema $SCHEMA is not readable (run.sh must stage docs/ for this user)"
+	run_cmd "$PY" "$VALIDATE_PY" "$SCHEMA" "$@"
+	TYPES=$(printf '%s\n' "$OUT" | sed -n 's/^TYPES //p')
+	[ "$RC" = 0 ] || fail "events that do not match $SCHEMA:" "$(printf '%s\n' "$OUT" | grep '^INVALID' | head -20)" "$ERR"
+}
+
+# ----------------------------------------------------------------- schema ----
+
+t_schema_every_event_type() {
+	local a="$META/a.jsonl" t
+	# positive control: the validator does reject an event that breaks the schema
+	printf '{"v":1,"ts":"x","seq":0,"run":"r","event":"start","prev":"p"}\n' >"$META/bad.jsonl"
+	run_cmd "$PY" "$VALIDATE_PY" "$SCHEMA" "$META/bad.jsonl"
+	assert_eq 1 "$RC" "positive control: the validator on a broken event"
+	assert_contains "$OUT" "INVALID" "positive control: the validator on a broken event"
+
+	SECRET_TOKEN="tok-$(unique)"
+	export SECRET_TOKEN
+	cat >envdeny.ini <<-EOF
+		[sandbox]
+		include = $AGENTBOX_PROFILES/shell.ini
+		[env]
+		pass = SECRET_*
+	EOF
+	cat >proxy.ini <<-EOF
+		[sandbox]
+		include = $AGENTBOX_PROFILES/shell.ini
+		[network]
+		mode = proxy
+		allow = allowed.example
+	EOF
+	cat >fsize.ini <<-EOF
+		[sandbox]
+		include = $AGENTBOX_PROFILES/shell.ini
+		[limits]
+		file-size = 1M
+	EOF
+	cat >kill.ini <<-EOF
+		[sandbox]
+		include = $AGENTBOX_PROFILES/shell.ini
+		[seccomp]
+		action = kill
+	EOF
+	cat >strict.ini <<-EOF
+		[sandbox]
+		include = $AGENTBOX_PROFILES/shell.ini
+		[seccomp]
+		preset = strict
+	EOF
+	# start, warning (host network), mount, env (SECRET_TOKEN denied), syscall (a first and a
+	# repeat), limit (timeout), exit
+	run_cmd "$AGENTBOX" -p ./envdeny.ini --net host --timeout 1s --audit "$a" -- sh -c \
+		'unshare -U true 2>/dev/null; unshare -U true 2>/dev/null; sleep 10'
+	assert_eq 124 "$RC" "exit status of the timeout run"
+	# error: a missing --ro path; exit 125
+	run_cmd "$AGENTBOX" -p shell --ro "$CASE/missing" --audit "$a" -- true
+	assert_eq 125 "$RC" "exit status with a missing --ro path"
+	# net: a refused request through the proxy
+	run_cmd "$AGENTBOX" -p ./proxy.ini --audit "$a" -- curl -s -o /dev/null -w '%{http_code}' \
+		-x http://127.0.0.1:3128 http://denied.example/
+	assert_eq 403 "$OUT" "the proxy's answer to a denied host"
+	# the file-size limit, a killing action, and strict's ENOSYS
+	run_cmd "$AGENTBOX" -p ./fsize.ini --audit "$a" -- dd if=/dev/zero of=big bs=1M count=4 status=none
+	assert_eq 153 "$RC" "exit status past file-size"
+	run_cmd "$AGENTBOX" -p ./kill.ini --audit "$a" -- unshare -U true
+	assert_eq 137 "$RC" "exit status with action = kill"
+	run_cmd "$AGENTBOX" -p ./strict.ini --audit "$a" -- unshare -U true
+	[ "$RC" != 0 ] || fail "unshare succeeded under strict" "$(report)"
+	validate "$a"
+	for t in start warning mount env syscall limit error exit net; do
+		case " $TYPES " in
+		*" $t "*) ;;
+		*) fail "no $t event among the runs (types seen: $TYPES)" ;;
+		esac
+	done
+	assert_contains "$(audit_get "$a" env denied)" SECRET_TOKEN "the env event's denied names"
+	assert_contains "$(audit_get "$a" syscall repeat)" true "a repeat syscall event"
+	assert_contains "$(audit_get "$a" syscall action)" kill "a syscall event with action kill"
+	assert_contains "$(audit_get "$a" syscall errno)" ENOSYS "a syscall event with errno ENOSYS"
+	assert_contains "$(audit_get "$a" limit limit)" file-size "a file-size limit event"
+}
+
+# The events of a fallback run (no namespaces) and of an agentbox nested in another (no
+# listener for its filter) are valid too.
+t_schema_fallback_run() {
+	cat >outer.ini <<-EOF
+		[sandbox]
+		include = $AGENTBOX_PROFILES/minimal.ini
+		[filesystem]
+		ro = $AGENTBOX
+		ro = $AGENTBOX_PROFILES
+		ro = $CASE/inner.ini
+	EOF
+	cat >inner.ini <<-EOF
+		[sandbox]
+		include = $AGENTBOX_PROFILES/minimal.ini
+		fallback = landlock
+	EOF
+	expect_exit 0 "$AGENTBOX" -p ./outer.ini -- "$AGENTBOX" -p "$CASE/inner.ini" --audit - -- true
+	printf '%s\n' "$OUT" >"$META/inner.jsonl"
+	validate "$META/inner.jsonl"
+	assert_eq true "$(audit_get "$META/inner.jsonl" start fallback)" "the start event's fallback"
+	assert_contains "$(audit_get "$META/inner.jsonl" warning what)" fallback "the fallback warning event"
+}
+
+# -------------------------------------------------------------- escaping ----
+
+t_escaping() {
+	local a="$META/a.jsonl"
+	local args=("$(printf 'ctl\001\033[31m\177end')" "$(printf 'tab\there')" "$(printf 'new\nline')"
+		'quote"back\slash' "$(printf '\xff\xfe')" "$(printf 'mixed\xc3(\xe2\x82\xacok')" 'héllo ✓')
+	cat >"$META/argv.py" <<-'EOF'
+		import json, os, sys
+		# argv.py AUDIT ARG...: the start event's argv (after the command) decoded from JSON
+		# equals the arguments' bytes decoded as UTF-8 with invalid bytes as U+FFFD
+		start = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")][0]
+		got = start["argv"][2:]
+		want = [os.fsencode(a).decode("utf-8", "replace") for a in sys.argv[2:]]
+		if got != want:
+		    sys.exit(f"argv in the audit: {got!r}\nexpected: {want!r}")
+		print("ARGV-OK")
+	EOF
+	# the command prints the hex of the bytes it got: the escaping is the audit's alone
+	cat >"$META/hex.py" <<-'EOF'
+		import os, sys
+		print(" ".join(os.fsencode(a).hex() for a in sys.argv[1:]))
+	EOF
+	cp "$META/hex.py" hex.py
+	expect_exit 0 "$PY" hex.py "${args[@]}"
+	local host_hex=$OUT
+	expect_exit 0 "$AGENTBOX" -p shell --audit "$a" -- /usr/bin/python3 hex.py "${args[@]}"
+	assert_eq "$host_hex" "$OUT" "positive control: the bytes the sandboxed command got"
+	# one JSON object per line: the newline in an argument did not split the event
+	assert_eq 1 "$(grep -c '"event":"start"' "$a")" "start events"
+	validate "$a"
+	run_cmd "$PY" "$META/argv.py" "$a" "${args[@]}"
+	[ "$RC" = 0 ] || fail "the decoded argv does not match" "$(report)"
+	# and the raw line holds the escapes, no raw control byte
+	local line
+	line=$(grep '"event":"start"' "$a")
+	assert_contains "$line" 'ctl\u0001\u001b[31m\u007fend' "the control characters' escapes"
+	assert_contains "$line" 'tab\there' "the tab's escape"
+	assert_contains "$line" 'new\nline' "the newline's escape"
+	assert_contains "$line" 'quote\"back\\slash' "the quote's and backslash's escapes"
+	if LC_ALL=C grep -q '[[:cntrl:]]' <<<"$line"; then
+		fail "a raw control character in the start line: $line"
+	fi
+}
+
+# ------------------------------------------------------------- redaction ----
+
+t_redaction() {
+	local a="$META/a.jsonl" s
+	local custom
+	custom="internal-$(printf '%032x' "$RANDOM$RANDOM")"
+	local secrets=(
+		"https://alice:s3cr3tpw@host.example/?token=tok3n-abc123"
+		"AKIAIOSFODNN7EXAMPLE"
+		"ghp_0123456789abcdefghijABCDEFGHIJ012345"
+		"glpat-AbCdEfGhIjKlMnOpQrSt"
+		"xoxb-123456789012-abcdefghijklmn"
+		"sk-live0123456789abcdefghij"
+		"-----BEGIN RSA PRIVATE KEY-----"
+		"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+		"$custom"
+	)
+	# what must not appear: each secret, or its secret part
+	local needles=(s3cr3tpw "alice:s3cr3tpw" tok3n-abc123 AKIAIOSFODNN7EXAMPLE
+		ghp_0123456789abcdefghijABCDEFGHIJ012345 glpat-AbCdEfGhIjKlMnOpQrSt
+		xoxb-123456789012-abcdefghijklmn sk-live0123456789abcdefghij "BEGIN RSA PRIVATE KEY"
+		eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0 dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U
+		"$custom")
+	cat >redact.ini <<-EOF
+		[sandbox]
+		include = $AGENTBOX_PROFILES/shell.ini
+		[audit]
+		redact = internal-[0-9a-f]{32}
+	EOF
+	expect_exit 0 "$AGENTBOX" -p ./redact.ini --audit "$a" -- printf '%s\n' "${secrets[@]}"
+	# positive control: the command got every secret unchanged
+	for s in "${secrets[@]}"; do
+		assert_contains "$OUT" "$s" "positive control: the command's argument"
+	done
+	# a setup error whose message holds a secret (a missing path) is redacted too
+	run_cmd "$AGENTBOX" -p ./redact.ini --audit "$a" --ro "$CASE/ghp_0123456789abcdefghijABCDEFGHIJ012345" -- true
+	assert_eq 125 "$RC" "exit status with a missing --ro path"
+	assert_contains "$ERR" "ghp_0123456789abcdefghijABCDEFGHIJ012345" "positive control: stderr names the path"
+	assert_eq 2 "$(grep -c '"event":"exit"' "$a")" "exit events in the trail (both runs)"
+	for s in "${needles[@]}"; do
+		if grep -qF -- "$s" "$a"; then
+			fail "a secret is in the audit trail: $s" "$(grep -F -- "$s" "$a" | head -c 1500)"
+		fi
+	done
+	grep -qF '[REDACTED]' "$a" || fail "no [REDACTED] in the audit trail" "$(head -c 2000 "$a")"
+	assert_contains "$(audit_get "$a" error message)" "[REDACTED]" "the error event's message"
+	validate "$a"
+}
+
+t_env_values_never_logged() {
+	local a="$META/a.jsonl" value setvalue
+	value="value-xyz-$(unique)"
+	setvalue="setval-$(unique)"
+	export SECRET_TOKEN=$value
+	cat >pass.ini <<-EOF
+		[sandbox]
+		include = $AGENTBOX_PROFILES/base-usr.ini
+		workdir = /
+		[env]
+		pass = SECRET_TOKEN
+		set = OTHER_SETTING=$setvalue
+	EOF
+	expect_exit 0 "$AGENTBOX" -p ./pass.ini --audit "$a" -- env
+	# positive control: the command does get both values
+	assert_contains "$OUT" "SECRET_TOKEN=$value" "positive control: the passed variable"
+	assert_contains "$OUT" "OTHER_SETTING=$setvalue" "positive control: the set variable"
+	assert_contains "$(audit_get "$a" env passed)" '"SECRET_TOKEN"' "the env event's passed names"
+	assert_contains "$(audit_get "$a" env set)" '"OTHER_SETTING"' "the env event's set names"
+	if grep -qF -- "$value" "$a"; then
+		fail "SECRET_TOKEN's value is in the audit trail" "$(grep -F -- "$value" "$a")"
+	fi
+	if grep -qF -- "$setvalue" "$a"; then
+		fail "a set value is in the audit trail" "$(grep -F -- "$setvalue" "$a")"
+	fi
+}
+
+# ---------------------------------------------------------------- verify ----
+
+# Three runs appended to one file.
+three_runs() {
+	local i
+	for i in 0 1 2; do
+		run_cmd "$AGENTBOX" -p minimal --audit "$1" -- sh -c "exit $i"
+		assert_eq "$i" "$RC" "exit status of run $((i + 1))"
+	done
+}
+
+# tamper SRC DST MODE: writes a damaged copy; prints "RUN SEQ" of the event the damage is at
+# (the second run's 5th event; the third run's exit event for truncate; the second run's exit
+# event for exit-status).
+TAMPER_PY="$WORK/.bin/tamper.py"
+cat >"$TAMPER_PY" <<'EOF'
+import json, sys
+src, dst, mode = sys.argv[1:4]
+lines = open(src, "rb").read().splitlines(True)
+ev = [json.loads(l) for l in lines]
+runs = []
+for e in ev:
+    if e["run"] not in runs:
+        runs.append(e["run"])
+def index(run, seq):
+    return next(i for i, e in enumerate(ev) if e["run"] == run and e["seq"] == seq)
+run = runs[1]
+k = index(run, 5)
+seq = 5
+if mode == "edit":
+    l = lines[k].decode()
+    e = ev[k]
+    # the timestamp's last digit: still valid JSON, same length
+    ts = e["ts"]
+    t2 = ts[:-2] + ("1" if ts[-2] != "1" else "2") + "Z"
+    lines[k] = l.replace(ts, t2, 1).encode()
+elif mode == "delete":
+    del lines[k]
+elif mode == "swap":
+    lines[k], lines[k + 1] = lines[k + 1], lines[k]
+elif mode == "truncate":
+    run = runs[2]
+    k = max(i for i, e in enumerate(ev) if e["run"] == run)
+    seq = ev[k]["seq"]
+    keep = b"".join(lines[:k]) + lines[k][: len(lines[k]) // 2]
+    open(dst, "wb").write(keep)
+    print(run, seq)
+    sys.exit(0)
+elif mode == "exit-status":
+    k = max(i for i, e in enumerate(ev) if e["run"] == run)
+    seq = ev[k]["seq"]
+    l = lines[k].decode()
+    assert '"status":1,' in l and '"code":1,' in l, l
+    lines[k] = l.replace('"status":1,', '"status":0,').replace('"code":1,', '"code":0,').encode()
+else:
+    sys.exit("unknown mode " + mode)
+open(dst, "wb").write(b"".join(lines))
+print(run, seq)
+EOF
+
+# broken MODE: verify of the damaged copy exits 1 with a BROKEN line naming the run and the seq
+# of the damage (or the next one, where the damage shows: an edited line is caught by the next
+# line's prev).
+broken() {
+	local mode=$1 a="$META/a.jsonl" run seq
+	three_runs "$a"
+	# positive control: the intact file verifies
+	expect_exit 0 "$AGENTBOX" audit verify "$a"
+	assert_contains "$OUT" "OK: 3 run(s)" "audit verify on the intact file"
+	run_cmd "$PY" "$TAMPER_PY" "$a" "$META/bad.jsonl" "$mode"
+	[ "$RC" = 0 ] || fail "cannot damage the file ($mode)" "$(report)"
+	read -r run seq <<<"$OUT"
+	expect_exit 1 "$AGENTBOX" audit verify "$META/bad.jsonl"
+	case "$OUT" in
+	*"BROKEN: run $run seq $seq "* | *"BROKEN: run $run seq $((seq + 1)) "* | \
+		*"BROKEN: run $run ends at seq $((seq - 1)) "*) ;;
+	*) fail "audit verify after '$mode' at run $run seq $seq does not name it" "$(report)" ;;
+	esac
+}
+
+t_verify_intact() {
+	local a="$META/a.jsonl" c="$META/concurrent.jsonl" p1 p2 p3
+	three_runs "$a"
+	expect_exit 0 "$AGENTBOX" audit verify "$a"
+	assert_contains "$OUT" "OK: 3 run(s)" "audit verify on three appended runs"
+	validate "$a"
+	# three runs appending at once: each run is its own chain
+	"$AGENTBOX" -p minimal --audit "$c" -- sh -c 'for i in 1 2 3 4 5; do unshare -U true 2>/dev/null; done' &
+	p1=$!
+	"$AGENTBOX" -p minimal --audit "$c" -- sh -c 'for i in 1 2 3 4 5; do unshare -U true 2>/dev/null; done' &
+	p2=$!
+	"$AGENTBOX" -p minimal --audit "$c" -- sh -c 'for i in 1 2 3 4 5; do unshare -U true 2>/dev/null; done' &
+	p3=$!
+	wait "$p1" "$p2" "$p3"
+	expect_exit 0 "$AGENTBOX" audit verify "$c"
+	assert_contains "$OUT" "OK: 3 run(s)" "audit verify on three concurrent runs"
+}
+
+t_verify_edited_line() {
+	broken edit
+}
+
+t_verify_deleted_line() {
+	broken delete
+}
+
+t_verify_swapped_lines() {
+	broken swap
+}
+
+t_verify_truncated() {
+	broken truncate
+}
+
+# The exit event is an event too: an edited status (a failure made a success) must not verify.
+t_verify_edited_exit_event() {
+	broken exit-status
+}
+
+# ----------------------------------------------------- the trail's reach ----
+
+t_audit_file_out_of_reach() {
+	local a="$META/a.jsonl"
+	# positive control: on the host the file is there
+	expect_exit 0 "$AGENTBOX" -p shell --audit "$a" -- true
+	expect_exit 0 ls "$a"
+	# not bound: the sandbox cannot see it
+	run_cmd "$AGENTBOX" -p shell --audit "$a" -- ls "$a"
+	[ "$RC" != 0 ] || fail "ls of the audit file succeeded in the sandbox" "$(report)"
+	assert_contains "$ERR" "No such file or directory" "ls of the audit file in the sandbox"
+	# bound (under the rw workspace): visible, read-only
+	local b="$CASE/audit.jsonl"
+	expect_exit 0 "$AGENTBOX" -p shell --audit "$b" -- sh -c \
+		'head -c 20 "$1"; echo; if echo forged >>"$1"; then echo APPENDED; else echo REFUSED; fi;
+		 if (true >"$1"); then echo TRUNCATED; else echo REFUSED; fi' sh "$b"
+	assert_contains "$OUT" '{"v":1,' "the bound audit file is readable"
+	assert_not_contains "$OUT" APPENDED "appending to the bound audit file"
+	assert_not_contains "$OUT" TRUNCATED "truncating the bound audit file"
+	grep -qx forged "$b" && fail "the sandbox wrote to the audit file" "$(tail -c 600 "$b")"
+	expect_exit 0 "$AGENTBOX" audit verify "$b"
+	# positive control: a sibling file in the same rw workspace is writable
+	expect_exit 0 "$AGENTBOX" -p shell --audit "$b" -- sh -c 'echo written >>"$1"' sh "$CASE/sibling"
+	assert_eq written "$(cat "$CASE/sibling")" "positive control: a sibling of the audit file"
+}
+
+t_write_failure_stops() {
+	cat >continue.ini <<-EOF
+		[sandbox]
+		include = $AGENTBOX_PROFILES/shell.ini
+		[audit]
+		on-failure = continue
+	EOF
+	# positive control: with a writable trail the command runs and touches the marker
+	expect_exit 0 "$AGENTBOX" -p shell --audit "$META/a.jsonl" -- touch "$CASE/marker-ok"
+	assert_exists "$CASE/marker-ok" "positive control: the marker with a writable trail"
+	expect_exit 125 "$AGENTBOX" -p shell --audit /dev/full -- touch "$CASE/marker-stop"
+	assert_contains "$ERR" "cannot write the audit trail" "stderr when the trail cannot be written"
+	assert_absent "$CASE/marker-stop" "the command ran although its trail could not be written"
+	expect_exit 0 "$AGENTBOX" -p ./continue.ini --audit /dev/full -- touch "$CASE/marker-continue"
+	assert_exists "$CASE/marker-continue" "on-failure = continue: the command's marker"
+	assert_contains "$ERR" "cannot write the audit trail" "stderr with on-failure = continue"
+}
+
+t_run_id() {
+	local a="$META/a.jsonl"
+	expect_exit 0 "$AGENTBOX" -p shell --audit "$a" -- sh -c 'echo "$AGENTBOX_RUN_ID"'
+	local inside=$OUT run
+	run=$(audit_get "$a" start run)
+	[[ "$inside" =~ ^[0-9a-f]{32}$ ]] || fail "AGENTBOX_RUN_ID inside is '$inside'"
+	assert_eq "$run" "$inside" "AGENTBOX_RUN_ID against the audit's run"
+	# positive control: another run has another id
+	expect_exit 0 "$AGENTBOX" -p shell -- sh -c 'echo "$AGENTBOX_RUN_ID"'
+	[ "$OUT" != "$inside" ] || fail "two runs had the same AGENTBOX_RUN_ID $OUT"
+}
+
+t_summary_denials_first() {
+	local a="$META/a.jsonl"
+	SECRET_TOKEN="tok-$(unique)"
+	export SECRET_TOKEN
+	cat >envdeny.ini <<-EOF
+		[sandbox]
+		include = $AGENTBOX_PROFILES/shell.ini
+		[env]
+		pass = SECRET_*
+	EOF
+	run_cmd "$AGENTBOX" -p ./envdeny.ini --net host --timeout 1s --audit "$a" -- sh -c \
+		'unshare -U true 2>/dev/null; sleep 10'
+	assert_eq 124 "$RC" "exit status of the run"
+	# positive control: in the file the warning comes before the denials, so the order below
+	# is the summary's own
+	local order
+	order=$(grep -o '"event":"[a-z]*"' "$a" | cut -d'"' -f4 | grep -E '^(warning|syscall)$' | uniq | tr '\n' ' ')
+	assert_eq "warning syscall " "$order" "positive control: the order of events in the file"
+	expect_exit 0 "$AGENTBOX" audit summary "$a"
+	local kinds
+	kinds=$(printf '%s\n' "$OUT" | sed -n 's/^  \([a-z]*\) .*/\1/p' | tr '\n' ' ')
+	# the two denials, then the limit, the warnings (host network; and, where no cgroup is
+	# writable, shell.ini's process limit), then the outcome
+	[[ "$kinds" =~ ^denied\ denied\ limit\ (warning\ )+exit\ $ ]] ||
+		fail "the kinds of the summary's rows, in order: '$kinds'" "$(report)"
+	assert_contains "$OUT" "SECRET_TOKEN" "the summary's env denial"
+	assert_contains "$OUT" "unshare" "the summary's syscall denial"
+}
+
+run_case schema_every_event_type t_schema_every_event_type
+run_case schema_fallback_run t_schema_fallback_run
+run_case escaping t_escaping
+run_case redaction t_redaction
+run_case env_values_never_logged t_env_values_never_logged
+run_case verify_intact t_verify_intact
+run_case verify_edited_line t_verify_edited_line
+run_case verify_deleted_line t_verify_deleted_line
+run_case verify_swapped_lines t_verify_swapped_lines
+run_case verify_truncated t_verify_truncated
+run_case verify_edited_exit_event t_verify_edited_exit_event
+run_case audit_file_out_of_reach t_audit_file_out_of_reach
+run_case write_failure_stops t_write_failure_stops
+run_case run_id t_run_id
+run_case summary_denials_first t_summary_denials_first
+finish
