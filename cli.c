@@ -220,15 +220,18 @@ static int parse_args(int argc, char **argv, struct cli *c, const char *cwd, str
 /* ${HOME}, ${USER}, ${UID}, ${CWD}, ${TMPDIR} for the profile. */
 static void collect_vars(struct policy_vars *v, char *cwd, char *uid, size_t uid_size)
 {
-	struct passwd *pw = getpwuid(getuid());
+	struct passwd *pw = NULL;
 
 	snprintf(uid, uid_size, "%u", (unsigned)getuid());
 	v->uid = uid;
 	v->cwd = cwd;
 	v->home = getenv("HOME");
+	v->user = getenv("USER");
+	/* the user database only when the environment does not say (it costs nsswitch) */
+	if (!v->home || v->home[0] != '/' || !v->user)
+		pw = getpwuid(getuid());
 	if ((!v->home || v->home[0] != '/') && pw)
 		v->home = pw->pw_dir;
-	v->user = getenv("USER");
 	if (!v->user && pw)
 		v->user = pw->pw_name;
 	v->tmpdir = getenv("TMPDIR");

@@ -69,6 +69,8 @@ struct run {
 	pid_t supervisor;
 	int proxy_fds[2]; /* proxy mode: listeners made in the sandbox's network namespace */
 	struct proxy *proxy;
+	uid_t outer_uid; /* the caller's ids, which the sandbox maps */
+	gid_t outer_gid;
 	sigset_t sigs, oldmask;
 	pid_t pid1;
 	struct seccomp_monitor *monitor;
@@ -182,6 +184,8 @@ static int send_ready(struct run *r)
 
 static int warn(struct audit *a, const char *what, const char *message, struct ab_err *e);
 static int write_file(const char *path, const char *text, struct ab_err *e);
+static int write_maps(const struct policy *p, const char *proc, uid_t outer_uid, gid_t outer_gid,
+		      struct ab_err *e);
 
 /* ---------------------------------------------------------------- pid 1 ---- */
 
@@ -278,6 +282,13 @@ static _Noreturn void init_loop(struct run *r, pid_t cmd)
 	}
 }
 
+/* The supervisor's end of the socket is closed only when it died. */
+static bool supervisor_gone(int sock)
+{
+	struct pollfd pfd = {sock, POLLIN | POLLRDHUP, 0};
+	return poll(&pfd, 1, 0) < 0 || (pfd.revents & (POLLHUP | POLLRDHUP | POLLERR));
+}
+
 static _Noreturn void child_main(struct run *r)
 {
 	struct ab_err e = {0};
@@ -292,7 +303,16 @@ static _Noreturn void child_main(struct run *r)
 	r->sigfd = signalfd(-1, &r->sigs, SFD_CLOEXEC);
 	if (r->sigfd < 0)
 		_exit(125);
-	if (recv_msg(r->sock[1], &m) != 1 || m.type != MSG_GO)
+	/* a single mapping of the creator's own ids may be written from inside: no round trip */
+	if (write_maps(r->p, "/proc/self", r->outer_uid, r->outer_gid, &e) < 0) {
+		send_msg(r->sock[1], MSG_ERROR, e.errnum, e.msg);
+		_exit(125);
+	}
+	/* GO: the supervisor is alive (set before PDEATHSIG could matter) and, when limits use a
+	 * cgroup, has moved this process into it; without a cgroup, a hung-up socket says the
+	 * supervisor died before PDEATHSIG was armed */
+	if (r->cgroup_mode != CGROUP_NONE ? recv_msg(r->sock[1], &m) != 1 || m.type != MSG_GO
+					  : supervisor_gone(r->sock[1]))
 		_exit(125);
 	if (child_setup(r, &e) < 0) {
 		send_msg(r->sock[1], MSG_ERROR, e.errnum, e.msg);
@@ -372,26 +392,27 @@ static int write_file(const char *path, const char *text, struct ab_err *e)
 
 /* The caller's uid and gid map to themselves inside, or to [sandbox] uid/gid; setgroups is
  * denied. */
-static int write_maps(const struct policy *p, pid_t pid, struct ab_err *e)
+static int write_maps(const struct policy *p, const char *proc, uid_t outer_uid, gid_t outer_gid,
+		      struct ab_err *e)
 {
-	unsigned uid = p->uid >= 0 ? (unsigned)p->uid : (unsigned)getuid();
-	unsigned gid = p->gid >= 0 ? (unsigned)p->gid : (unsigned)getgid();
+	unsigned uid = p->uid >= 0 ? (unsigned)p->uid : (unsigned)outer_uid;
+	unsigned gid = p->gid >= 0 ? (unsigned)p->gid : (unsigned)outer_gid;
 	char path[64], map[64];
 
-	snprintf(path, sizeof(path), "/proc/%d/setgroups", (int)pid);
+	snprintf(path, sizeof(path), "%s/setgroups", proc);
 	if (write_file(path, "deny", e) < 0)
 		return -1;
-	snprintf(path, sizeof(path), "/proc/%d/uid_map", (int)pid);
-	snprintf(map, sizeof(map), "%u %u 1\n", uid, (unsigned)getuid());
+	snprintf(path, sizeof(path), "%s/uid_map", proc);
+	snprintf(map, sizeof(map), "%u %u 1\n", uid, (unsigned)outer_uid);
 	if (write_file(path, map, e) < 0) {
-		if (e->errnum == EPERM && getuid() == 0)
+		if (e->errnum == EPERM && outer_uid == 0)
 			ab_hint(e, "uid 0 can be mapped only with CAP_SETFCAP (Linux >= 5.12), which a "
 				   "sandbox drops; give the outer sandbox [sandbox] uid = 1000, or run it as "
 				   "an ordinary user");
 		return -1;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/gid_map", (int)pid);
-	snprintf(map, sizeof(map), "%u %u 1\n", gid, (unsigned)getgid());
+	snprintf(path, sizeof(path), "%s/gid_map", proc);
+	snprintf(map, sizeof(map), "%u %u 1\n", gid, (unsigned)outer_gid);
 	return write_file(path, map, e);
 }
 
@@ -1054,7 +1075,8 @@ static void close_run(struct run *r)
 int sandbox_run(const struct policy *p, struct audit *a, const struct mount_protect *protect,
 		struct sandbox_result *res, struct ab_err *e)
 {
-	struct run r = {.p = p, .sock = {-1, -1}, .sigfd = -1, .listener = -1, .proxy_fds = {-1, -1}};
+	struct run r = {.p = p, .sock = {-1, -1}, .sigfd = -1, .listener = -1, .proxy_fds = {-1, -1},
+			.outer_uid = getuid(), .outer_gid = getgid()};
 	int rc = -1;
 
 	sigprocmask(SIG_SETMASK, NULL, &r.oldmask);
@@ -1068,9 +1090,9 @@ int sandbox_run(const struct policy *p, struct audit *a, const struct mount_prot
 	}
 	if (clone_sandbox(&r, e) < 0)
 		goto out;
-	if (write_maps(p, r.pid1, e) < 0 ||
-	    cgroup_apply(&r.cgroup, r.cgroup_mode, &p->limits, r.pid1, audit_run_id(a), e) < 0 ||
-	    send_msg(r.sock[0], MSG_GO, 0, NULL) < 0) {
+	if (r.cgroup_mode != CGROUP_NONE &&
+	    (cgroup_apply(&r.cgroup, r.cgroup_mode, &p->limits, r.pid1, audit_run_id(a), e) < 0 ||
+	     send_msg(r.sock[0], MSG_GO, 0, NULL) < 0)) {
 		if (!e->msg[0])
 			ab_fail(e, errno, "cannot start the sandbox");
 		kill_and_reap(&r);
