@@ -625,12 +625,12 @@ static int supervise(struct run *r, struct audit *a, struct sandbox_result *res,
 			return ab_fail(e, errno, "cannot arm the timeout");
 		}
 	}
+	struct pollfd fds[5] = {{r->sigfd, POLLIN, 0},
+				{r->sock[0], POLLIN, 0},
+				{s.tfd, POLLIN, 0},
+				{r->monitor ? seccomp_monitor_fd(r->monitor) : -1, POLLIN, 0},
+				{r->proxy ? proxy_fd(r->proxy) : -1, POLLIN, 0}};
 	for (;;) {
-		struct pollfd fds[5] = {{r->sigfd, POLLIN, 0},
-					{r->sock[0], POLLIN, 0},
-					{s.tfd, POLLIN, 0},
-					{r->monitor ? seccomp_monitor_fd(r->monitor) : -1, POLLIN, 0},
-					{r->proxy ? proxy_fd(r->proxy) : -1, POLLIN, 0}};
 		struct signalfd_siginfo si;
 
 		if (reap_pid1(r, &status, &res->ru))
@@ -661,9 +661,13 @@ static int supervise(struct run *r, struct audit *a, struct sandbox_result *res,
 			kill_and_reap(r);
 			break;
 		}
+		/* an fd that hung up with nothing left to read is done: polling it again would spin
+		 * (the filter's listener once the command is gone, the socket once pid 1 is) until
+		 * SIGCHLD says pid 1 can be reaped */
+		for (size_t i = 1; i < 5; i++)
+			if ((fds[i].revents & (POLLHUP | POLLERR | POLLNVAL)) && !(fds[i].revents & POLLIN))
+				fds[i].fd = -1;
 	}
-	if (r->monitor && seccomp_monitor_flush(r->monitor, a, e) < 0)
-		rc = -1;
 	while (!s.have_exit && poll(&(struct pollfd){r->sock[0], POLLIN, 0}, 1, 0) == 1) {
 		struct msg m;
 		if (recv_msg(r->sock[0], &m) != 1)
