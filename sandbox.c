@@ -668,6 +668,8 @@ static int supervise(struct run *r, struct audit *a, struct sandbox_result *res,
 			if ((fds[i].revents & (POLLHUP | POLLERR | POLLNVAL)) && !(fds[i].revents & POLLIN))
 				fds[i].fd = -1;
 	}
+	if (r->monitor && seccomp_monitor_flush(r->monitor, a, e) < 0)
+		rc = -1;
 	while (!s.have_exit && poll(&(struct pollfd){r->sock[0], POLLIN, 0}, 1, 0) == 1) {
 		struct msg m;
 		if (recv_msg(r->sock[0], &m) != 1)
