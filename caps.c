@@ -6,15 +6,16 @@
 #include <sys/capability.h>
 #include <sys/prctl.h>
 
+/* One prctl per capability: the kernel's EINVAL past its last one ends the loop. */
 static int drop_bounding(struct ab_err *e)
 {
-	for (int cap = 0; cap <= CAP_LAST_CAP || CAP_IS_SUPPORTED(cap); cap++) {
-		if (!CAP_IS_SUPPORTED(cap))
-			break;
-		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
-			return ab_fail(e, errno, "cannot drop capability %d from the bounding set", cap);
+	for (int cap = 0;; cap++) {
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0)
+			continue;
+		if (errno == EINVAL && cap > CAP_SETFCAP)
+			return 0;
+		return ab_fail(e, errno, "cannot drop capability %d from the bounding set", cap);
 	}
-	return 0;
 }
 
 static bool has_setpcap(void)

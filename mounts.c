@@ -634,7 +634,8 @@ static int mount_proc(struct root *r, const char *dest, struct ab_err *e)
 	return rc;
 }
 
-static int mount_devpts(struct root *r, struct ab_err *e)
+/* A detached devpts instance of the sandbox's own. */
+static int new_devpts(struct ab_err *e)
 {
 	int fs = fsopen("devpts", FSOPEN_CLOEXEC), mnt, rc;
 
@@ -649,37 +650,80 @@ static int mount_devpts(struct root *r, struct ab_err *e)
 	}
 	mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
 	close(fs);
-	if (mnt < 0)
-		return ab_fail(e, errno, "fsmount devpts");
-	rc = attach(r, mnt, "/dev/pts", true, e);
+	return mnt < 0 ? ab_fail(e, errno, "fsmount devpts") : mnt;
+}
+
+/* Mounts mnt on NAME, a new entry of the fresh /dev tmpfs held by dev (no path walk needed:
+ * agentbox made that directory a moment ago and nothing else can write it). */
+static int dev_entry(int dev, int mnt, const char *name, bool dir, struct ab_err *e)
+{
+	int fd;
+
+	if (dir ? mkdirat(dev, name, 0755) < 0
+		: (fd = openat(dev, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW,
+			       0644)) < 0 || close(fd) < 0)
+		return ab_fail(e, errno, "/dev/%s", name);
+	if (move_mount(mnt, "", dev, name, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return ab_fail(e, errno, "cannot mount /dev/%s", name);
+	return 0;
+}
+
+static int dev_node(int dev, const char *name, struct ab_err *e)
+{
+	char src[32];
+	int fd, tree, rc;
+
+	snprintf(src, sizeof(src), "/dev/%s", name);
+	if ((fd = open_source(src, e)) < 0)
+		return -1;
+	tree = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	close(fd);
+	if (tree < 0)
+		return ab_fail(e, errno, "cannot clone %s", src);
+	rc = set_attr(tree, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false) < 0
+		     ? ab_fail(e, errno, "cannot set mount flags on %s", src)
+		     : dev_entry(dev, tree, name, false, e);
+	close(tree);
+	return rc;
+}
+
+static int fill_dev(struct root *r, int dev, uint64_t shm_size, struct ab_err *e)
+{
+	static const char *const nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
+	static const char *const links[][2] = {
+		{"pts/ptmx", "ptmx"},           {"/proc/self/fd", "fd"},
+		{"/proc/self/fd/0", "stdin"}, {"/proc/self/fd/1", "stdout"},
+		{"/proc/self/fd/2", "stderr"},
+	};
+	int mnt, rc;
+
+	for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++)
+		if (dev_node(dev, nodes[i], e) < 0)
+			return -1;
+	if ((mnt = new_devpts(e)) < 0)
+		return -1;
+	rc = dev_entry(dev, mnt, "pts", true, e);
 	close(mnt);
+	if (rc < 0 || (mnt = new_tmpfs(shm_size, "1777", 0, e)) < 0)
+		return -1;
+	rc = own(r, mnt, e) < 0 ? -1 : dev_entry(dev, mnt, "shm", true, e);
+	close(mnt);
+	for (size_t i = 0; rc == 0 && i < sizeof(links) / sizeof(links[0]); i++)
+		if (symlinkat(links[i][0], dev, links[i][1]) < 0)
+			rc = ab_fail(e, errno, "symlink /dev/%s", links[i][1]);
 	return rc;
 }
 
 static int mount_dev(struct root *r, uint64_t shm_size, struct ab_err *e)
 {
-	static const char *const nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
-	static const char *const links[][2] = {
-		{"pts/ptmx", "/dev/ptmx"},      {"/proc/self/fd", "/dev/fd"},
-		{"/proc/self/fd/0", "/dev/stdin"}, {"/proc/self/fd/1", "/dev/stdout"},
-		{"/proc/self/fd/2", "/dev/stderr"},
-	};
-	char src[32], dest[32];
+	int dev = new_tmpfs(DEV_TMPFS_SIZE, "0755", 0, e), rc;
 
-	if (mount_tmpfs(r, "/dev", DEV_TMPFS_SIZE, "0755", e) < 0)
-		return -1;
-	for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
-		snprintf(src, sizeof(src), "/dev/%s", nodes[i]);
-		snprintf(dest, sizeof(dest), "/dev/%s", nodes[i]);
-		if (bind(r, src, dest, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, e) < 0)
-			return -1;
-	}
-	if (mount_devpts(r, e) < 0 || mount_tmpfs(r, "/dev/shm", shm_size, "1777", e) < 0)
-		return -1;
-	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++)
-		if (make_symlink(r, links[i][0], links[i][1], e) < 0)
-			return -1;
-	return 0;
+	if (dev < 0)
+		return ab_context(e, "tmpfs /dev");
+	rc = own(r, dev, e) < 0 || attach(r, dev, "/dev", true, e) < 0 ? -1
+								       : fill_dev(r, dev, shm_size, e);
+	close(dev);
+	return rc;
 }
 
 static int apply_op(struct root *r, const struct mount_op *op, int src, uint64_t shm_size,
