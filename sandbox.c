@@ -186,6 +186,7 @@ static int warn(struct audit *a, const char *what, const char *message, struct a
 static int write_file(const char *path, const char *text, struct ab_err *e);
 static int write_maps(const struct policy *p, const char *proc, uid_t outer_uid, gid_t outer_gid,
 		      struct ab_err *e);
+static int audit_prelude(const struct run *r, struct audit *a, struct ab_err *e);
 
 /* ---------------------------------------------------------------- pid 1 ---- */
 
@@ -962,7 +963,7 @@ static int run_fallback(struct run *r, struct audit *a, struct sandbox_result *r
 	int rc;
 
 	(void)a;
-	if (fallback_check(r, e) < 0)
+	if (fallback_check(r, e) < 0 || audit_prelude(r, a, e) < 0)
 		return -1;
 	snprintf(tmpl, sizeof(tmpl), "%s/agentbox-XXXXXX", r->p->vars.tmpdir ? r->p->vars.tmpdir : "/tmp");
 	if (!mkdtemp(tmpl) || !(r->tmpdir = strdup(tmpl)))
@@ -1035,9 +1036,14 @@ static int prepare(struct run *r, const struct mount_protect *protect, struct au
 		return ab_fail(e, ENOMEM, "environment");
 	/* a shared terminal is safe only while the filter refuses TIOCSTI and TIOCLINUX */
 	r->own_session = !isatty(STDIN_FILENO) || !seccomp_blocks_tty_injection(p);
+	return 0;
+}
 
+/* The run's first events. Written once the sandbox is cloned, while pid 1 builds the view. */
+static int audit_prelude(const struct run *r, struct audit *a, struct ab_err *e)
+{
 	if (audit_start(r, a, e) < 0 || audit_warnings(r, a, e) < 0 ||
-	    audit_mounts(&r->plan, a, e) < 0 || audit_env(&r->env, p, a, e) < 0)
+	    audit_mounts(&r->plan, a, e) < 0 || audit_env(&r->env, r->p, a, e) < 0)
 		return -1;
 	return 0;
 }
@@ -1096,6 +1102,10 @@ int sandbox_run(const struct policy *p, struct audit *a, const struct mount_prot
 	}
 	if (clone_sandbox(&r, e) < 0)
 		goto out;
+	if (audit_prelude(&r, a, e) < 0) {
+		kill_and_reap(&r);
+		goto out;
+	}
 	if (r.cgroup_mode != CGROUP_NONE &&
 	    (cgroup_apply(&r.cgroup, r.cgroup_mode, &p->limits, r.pid1, audit_run_id(a), e) < 0 ||
 	     send_msg(r.sock[0], MSG_GO, 0, NULL) < 0)) {
