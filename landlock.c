@@ -74,7 +74,7 @@ static int add_rules(int ruleset, const struct mount_plan *plan, uint64_t all, s
 
 	if (allow(ruleset, "/", FS_READ & all, e) < 0 ||
 	    allow(ruleset, "/dev", device & all, e) < 0 ||
-	    allow(ruleset, "/proc", (FS_READ | LANDLOCK_ACCESS_FS_WRITE_FILE) & all, e) < 0 ||
+	    allow(ruleset, "/proc", FS_READ & all, e) < 0 ||
 	    allow(ruleset, "/dev/shm", all, e) < 0)
 		return -1;
 	for (size_t i = 0; i < plan->n; i++) {

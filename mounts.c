@@ -226,6 +226,8 @@ static bool is_bind_op(const struct mount_op *o)
 	return o && (o->kind == MOP_BIND_RO || o->kind == MOP_BIND_RW);
 }
 
+static int plan_pin(struct mount_plan *plan, const char *dest, struct ab_err *e);
+
 /* A protected file under a rw bind gets a read-only bind of itself on top. */
 static int plan_protect(struct mount_plan *plan, const char *path, struct ab_err *e)
 {
@@ -259,15 +261,79 @@ static int plan_protect(struct mount_plan *plan, const char *path, struct ab_err
 		free(real);
 		return 0;
 	}
-	r = plan_push(plan,
-		      (struct mount_op){.kind = MOP_BIND_RO,
-					.dest = dest,
-					.source = real,
-					.implicit = true,
-					.why = "agentbox's own file stays read-only"},
-		      e);
+	r = plan_pin(plan, dest, e);
+	if (r == 0)
+		r = plan_push(plan,
+			      (struct mount_op){.kind = MOP_BIND_RO,
+						.dest = dest,
+						.source = real,
+						.implicit = true,
+						.why = "agentbox's own file stays read-only"},
+			      e);
 	free(real);
 	return r;
+}
+
+/* The deepest rw bind whose view holds dest, or NULL. */
+static const struct mount_op *rw_cover(const struct mount_plan *plan, const char *dest)
+{
+	const struct mount_op *best = NULL;
+
+	for (size_t i = 0; i < plan->n; i++) {
+		const struct mount_op *o = &plan->ops[i];
+		if (o->kind == MOP_BIND_RW && !o->skipped && strcmp(o->dest, dest) &&
+		    is_under(dest, o->dest) && (!best || strlen(o->dest) > strlen(best->dest)))
+			best = o;
+	}
+	return best;
+}
+
+static bool planned(const struct mount_plan *plan, const char *dest)
+{
+	for (size_t i = 0; i < plan->n; i++)
+		if (!strcmp(plan->ops[i].dest, dest))
+			return true;
+	return false;
+}
+
+/* A mount point cannot be renamed or removed. What must stay where it is inside an rw tree
+ * (a hidden path, agentbox's own files) gets every directory between the tree's root and it
+ * bound onto itself, writable as before: the command cannot move it away so that a later run
+ * finds the path empty and the content elsewhere. */
+static int plan_pin(struct mount_plan *plan, const char *dest, struct ab_err *e)
+{
+	const struct mount_op *cover = rw_cover(plan, dest);
+	char ancestor[PATH_MAX], host[PATH_MAX], source[PATH_MAX];
+	size_t root_len, cut;
+
+	if (!cover)
+		return 0;
+	/* plan_push may move the ops: keep copies, not pointers */
+	root_len = strcmp(cover->dest, "/") ? strlen(cover->dest) : 0;
+	snprintf(source, sizeof(source), "%s", strcmp(cover->source, "/") ? cover->source : "");
+	for (cut = root_len + 1; dest[cut]; cut++) {
+		struct stat st;
+		if (dest[cut] != '/')
+			continue;
+		memcpy(ancestor, dest, cut);
+		ancestor[cut] = '\0';
+		if ((size_t)snprintf(host, sizeof(host), "%s%s", source, ancestor + root_len) >=
+		    sizeof(host))
+			return ab_fail(e, ENAMETOOLONG, "pinning %s", dest);
+		if (lstat(host, &st) < 0 || !S_ISDIR(st.st_mode))
+			return 0; /* missing, or a link: nothing below it to pin */
+		if (planned(plan, ancestor))
+			continue;
+		if (plan_push(plan,
+			      (struct mount_op){.kind = MOP_BIND_RW,
+						.dest = ancestor,
+						.source = host,
+						.implicit = true,
+						.why = "pinned: keeps a protected or hidden path in place"},
+			      e) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 /* Parents before children, whatever the order in the profile; equal depths keep their order. */
@@ -340,6 +406,14 @@ int mount_plan_build(const struct policy *p, const struct mount_protect *protect
 	for (size_t i = 0; protect && i < protect->n; i++)
 		if (plan_protect(plan, protect->paths[i], e) < 0)
 			goto fail;
+	for (size_t i = 0, n = plan->n; i < n; i++) {
+		char dest[PATH_MAX];
+		if (plan->ops[i].kind != MOP_HIDE)
+			continue;
+		snprintf(dest, sizeof(dest), "%s", plan->ops[i].dest); /* plan_push may move ops */
+		if (plan_pin(plan, dest, e) < 0)
+			goto fail;
+	}
 	sort_by_depth(plan);
 	return 0;
 fail:
@@ -613,7 +687,45 @@ static int proc_hint(struct ab_err *e)
 			  "Kubernetes procMount: Unmasked, or bwrap as an ordinary user");
 }
 
-static int mount_proc(struct root *r, const char *dest, struct ab_err *e)
+/* This user namespace may have no children: a per-namespace limit, written through the new
+ * procfs while pid 1 still has its capabilities (beside the seccomp rules). */
+static int limit_userns(int proc, struct ab_err *e)
+{
+	int fd = openat(proc, "sys/user/max_user_namespaces", O_WRONLY | O_CLOEXEC);
+	ssize_t w;
+
+	if (fd < 0)
+		return ab_fail(e, errno, "limiting nested user namespaces");
+	w = write(fd, "0", 1);
+	close(fd);
+	return w == 1 ? 0 : ab_fail(e, w < 0 ? errno : EIO, "limiting nested user namespaces");
+}
+
+/* A command that is root on the host (uid 0 mapped to itself) passes the uid checks of the
+ * kernel's global tunables: /proc/sys, sysrq-trigger, irq and bus become read-only. */
+static int guard_proc(int proc, struct ab_err *e)
+{
+	static const char *const kernel[] = {"sys", "sysrq-trigger", "irq", "bus"};
+
+	for (size_t i = 0; i < sizeof(kernel) / sizeof(kernel[0]); i++) {
+		int tree = open_tree(proc, kernel[i], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+		int rc;
+		if (tree < 0 && errno == ENOENT)
+			continue;
+		if (tree < 0)
+			return ab_fail(e, errno, "cannot clone /proc/%s", kernel[i]);
+		rc = set_attr(tree, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+					    MOUNT_ATTR_NOEXEC, true) < 0 ||
+		     move_mount(tree, "", proc, kernel[i], MOVE_MOUNT_F_EMPTY_PATH) < 0;
+		close(tree);
+		if (rc)
+			return ab_fail(e, errno, "cannot make /proc/%s read-only", kernel[i]);
+	}
+	return 0;
+}
+
+static int mount_proc(struct root *r, const char *dest, bool guard, bool no_userns,
+		      struct ab_err *e)
 {
 	int fs = fsopen("proc", FSOPEN_CLOEXEC), mnt, rc;
 
@@ -629,7 +741,11 @@ static int mount_proc(struct root *r, const char *dest, struct ab_err *e)
 	close(fs);
 	if (mnt < 0)
 		return ab_fail(e, errno, "cannot mount proc"), proc_hint(e);
-	rc = attach(r, mnt, dest, true, e);
+	rc = no_userns ? limit_userns(mnt, e) : 0;
+	if (rc == 0)
+		rc = attach(r, mnt, dest, true, e);
+	if (rc == 0 && guard)
+		rc = guard_proc(mnt, e);
 	close(mnt);
 	return rc;
 }
@@ -726,18 +842,15 @@ static int mount_dev(struct root *r, uint64_t shm_size, struct ab_err *e)
 	return rc;
 }
 
-static int apply_op(struct root *r, const struct mount_op *op, int src, uint64_t shm_size,
-		    struct ab_err *e)
+static int apply_op(struct root *r, const struct mount_plan *plan, const struct mount_op *op,
+		    int tree, bool dir, struct ab_err *e)
 {
-	const uint64_t bind_flags = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-
 	if (op->skipped)
 		return 0;
 	switch (op->kind) {
 	case MOP_BIND_RO:
-		return bind_fd(r, src, op->source, op->dest, bind_flags | MOUNT_ATTR_RDONLY, e);
 	case MOP_BIND_RW:
-		return bind_fd(r, src, op->source, op->dest, bind_flags, e);
+		return attach(r, tree, op->dest, dir, e);
 	case MOP_TMPFS:
 		return mount_tmpfs(r, op->dest, op->size, !strcmp(op->dest, "/tmp") ? "1777" : "0755",
 				   e);
@@ -746,9 +859,9 @@ static int apply_op(struct root *r, const struct mount_op *op, int src, uint64_t
 	case MOP_SYMLINK:
 		return make_symlink(r, op->target, op->dest, e);
 	case MOP_PROC:
-		return mount_proc(r, op->dest, e);
+		return mount_proc(r, op->dest, plan->guard_proc, plan->limit_userns, e);
 	case MOP_DEV:
-		return mount_dev(r, shm_size, e);
+		return mount_dev(r, plan->tmpfs_size, e);
 	}
 	return ab_fail(e, EINVAL, "unknown mount kind");
 }
@@ -795,34 +908,77 @@ static bool is_bind(const struct mount_op *op)
 	return !op->skipped && (op->kind == MOP_BIND_RO || op->kind == MOP_BIND_RW);
 }
 
-int mounts_apply(const struct mount_plan *plan, struct ab_err *e)
+/* Clones one bind source's mount tree, flags set, ready to attach. */
+static int clone_source(const struct mount_op *op, bool *dir, struct ab_err *e)
+{
+	uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+			 (op->kind == MOP_BIND_RO ? MOUNT_ATTR_RDONLY : 0);
+	struct stat st;
+	int fd = open_source(op->source, e), tree;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return ab_fail(e, errno, "fstat %s", op->source);
+	}
+	*dir = S_ISDIR(st.st_mode);
+	tree = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+	close(fd);
+	if (tree < 0)
+		return ab_fail(e, errno, "cannot clone mount of %s", op->source);
+	if (set_attr(tree, attrs, true) < 0) {
+		int err = errno;
+		close(tree);
+		return ab_fail(e, err, "cannot set mount flags on %s", op->source);
+	}
+	return tree;
+}
+
+int mounts_open_sources(const struct mount_plan *plan, struct mount_sources *out,
+			struct ab_err *e)
+{
+	out->fds = calloc(plan->n ? plan->n : 1, sizeof(*out->fds));
+	out->dirs = calloc(plan->n ? plan->n : 1, sizeof(*out->dirs));
+	out->n = plan->n;
+	if (!out->fds || !out->dirs)
+		return ab_fail(e, ENOMEM, "mount plan");
+	for (size_t i = 0; i < plan->n; i++)
+		out->fds[i] = -1;
+	/* every tree is cloned before the staging mount exists: no clone can contain it */
+	for (size_t i = 0; i < plan->n; i++)
+		if (is_bind(&plan->ops[i]) &&
+		    (out->fds[i] = clone_source(&plan->ops[i], &out->dirs[i], e)) < 0)
+			return ab_context(e, "mount %s %s", mount_op_name(plan->ops[i].kind),
+					  plan->ops[i].dest);
+	return 0;
+}
+
+void mounts_close_sources(struct mount_sources *src)
+{
+	for (size_t i = 0; src->fds && i < src->n; i++)
+		if (src->fds[i] >= 0)
+			close(src->fds[i]);
+	free(src->fds);
+	free(src->dirs);
+	src->fds = NULL;
+	src->dirs = NULL;
+}
+
+int mounts_apply(const struct mount_plan *plan, const struct mount_sources *src,
+		 struct ab_err *e)
 {
 	struct root r = {.fd = -1};
-	int *src = calloc(plan->n ? plan->n : 1, sizeof(*src));
-	int rc = src ? 0 : ab_fail(e, ENOMEM, "mount plan");
+	int rc = stage_root(&r, e);
 
-	/* every source is held before the staging mount can cover any host path */
-	for (size_t i = 0; i < plan->n; i++)
-		if (src)
-			src[i] = -1;
-	for (size_t i = 0; i < plan->n && rc == 0; i++)
-		if (is_bind(&plan->ops[i]) && (src[i] = open_source(plan->ops[i].source, e)) < 0)
-			rc = ab_context(e, "mount %s %s", mount_op_name(plan->ops[i].kind),
-					plan->ops[i].dest);
-	if (rc == 0)
-		rc = stage_root(&r, e);
 	for (size_t i = 0; i < plan->n && rc == 0; i++) {
-		rc = apply_op(&r, &plan->ops[i], src[i], plan->tmpfs_size, e);
+		rc = apply_op(&r, plan, &plan->ops[i], src->fds[i], src->dirs[i], e);
 		if (rc < 0)
 			ab_context(e, "mount %s %s", mount_op_name(plan->ops[i].kind),
 				   plan->ops[i].dest);
 	}
 	if (rc == 0)
 		rc = pivot(&r, e);
-	for (size_t i = 0; src && i < plan->n; i++)
-		if (src[i] >= 0)
-			close(src[i]);
-	free(src);
 	if (r.fd >= 0)
 		close(r.fd);
 	return rc;

@@ -35,6 +35,8 @@ struct mount_plan {
 	struct mount_op *ops;
 	size_t n;
 	uint64_t tmpfs_size; /* for /dev/shm */
+	bool guard_proc;     /* the command is host root: kernel tunables in /proc read-only */
+	bool limit_userns;   /* no user namespaces below the sandbox's own */
 };
 
 /* Paths agentbox itself uses (its binary, the profiles, the audit file): visible only when the
@@ -54,7 +56,20 @@ bool mount_plan_shows(const struct mount_plan *plan, const char *path);
 /* The same, disregarding hide entries: is path inside a bound host tree at all? */
 bool mount_plan_binds(const struct mount_plan *plan, const char *path);
 
-/* In the sandbox's mount namespace: builds the new root from the plan and pivots into it. */
-int mounts_apply(const struct mount_plan *plan, struct ab_err *e);
+/* The bind sources, opened with the caller's rights before anything else changes. */
+struct mount_sources {
+	int *fds;   /* per plan op: the cloned tree, flags set; -1 where none */
+	bool *dirs; /* whether that tree's root is a directory */
+	size_t n;
+};
+
+/* In the sandbox's mount namespace: clones every bind source's tree (symlinks refused on the
+ * path), before any staging mount exists. */
+int mounts_open_sources(const struct mount_plan *plan, struct mount_sources *out,
+			struct ab_err *e);
+void mounts_close_sources(struct mount_sources *src);
+/* Builds the new root from the plan and the opened sources, and pivots into it. */
+int mounts_apply(const struct mount_plan *plan, const struct mount_sources *src,
+		 struct ab_err *e);
 
 #endif
