@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -71,6 +72,9 @@ struct run {
 	struct proxy *proxy;
 	uid_t outer_uid; /* the caller's ids, which the sandbox maps */
 	gid_t outer_gid;
+	uid_t host_uid;  /* what the command's ids are on the host */
+	gid_t host_gid;
+	bool maps_by_supervisor; /* root giving the command other host ids: needs CAP_SETUID */
 	sigset_t sigs, oldmask;
 	pid_t pid1;
 	struct seccomp_monitor *monitor;
@@ -185,7 +189,7 @@ static int send_ready(struct run *r)
 static int warn(struct audit *a, const char *what, const char *message, struct ab_err *e);
 static int write_file(const char *path, const char *text, struct ab_err *e);
 static int write_maps(const struct policy *p, const char *proc, uid_t outer_uid, gid_t outer_gid,
-		      struct ab_err *e);
+		      bool allow_setgroups, struct ab_err *e);
 static int audit_prelude(const struct run *r, struct audit *a, struct ab_err *e);
 
 /* ---------------------------------------------------------------- pid 1 ---- */
@@ -197,11 +201,36 @@ static void close_inherited(int keep)
 	syscall(SYS_close_range, (unsigned)keep + 1, ~0u, 0u);
 }
 
+/* Root gave the command other ids, mapped to the same ids on the host: pid 1 takes them on
+ * (dropping root's supplementary groups first), so nothing in the sandbox is root anywhere. */
+static int become(const struct run *r, struct ab_err *e)
+{
+	const struct policy *p = r->p;
+
+	if (setgroups(0, NULL) < 0)
+		return ab_fail(e, errno, "setgroups");
+	if (p->gid >= 0 && setresgid((gid_t)p->gid, (gid_t)p->gid, (gid_t)p->gid) < 0)
+		return ab_fail(e, errno, "setresgid %lld", (long long)p->gid);
+	if (p->uid >= 0 && setresuid((uid_t)p->uid, (uid_t)p->uid, (uid_t)p->uid) < 0)
+		return ab_fail(e, errno, "setresuid %lld", (long long)p->uid);
+	return 0;
+}
+
 static int child_setup(struct run *r, struct ab_err *e)
 {
 	const struct policy *p = r->p;
 
-	if (mounts_apply(&r->plan, e) < 0)
+	struct mount_sources src = {0};
+	int rc;
+
+	/* sources are resolved with the caller's rights, before pid 1 takes on other ids */
+	rc = mounts_open_sources(&r->plan, &src, e);
+	if (rc == 0 && r->maps_by_supervisor)
+		rc = become(r, e);
+	if (rc == 0)
+		rc = mounts_apply(&r->plan, &src, e);
+	mounts_close_sources(&src);
+	if (rc < 0)
 		return -1;
 	if (sethostname(p->hostname, strlen(p->hostname)) < 0)
 		return ab_fail(e, errno, "sethostname %s", p->hostname);
@@ -210,10 +239,7 @@ static int child_setup(struct run *r, struct ab_err *e)
 	if (chdir(r->workdir) < 0)
 		return ab_fail(e, errno, "workdir %s", r->workdir),
 		       ab_hint(e, "make it visible with --ro/--rw, or set [sandbox] workdir");
-	/* beside the seccomp rules: this user namespace may have no children (a per-namespace
-	 * limit, set while pid 1 still has its capabilities) */
-	if (!p->nesting && write_file("/proc/sys/user/max_user_namespaces", "0", e) < 0)
-		return ab_context(e, "limiting nested user namespaces");
+
 	if (caps_drop(e) < 0 || landlock_apply(&r->plan, r->landlock_abi, e) < 0)
 		return -1;
 	/* last: the filter binds pid 1 and every process it forks */
@@ -305,16 +331,19 @@ static _Noreturn void child_main(struct run *r)
 	if (r->sigfd < 0)
 		_exit(125);
 	/* a single mapping of the creator's own ids may be written from inside: no round trip */
-	if (write_maps(r->p, "/proc/self", r->outer_uid, r->outer_gid, &e) < 0) {
+	if (!r->maps_by_supervisor &&
+	    write_maps(r->p, "/proc/self", r->host_uid, r->host_gid, false, &e) < 0) {
 		send_msg(r->sock[1], MSG_ERROR, e.errnum, e.msg);
 		_exit(125);
 	}
 	/* GO: the supervisor is alive (set before PDEATHSIG could matter) and, when limits use a
 	 * cgroup, has moved this process into it; without a cgroup, a hung-up socket says the
 	 * supervisor died before PDEATHSIG was armed */
-	if (r->cgroup_mode != CGROUP_NONE ? recv_msg(r->sock[1], &m) != 1 || m.type != MSG_GO
-					  : supervisor_gone(r->sock[1]))
+	if (r->cgroup_mode != CGROUP_NONE || r->maps_by_supervisor
+		    ? recv_msg(r->sock[1], &m) != 1 || m.type != MSG_GO
+		    : supervisor_gone(r->sock[1]))
 		_exit(125);
+
 	if (child_setup(r, &e) < 0) {
 		send_msg(r->sock[1], MSG_ERROR, e.errnum, e.msg);
 		_exit(125);
@@ -394,14 +423,15 @@ static int write_file(const char *path, const char *text, struct ab_err *e)
 /* The caller's uid and gid map to themselves inside, or to [sandbox] uid/gid; setgroups is
  * denied. */
 static int write_maps(const struct policy *p, const char *proc, uid_t outer_uid, gid_t outer_gid,
-		      struct ab_err *e)
+		      bool allow_setgroups, struct ab_err *e)
 {
 	unsigned uid = p->uid >= 0 ? (unsigned)p->uid : (unsigned)outer_uid;
 	unsigned gid = p->gid >= 0 ? (unsigned)p->gid : (unsigned)outer_gid;
 	char path[64], map[64];
 
 	snprintf(path, sizeof(path), "%s/setgroups", proc);
-	if (write_file(path, "deny", e) < 0)
+	/* deny, except for root giving the command other ids: pid 1 must drop root's groups */
+	if (write_file(path, allow_setgroups ? "allow" : "deny", e) < 0)
 		return -1;
 	snprintf(path, sizeof(path), "%s/uid_map", proc);
 	snprintf(map, sizeof(map), "%u %u 1\n", uid, (unsigned)outer_uid);
@@ -415,6 +445,16 @@ static int write_maps(const struct policy *p, const char *proc, uid_t outer_uid,
 	snprintf(path, sizeof(path), "%s/gid_map", proc);
 	snprintf(map, sizeof(map), "%u %u 1\n", gid, (unsigned)outer_gid);
 	return write_file(path, map, e);
+}
+
+static int supervisor_maps(struct run *r, struct ab_err *e)
+{
+	char proc[32];
+
+	if (!r->maps_by_supervisor)
+		return 0;
+	snprintf(proc, sizeof(proc), "/proc/%d", (int)r->pid1);
+	return write_maps(r->p, proc, r->host_uid, r->host_gid, true, e);
 }
 
 static int clone_sandbox(struct run *r, struct ab_err *e)
@@ -1028,6 +1068,13 @@ static int prepare(struct run *r, const struct mount_protect *protect, struct au
 	/* Landlock forbids mount changes to everything below it: no nested sandbox under it.
 	 * Without namespaces (fallback) Landlock is the confinement, nesting or not. */
 	r->landlock_abi = p->nesting && !r->fallback ? 0 : landlock_abi();
+	/* root that gives the command other ids gives it those ids on the host too: the command
+	 * is then not root anywhere */
+	r->maps_by_supervisor = r->outer_uid == 0 && (p->uid >= 0 || p->gid >= 0);
+	r->host_uid = r->maps_by_supervisor && p->uid >= 0 ? (uid_t)p->uid : r->outer_uid;
+	r->host_gid = r->maps_by_supervisor && p->gid >= 0 ? (gid_t)p->gid : r->outer_gid;
+	r->plan.guard_proc = r->host_uid == 0;
+	r->plan.limit_userns = !p->nesting;
 	r->cgroup_mode = cgroup_probe(&p->limits);
 	if (env_build(p, environ, home, audit_run_id(a), &r->env, e) < 0)
 		return -1;
@@ -1106,8 +1153,9 @@ int sandbox_run(const struct policy *p, struct audit *a, const struct mount_prot
 		kill_and_reap(&r);
 		goto out;
 	}
-	if (r.cgroup_mode != CGROUP_NONE &&
-	    (cgroup_apply(&r.cgroup, r.cgroup_mode, &p->limits, r.pid1, audit_run_id(a), e) < 0 ||
+	if ((r.cgroup_mode != CGROUP_NONE || r.maps_by_supervisor) &&
+	    (supervisor_maps(&r, e) < 0 ||
+	     cgroup_apply(&r.cgroup, r.cgroup_mode, &p->limits, r.pid1, audit_run_id(a), e) < 0 ||
 	     send_msg(r.sock[0], MSG_GO, 0, NULL) < 0)) {
 		if (!e->msg[0])
 			ab_fail(e, errno, "cannot start the sandbox");
