@@ -1,0 +1,23 @@
+# tty_tiocsti_highbits: TIOCSTI as in tty_tiocsti, but the request number has high bits set
+# (0xdead << 32). The kernel reads only the low 32 bits of an ioctl request, so a filter that
+# compared all 64 would let this one through.
+# Defence: seccomp (the TIOCSTI rule compares the low 32 bits only). The sandbox shares the
+# terminal ("terminal": true in the audit), so only the filter stands in the way.
+# Control: the same probe on the host, on a pty it controls, injects a line and reads it back.
+
+control() {
+	in_pty 10 "$BIN/tty" sti "ctl$(unique)" hi
+	result_is SUCCESS || control_failed "TIOCSTI|high bits on the host's pty did not inject" "$(evidence)"
+	control_ok "$RESULT"
+}
+
+attack() {
+	ab_argv shell
+	in_pty 15 "${AB[@]}" -- "$BIN/tty" sti "inj$(unique)" hi
+	result_is SUCCESS && escaped "TIOCSTI|high bits injected keystrokes into the shared terminal" "$(evidence)"
+	[ "$(audit_get start terminal)" = true ] ||
+		escaped "the sandbox did not share the terminal: this run proves nothing" "$(evidence)"
+	errno_is EPERM && audit_syscall ioctl a1 0x5412 &&
+		blocked "ioctl(TIOCSTI | 0xdead << 32) on the shared terminal: EPERM, the filter's (the audit names it)"
+	escaped "no proof the filter refused TIOCSTI|high bits" "$(evidence)"
+}
