@@ -229,6 +229,42 @@ t_escaping() {
 	fi
 }
 
+# Hosts from HTTP requests come from the sandboxed command: bytes that are not UTF-8 must be
+# escaped like any other string. The command sends raw CONNECT and absolute-URI requests with
+# such hosts to the proxy; the audit's net events must be valid JSON, validate against the
+# schema, and decode to the same bytes with U+FFFD for the invalid ones.
+t_escaping_http_host() {
+	local a="$META/a.jsonl"
+	cat >raw.py <<-'EOF'
+		import socket, sys
+		for req in (b"CONNECT caf\xc3\xa9-\xff\xfe.example:443 HTTP/1.1\r\n\r\n",
+		            b"GET http://h\xe2\x82\xac\x80x.example/ HTTP/1.1\r\nHost: x\r\n\r\n"):
+		    s = socket.create_connection(("127.0.0.1", 3128))
+		    s.sendall(req)
+		    print(s.recv(200).split(b"\r\n")[0].decode())
+		    s.close()
+	EOF
+	expect_exit 0 "$AGENTBOX" -p python --net proxy --allow allowed.example --audit "$a" -- \
+		/usr/bin/python3 raw.py
+	assert_contains "$OUT" "403" "the proxy refused the requests (no rule allows those hosts)"
+	validate "$a"
+	cat >"$META/hosts.py" <<-'EOF'
+		import json, sys
+		hosts = [json.loads(l)["host"] for l in open(sys.argv[1], encoding="ascii")
+		         if '"event":"net"' in l]
+		want = [b"caf\xc3\xa9-\xff\xfe.example".decode("utf-8", "replace"),
+		        b"h\xe2\x82\xac\x80x.example".decode("utf-8", "replace")]
+		if hosts != want:
+		    sys.exit(f"hosts in the audit: {hosts!r}, expected {want!r}")
+		print("HOSTS-OK")
+	EOF
+	run_cmd "$PY" "$META/hosts.py" "$a"
+	[ "$RC" = 0 ] || fail "the audit's hosts do not decode as expected" "$(report)"
+	if LC_ALL=C grep -q '[^[:print:]]' "$a"; then
+		fail "a raw non-printable byte in the audit file"
+	fi
+}
+
 # ------------------------------------------------------------- redaction ----
 
 t_redaction() {
@@ -512,6 +548,7 @@ t_summary_denials_first() {
 run_case schema_every_event_type t_schema_every_event_type
 run_case schema_fallback_run t_schema_fallback_run
 run_case escaping t_escaping
+run_case escaping_http_host t_escaping_http_host
 run_case redaction t_redaction
 run_case env_values_never_logged t_env_values_never_logged
 run_case verify_intact t_verify_intact
