@@ -1,5 +1,6 @@
 #include "cgroup.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -82,11 +83,33 @@ static int write_at(const char *dir, const char *file, const char *value, struct
 	return 0;
 }
 
+/* Runs whose supervisor was SIGKILLed leave their cgroup behind: remove the empty ones (a
+ * cgroup in use refuses rmdir). A concurrent run's cgroup is empty for a moment before its
+ * pid 1 joins, so only those older than a few seconds are taken for stale. */
+static void sweep_stale(const char *parent)
+{
+	DIR *d = opendir(parent);
+	struct dirent *de;
+	struct stat st;
+	char path[PATH_MAX];
+	time_t now = time(NULL);
+
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, "agentbox-", 9) &&
+		    (size_t)snprintf(path, sizeof(path), "%s/%s", parent, de->d_name) < sizeof(path) &&
+		    stat(path, &st) == 0 && now - st.st_ctime > 5)
+			rmdir(path);
+	closedir(d);
+}
+
 static int make_dir(struct cgroup_run *cg, const char *parent, const char *run_id,
 		    struct ab_err *e)
 {
 	char *dir = cg->dirs[cg->n];
 
+	sweep_stale(parent);
 	if ((size_t)snprintf(dir, PATH_MAX, "%s/agentbox-%s", parent, run_id) >= PATH_MAX)
 		return ab_fail(e, ENAMETOOLONG, "cgroup path");
 	if (mkdir(dir, 0755) < 0)

@@ -1,0 +1,128 @@
+#!/bin/bash
+# Soak and faults: many runs in a row, concurrent runs through the proxy, SIGKILL of the
+# supervisor at random points of setup, and a large output through a pipe. After each part
+# nothing may be left behind: no sandbox process, no new mount in the caller's namespace, no
+# open fd in the caller, no temporary directory, no cgroup.
+#
+#   tests/soak.sh AGENTBOX [SEQUENTIAL] [CONCURRENT] [KILLS] [BYTES]
+#   defaults: 10000 sequential runs, 50 concurrent proxy runs, 100 kills, 1 GiB
+#
+# Prints one line per part and ends with "soak: N passed, M failed".
+set -u
+AB=${1:?usage: tests/soak.sh AGENTBOX [SEQUENTIAL] [CONCURRENT] [KILLS] [BYTES]}
+SEQ=${2:-10000}
+CONC=${3:-50}
+KILLS=${4:-100}
+BYTES=${5:-1073741824}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+PROFILES=$ROOT/profiles
+WORK=$(mktemp -d /tmp/agentbox-soak.XXXXXX)
+chmod 755 "$WORK"
+trap 'kill $(cat "$WORK/server.pid" 2>/dev/null) 2>/dev/null; rm -rf "$WORK"' EXIT
+passed=0 failed=0
+
+ok() { echo "ok $1"; passed=$((passed + 1)); }
+bad() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
+
+# What a run may leave behind, as one comparable text.
+leftovers() {
+	{
+		echo "mounts $(wc -l </proc/self/mountinfo)"
+		echo "fds $(ls /proc/$$/fd | wc -l)"
+		echo "procs $(pgrep -c -f 'agentbox-soak-marker' || true)"
+		echo "tmp $(ls -d /tmp/agentbox-[A-Za-z0-9]?????? 2>/dev/null | grep -vc soak || true)"
+		echo "cgroups $(ls -d /sys/fs/cgroup/*/agentbox-* /sys/fs/cgroup/agentbox-* 2>/dev/null | wc -l)"
+	}
+}
+
+sequential() {
+	local before after i
+	before=$(leftovers)
+	for ((i = 0; i < SEQ; i++)); do
+		"$AB" -p minimal -- /bin/true || { bad sequential "run $i exited $?"; return; }
+	done
+	after=$(leftovers)
+	[ "$before" = "$after" ] || { bad sequential "left behind: before [$before] after [$after]"; return; }
+	ok "sequential: $SEQ runs, nothing left behind"
+}
+
+concurrent_proxy() {
+	local port i rc=0 before after
+	mkdir -p "$WORK/www" && echo soak-body >"$WORK/www/f.txt"
+	python3 - "$WORK" <<'EOF' &
+import http.server, os, socketserver, sys, threading
+os.chdir(sys.argv[1] + "/www")
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *a): pass
+srv = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Quiet)
+open(sys.argv[1] + "/port.tmp", "w").write(str(srv.server_address[1]))
+os.rename(sys.argv[1] + "/port.tmp", sys.argv[1] + "/port")
+srv.serve_forever()
+EOF
+	echo $! >"$WORK/server.pid"
+	for ((i = 0; i < 50; i++)); do
+		[ -s "$WORK/port" ] && break
+		sleep 0.1
+	done
+	port=$(cat "$WORK/port")
+	before=$(leftovers)
+	for ((i = 0; i < CONC; i++)); do
+		"$AB" -p "$PROFILES/shell.ini" --net proxy --allow "127.0.0.1:$port" --audit "$WORK/c$i.jsonl" -- \
+			sh -c 'for n in 1 2 3; do curl -sf --noproxy "" -x http://127.0.0.1:3128 "$1" || exit 1; done' \
+			sh "http://127.0.0.1:$port/f.txt" >"$WORK/c$i.out" 2>&1 &
+	done
+	wait_all || rc=1
+	for ((i = 0; i < CONC; i++)); do
+		[ "$(grep -c soak-body "$WORK/c$i.out")" = 3 ] || { bad concurrent_proxy "run $i: $(head -c 300 "$WORK/c$i.out")"; return; }
+		"$AB" audit verify "$WORK/c$i.jsonl" >/dev/null || { bad concurrent_proxy "run $i: audit does not verify"; return; }
+	done
+	after=$(leftovers)
+	[ "$before" = "$after" ] || { bad concurrent_proxy "left behind: before [$before] after [$after]"; return; }
+	[ "$rc" = 0 ] || { bad concurrent_proxy "a run failed"; return; }
+	ok "concurrent_proxy: $CONC runs x 3 requests, every trail verifies, nothing left behind"
+}
+
+wait_all() {
+	local rc=0 pid
+	for pid in $(jobs -p); do
+		[ "$pid" = "$(cat "$WORK/server.pid" 2>/dev/null)" ] && continue
+		wait "$pid" || rc=1
+	done
+	return $rc
+}
+
+kills() {
+	local before after i pid delay
+	before=$(leftovers)
+	for ((i = 0; i < KILLS; i++)); do
+		"$AB" -p "$PROFILES/shell.ini" -- sleep 1000 agentbox-soak-marker >/dev/null 2>&1 &
+		pid=$!
+		delay=$((RANDOM % 8000))
+		sleep "0.00$(printf '%04d' "$delay")"
+		kill -9 "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	# the sandbox dies with its supervisor (parent-death signal); allow the kernel a moment
+	for ((i = 0; i < 40 && $(pgrep -c -f 'agentbox-soak-marker' || true) > 0; i++)); do sleep 0.05; done
+	# a killed run's cgroup is swept by a later run once it is a few seconds old
+	sleep 6
+	"$AB" -p "$PROFILES/shell.ini" -- true
+	after=$(leftovers)
+	[ "$before" = "$after" ] || { bad kills "left behind: before [$before] after [$after]"; return; }
+	ok "kills: $KILLS supervisors SIGKILLed at random points (0-8 ms), nothing left behind"
+}
+
+big_output() {
+	local want got
+	want=$(head -c "$BYTES" /dev/zero | sha256sum)
+	got=$("$AB" -p minimal -- head -c "$BYTES" /dev/zero | sha256sum)
+	[ "$want" = "$got" ] || { bad big_output "the bytes differ: $got, want $want"; return; }
+	ok "big_output: $BYTES bytes through a pipe, identical"
+}
+
+sequential
+concurrent_proxy
+kills
+big_output
+echo "soak: $passed passed, $failed failed"
+[ "$failed" = 0 ]
