@@ -39,7 +39,7 @@ sequential() {
 	local before after i
 	before=$(leftovers)
 	for ((i = 0; i < SEQ; i++)); do
-		"$AB" -p minimal -- /bin/true || { bad sequential "run $i exited $?"; return; }
+		"$AB" -p "$PROFILES/minimal.ini" -- /bin/true || { bad sequential "run $i exited $?"; return; }
 	done
 	after=$(leftovers)
 	[ "$before" = "$after" ] || { bad sequential "left behind: before [$before] after [$after]"; return; }
@@ -115,7 +115,7 @@ kills() {
 big_output() {
 	local want got
 	want=$(head -c "$BYTES" /dev/zero | sha256sum)
-	got=$("$AB" -p minimal -- head -c "$BYTES" /dev/zero | sha256sum)
+	got=$("$AB" -p "$PROFILES/minimal.ini" -- head -c "$BYTES" /dev/zero | sha256sum)
 	[ "$want" = "$got" ] || { bad big_output "the bytes differ: $got, want $want"; return; }
 	ok "big_output: $BYTES bytes through a pipe, identical"
 }
