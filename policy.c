@@ -1083,10 +1083,14 @@ static int default_read(void *ctx, const char *path, char **data, size_t *len, s
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return ab_fail(e, errno, "cannot open profile %s", path);
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		int err = S_ISREG(st.st_mode) ? errno : EINVAL;
+	if (fstat(fd, &st) < 0) {
+		int err = errno;
 		close(fd);
-		return ab_fail(e, err, "profile %s is not a regular file", path);
+		return ab_fail(e, err, "cannot read profile %s", path);
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return ab_fail(e, EINVAL, "profile %s is not a regular file", path);
 	}
 	if (st.st_size > POLICY_MAX_FILE_BYTES) {
 		close(fd);
