@@ -47,6 +47,8 @@ static const char usage[] =
 	"      --setenv NAME=VALUE  set a variable in the command's environment\n"
 	"      --net MODE           network: none, proxy or host\n"
 	"      --allow HOST[:PORT]  allow a host through the egress filter (proxy mode)\n"
+	"      --resolve NAME[:PORT]=ADDRESS[:PORT]\n"
+	"                           dial NAME at ADDRESS instead of its DNS answer (proxy mode)\n"
 	"      --timeout DURATION   wall-clock limit, e.g. 30s or 5m (exit status 124)\n"
 	"      --chdir DIR          working directory inside the sandbox\n"
 	"      --explain            print the effective policy as JSON and exit\n"
@@ -71,6 +73,7 @@ enum opt {
 	OPT_SETENV,
 	OPT_NET,
 	OPT_ALLOW,
+	OPT_RESOLVE,
 	OPT_TIMEOUT,
 	OPT_CHDIR,
 	OPT_EXPLAIN,
@@ -90,6 +93,7 @@ static const struct {
 	{OPT_SETENV, "--setenv", "env", "set"},
 	{OPT_NET, "--net", "network", "mode"},
 	{OPT_ALLOW, "--allow", "network", "allow"},
+	{OPT_RESOLVE, "--resolve", "network", "resolve"},
 	{OPT_TIMEOUT, "--timeout", "limits", "timeout"},
 	{OPT_CHDIR, "--chdir", "sandbox", "workdir"},
 	{OPT_AUDIT, "--audit", "audit", "file"},
@@ -164,6 +168,7 @@ static int parse_args(int argc, char **argv, struct cli *c, const char *cwd, str
 		{"setenv", required_argument, NULL, OPT_SETENV},
 		{"net", required_argument, NULL, OPT_NET},
 		{"allow", required_argument, NULL, OPT_ALLOW},
+		{"resolve", required_argument, NULL, OPT_RESOLVE},
 		{"timeout", required_argument, NULL, OPT_TIMEOUT},
 		{"chdir", required_argument, NULL, OPT_CHDIR},
 		{"explain", no_argument, NULL, OPT_EXPLAIN},

@@ -147,6 +147,30 @@ int egress_rule_parse(const char *text, struct egress_rule *r, struct ab_err *e)
 	return parse_hostname(text, host, r, e);
 }
 
+int egress_pin_parse(const char *text, struct egress_pin *pin, struct ab_err *e)
+{
+	const char *eq = strchr(text, '=');
+	char name[300];
+
+	memset(pin, 0, sizeof(*pin));
+	if (!eq || (size_t)(eq - text) >= sizeof(name))
+		return ab_fail(e, 0, "'%.60s' is not NAME[:PORT]=ADDRESS[:PORT]", text),
+		       ab_hint(e, "e.g. resolve = pypi.org:443=127.0.0.1:8443");
+	memcpy(name, text, (size_t)(eq - text));
+	name[eq - text] = '\0';
+	if (egress_rule_parse(name, &pin->name, e) < 0)
+		return -1;
+	if (pin->name.kind != RULE_HOST)
+		return ab_fail(e, 0, "'%s': resolve maps one host name, not a pattern or address",
+			       name);
+	if (egress_rule_parse(eq + 1, &pin->to, e) < 0)
+		return -1;
+	if (pin->to.kind != RULE_ADDRESS)
+		return ab_fail(e, 0, "'%s': resolve needs an IP address (bracketed for IPv6)",
+			       eq + 1);
+	return 0;
+}
+
 /* ---------- decisions ---------- */
 
 int egress_rules_build(const struct policy *p, struct egress_rules *out, struct ab_err *e)
@@ -154,7 +178,8 @@ int egress_rules_build(const struct policy *p, struct egress_rules *out, struct 
 	memset(out, 0, sizeof(*out));
 	out->allow = calloc(p->net_allow.n + 1, sizeof(*out->allow));
 	out->deny = calloc(p->net_deny.n + 1, sizeof(*out->deny));
-	if (!out->allow || !out->deny) {
+	out->pins = calloc(p->net_resolve.n + 1, sizeof(*out->pins));
+	if (!out->allow || !out->deny || !out->pins) {
 		egress_rules_free(out);
 		return ab_fail(e, ENOMEM, "egress rules");
 	}
@@ -166,6 +191,10 @@ int egress_rules_build(const struct policy *p, struct egress_rules *out, struct 
 		if (egress_rule_parse(p->net_deny.v[i], &out->deny[i], e) < 0 ||
 		    strv_push(&out->deny_text, p->net_deny.v[i]) < 0)
 			goto fail;
+	for (size_t i = 0; i < p->net_resolve.n; i++, out->n_pins++)
+		if (egress_pin_parse(p->net_resolve.v[i], &out->pins[i], e) < 0 ||
+		    strv_push(&out->pin_text, p->net_resolve.v[i]) < 0)
+			goto fail;
 	return 0;
 fail:
 	egress_rules_free(out);
@@ -176,8 +205,10 @@ void egress_rules_free(struct egress_rules *r)
 {
 	free(r->allow);
 	free(r->deny);
+	free(r->pins);
 	strv_free(&r->allow_text);
 	strv_free(&r->deny_text);
+	strv_free(&r->pin_text);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -239,21 +270,30 @@ static bool rule_match(const struct egress_rule *r, const char *host, int family
 	return family ? address_match(r, family, addr) : name_match(r, host);
 }
 
-bool egress_decide(const struct egress_rules *r, const char *host, unsigned port,
-		   const char **rule)
+/* Lower case, no trailing dot; false when empty or too long to be a name. */
+static bool normalize(const char *host, char name[256])
 {
-	char name[256];
-	uint8_t addr[16];
 	size_t n = strlen(host);
-	int family;
 
-	*rule = NULL;
-	if (n == 0 || n >= sizeof(name))
+	if (n == 0 || n >= 256)
 		return false;
 	for (size_t i = 0; i <= n; i++)
 		name[i] = (char)tolower((unsigned char)host[i]);
 	if (n > 1 && name[n - 1] == '.')
 		name[n - 1] = '\0';
+	return true;
+}
+
+bool egress_decide(const struct egress_rules *r, const char *host, unsigned port,
+		   const char **rule)
+{
+	char name[256];
+	uint8_t addr[16];
+	int family;
+
+	*rule = NULL;
+	if (!normalize(host, name))
+		return false;
 	family = literal(name, addr);
 	for (size_t i = 0; i < r->n_deny; i++) {
 		if (rule_match(&r->deny[i], name, family, addr, port)) {
@@ -268,6 +308,24 @@ bool egress_decide(const struct egress_rules *r, const char *host, unsigned port
 		}
 	}
 	return false;
+}
+
+const struct egress_pin *egress_pinned(const struct egress_rules *r, const char *host,
+				       unsigned port, const char **text)
+{
+	char name[256];
+
+	*text = NULL;
+	if (!normalize(host, name))
+		return NULL;
+	for (size_t i = 0; i < r->n_pins; i++) {
+		const struct egress_rule *n = &r->pins[i].name;
+		if ((!n->port || n->port == port) && !strcmp(n->host, name)) {
+			*text = r->pin_text.v[i];
+			return &r->pins[i];
+		}
+	}
+	return NULL;
 }
 
 /* Ranges an allowed name must not lead to. */

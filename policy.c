@@ -704,6 +704,15 @@ static int on_deny(const struct setting *s, const char *v, struct ab_err *e)
 	return net_rule(s, v, &s->p->net_deny, e);
 }
 
+static int on_resolve(const struct setting *s, const char *item, struct ab_err *e)
+{
+	struct egress_pin pin;
+
+	if (egress_pin_parse(item, &pin, e) < 0)
+		return at_error(&s->at, e);
+	return push_item(&s->p->net_resolve, item, e);
+}
+
 static int on_method(const struct setting *s, const char *item, struct ab_err *e)
 {
 	size_t n = strlen(item);
@@ -1012,6 +1021,7 @@ static const struct key_spec keys[] = {
 	{"network", "mode", SINGLE, on_net_mode},
 	{"network", "allow", LIST, on_allow},
 	{"network", "deny", LIST, on_deny},
+	{"network", "resolve", LIST, on_resolve},
 	{"network", "methods", LIST, on_method},
 	{"network", "max-connections", SINGLE, on_max_connections},
 	{"network", "rate", SINGLE, on_rate},
@@ -1314,6 +1324,7 @@ void policy_free(struct policy *p)
 	free(p->fs);
 	strv_free(&p->net_allow);
 	strv_free(&p->net_deny);
+	strv_free(&p->net_resolve);
 	strv_free(&p->net_methods);
 	strv_free(&p->seccomp_deny);
 	strv_free(&p->seccomp_allow);
@@ -1337,8 +1348,8 @@ int policy_finish(struct policy *p, struct ab_err *e)
 	if (p->nesting && p->seccomp_preset == SECCOMP_PRESET_STRICT)
 		return ab_fail(e, 0, "nesting = true cannot work with [seccomp] preset = strict"),
 		       ab_hint(e, "use preset = default with nesting");
-	if (p->net_mode != NET_PROXY && (p->net_allow.n || p->net_deny.n))
-		return ab_fail(e, 0, "[network] has allow/deny rules but mode is %s",
+	if (p->net_mode != NET_PROXY && (p->net_allow.n || p->net_deny.n || p->net_resolve.n))
+		return ab_fail(e, 0, "[network] has allow/deny/resolve rules but mode is %s",
 			       net_mode_name(p->net_mode)),
 		       ab_hint(e, "set [network] mode = proxy (or --net proxy) for rules to apply");
 	if (p->net_mode != NET_PROXY && (p->net_methods.n || p->net_max_connections ||
@@ -1499,6 +1510,7 @@ void policy_explain(const struct policy *p, struct json *j)
 	json_kv_str(j, "mode", net_mode_name(p->net_mode));
 	json_strv(j, "allow", &p->net_allow);
 	json_strv(j, "deny", &p->net_deny);
+	json_strv(j, "resolve", &p->net_resolve);
 	json_strv(j, "methods", &p->net_methods);
 	json_limit(j, "max_connections", p->net_max_connections);
 	json_limit(j, "rate", p->net_rate);

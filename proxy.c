@@ -59,6 +59,7 @@ struct conn {
 	char host[256];
 	unsigned port;
 	const char *rule;
+	const char *pin; /* the resolve entry that chose the address, if any */
 	char addr[INET6_ADDRSTRLEN + 8];
 	struct sockaddr_storage sa;
 	socklen_t salen;
@@ -138,6 +139,8 @@ static void audit_conn(struct conn *c, const char *decision, const char *reason)
 	if (c->addr[0])
 		json_kv_str(j, "address", c->addr);
 	json_kv_str(j, "rule", c->rule);
+	if (c->pin)
+		json_kv_str(j, "resolve", c->pin);
 	if (c->method[0])
 		json_kv_str(j, "method", c->method);
 	if (c->url[0])
@@ -425,6 +428,43 @@ out:
 	free(l);
 }
 
+/* A name with a resolve entry is dialled where the entry says: the profile's author chose that
+ * address, so the SSRF guard (which distrusts DNS answers) does not apply, but an address deny
+ * rule still does. False when the name has no entry. */
+static bool dial_pinned(struct conn *c)
+{
+	const struct egress_pin *pin = egress_pinned(&c->px->rules, c->host, c->port, &c->pin);
+	struct sockaddr_in6 s6 = {.sin6_family = AF_INET6};
+	struct sockaddr_in s4 = {.sin_family = AF_INET};
+	const char *denied;
+	unsigned port;
+	char why[512];
+
+	if (!pin)
+		return false;
+	port = pin->to.port ? pin->to.port : c->port; /* deny rules judge where it really goes */
+	if (pin->to.family == AF_INET) {
+		memcpy(&s4.sin_addr, pin->to.addr, 4);
+		set_address(c, (struct sockaddr *)&s4, sizeof(s4));
+	} else {
+		memcpy(&s6.sin6_addr, pin->to.addr, 16);
+		set_address(c, (struct sockaddr *)&s6, sizeof(s6));
+	}
+	if ((denied = egress_address_denied(&c->px->rules, pin->to.family, pin->to.addr, port))) {
+		c->rule = denied;
+		snprintf(why, sizeof(why), "%s is resolved to %s by '%s', denied by rule '%s'",
+			 c->host, c->addr, c->pin, denied);
+		refuse(c, why);
+		return true;
+	}
+	if (pin->to.family == AF_INET)
+		((struct sockaddr_in *)&c->sa)->sin_port = htons((uint16_t)port);
+	else
+		((struct sockaddr_in6 *)&c->sa)->sin6_port = htons((uint16_t)port);
+	start_connect(c);
+	return true;
+}
+
 static void decide(struct conn *c)
 {
 	char why[512];
@@ -465,7 +505,7 @@ static void decide(struct conn *c)
 	} else if (inet_pton(AF_INET6, bare, &s6.sin6_addr) == 1) {
 		set_address(c, (struct sockaddr *)&s6, sizeof(s6));
 		start_connect(c);
-	} else {
+	} else if (!dial_pinned(c)) {
 		start_lookup(c);
 	}
 }

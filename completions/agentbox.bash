@@ -40,10 +40,10 @@ _agentbox()
 	--ro | --rw | --tmpfs | --hide | --chdir | --audit | verify | summary)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return ;;
-	--setenv | --allow | --timeout)
+	--setenv | --allow | --resolve | --timeout)
 		return ;;
 	esac
 	COMPREPLY=($(compgen -W "-p --profile --audit --ro --rw --tmpfs --hide --setenv --net
-		--allow --timeout --chdir --explain --check --version -h --help --" -- "$cur"))
+		--allow --resolve --timeout --chdir --explain --check --version -h --help --" -- "$cur"))
 }
 complete -F _agentbox agentbox

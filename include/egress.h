@@ -28,12 +28,23 @@ struct egress_rule {
 /* Parses HOST, *.SUFFIX, **.SUFFIX, IPv4, [IPv6], CIDR, each with an optional :PORT. */
 int egress_rule_parse(const char *text, struct egress_rule *r, struct ab_err *e);
 
+/* `resolve = NAME[:PORT]=ADDRESS[:PORT]`: NAME (at PORT, or any port) is dialled at ADDRESS
+ * (and PORT) instead of what DNS says. A local mirror, or a test registry under its real name.
+ * The rules still decide on NAME and the requested port. */
+struct egress_pin {
+	struct egress_rule name; /* RULE_HOST */
+	struct egress_rule to;   /* RULE_ADDRESS; port 0 keeps the requested port */
+};
+
+int egress_pin_parse(const char *text, struct egress_pin *pin, struct ab_err *e);
+
 /* ---------- decisions (pure) ---------- */
 
 struct egress_rules {
 	struct egress_rule *allow, *deny;
-	size_t n_allow, n_deny;
-	struct strv allow_text, deny_text;
+	struct egress_pin *pins;
+	size_t n_allow, n_deny, n_pins;
+	struct strv allow_text, deny_text, pin_text;
 };
 
 int egress_rules_build(const struct policy *p, struct egress_rules *out, struct ab_err *e);
@@ -43,6 +54,10 @@ void egress_rules_free(struct egress_rules *r);
  * denies. Returns true when allowed; *rule is the text of the deciding rule, or NULL. */
 bool egress_decide(const struct egress_rules *r, const char *host, unsigned port,
 		   const char **rule);
+
+/* The pin for a name at a port, or NULL (DNS decides). *text is the pin as written. */
+const struct egress_pin *egress_pinned(const struct egress_rules *r, const char *host,
+				       unsigned port, const char **text);
 
 /* An address a name resolved to, against the address and CIDR deny rules (a name must not
  * reach what its address is denied by). Returns the deny rule's text, or NULL. */

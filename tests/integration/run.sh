@@ -45,7 +45,8 @@ run_as() {
 	wd=$(mktemp -d /tmp/agentbox-it.XXXXXX) || { echo "FAIL $name ($label): mktemp"; return 1; }
 	cleanup_dirs+=("$wd")
 	local vars=(AGENTBOX="$rbin" AGENTBOX_PROFILES="$rsrc/profiles"
-		AGENTBOX_PROFILE_PATH="$rsrc/profiles" AGENTBOX_SOURCE="$rsrc" TEST_WORKDIR="$wd")
+		AGENTBOX_PROFILE_PATH="$rsrc/profiles" AGENTBOX_SOURCE="$rsrc" TEST_WORKDIR="$wd"
+		${AGENTBOX_CASES:+AGENTBOX_CASES="$AGENTBOX_CASES"})
 	echo "# $name as $label: binary $rbin, profiles $rsrc/profiles, work dir $wd"
 	if [ -z "$user" ]; then
 		home=${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}

@@ -726,6 +726,46 @@ time.sleep(0.5)'
 	assert_not_contains "$NET" "decision=allow" "a connection that never made a request, audited as allowed"
 }
 
+# resolve = NAME[:PORT]=ADDRESS[:PORT]: a name the rules allow is dialled at the pinned address,
+# the SSRF guard does not second-guess it, and the pin grants nothing by itself.
+t_resolve_pins() {
+	mk_www
+	helpers_in
+	local url=http://registry.test/file.txt pin="registry.test:80=127.0.0.1:$WWW_PORT"
+	box pin-http --allow registry.test:80 --resolve "$pin" -- /usr/bin/python3 egress_client.py \
+		get "$url"
+	expect_exit 0 "${BOX[@]}"
+	assert_contains "$OUT" "STATUS:200" "the pinned name through the HTTP proxy"
+	assert_contains "$OUT" "BODY:$BODY" "the content of the server the pin names"
+	net
+	assert_contains "$NET" " decision=allow protocol=http host=registry.test port=80 address=127.0.0.1 rule=registry.test:80 resolve=$pin method=GET " \
+		"the audit event names the pin"
+	box pin-socks --allow registry.test:80 --resolve "$pin" -- /usr/bin/python3 \
+		egress_client.py socks registry.test 80 /file.txt
+	expect_exit 0 "${BOX[@]}"
+	assert_contains "$OUT" "$BODY" "the pinned name through SOCKS5"
+	# negative controls: without the pin the name does not resolve; without an allow rule the
+	# pin grants nothing; a deny rule for the pinned address still wins; a pin for another
+	# port leaves this one to DNS
+	box pin-none --allow registry.test:80 -- /usr/bin/python3 egress_client.py get "$url"
+	expect_exit 0 "${BOX[@]}"
+	assert_contains "$OUT" "DENIED:cannot resolve" "the name without its pin"
+	box pin-no-allow --resolve "$pin" -- /usr/bin/python3 egress_client.py get "$url"
+	expect_exit 0 "${BOX[@]}"
+	assert_contains "$OUT" "DENIED:no allow rule matches registry.test:80" "a pin is not an allow"
+	deny_profile "$WWW_PORT"
+	pbox "$META/deny.ini" pin-deny --allow registry.test:80 --resolve "$pin" -- \
+		/usr/bin/python3 egress_client.py get "$url"
+	expect_exit 0 "${BOX[@]}"
+	assert_contains "$OUT" "STATUS:403" "a denied address behind a pin"
+	assert_contains "$OUT" "denied by rule '127.0.0.1:$WWW_PORT'" "the refusal names the deny rule"
+	box pin-port --allow registry.test:80 --resolve "registry.test:8080=127.0.0.1:$WWW_PORT" -- \
+		/usr/bin/python3 egress_client.py get "$url"
+	expect_exit 0 "${BOX[@]}"
+	assert_contains "$OUT" "DENIED:cannot resolve" "a pin for another port"
+	assert_not_contains "$OUT" "$BODY" "a refused request reached the server"
+}
+
 run_case http_allow_and_deny t_http_allow_and_deny
 run_case proxy_env t_proxy_env
 run_case http_request_bytes_counted t_http_request_bytes_counted
@@ -742,6 +782,7 @@ fi
 run_case refusal_long_host t_refusal_long_host
 run_case raw_socket_bypass t_raw_socket_bypass
 run_case ssrf_guard t_ssrf_guard
+run_case resolve_pins t_resolve_pins
 run_case rules_suffix t_rules_suffix
 run_case rules_ports t_rules_ports
 run_case rules_deny_wins t_rules_deny_wins

@@ -1,9 +1,15 @@
 #!/bin/bash
 # Every bundled profile runs its real tool on a workspace, and refuses what it should: reading
-# ~/.ssh, writing outside the workspace, reaching a host no rule allows. Registries are served
-# by the test on the host's 127.0.0.1 (there is no internet here), so each network profile
-# gets --allow for that address on top of its own registry rules.
+# ~/.ssh, writing outside the workspace, reaching a host no rule allows.
+#
+# There is no internet here, so each registry (pypi.org and files.pythonhosted.org, npm's
+# registry, github.com) is a local HTTPS server on the host's 127.0.0.1, under its real name:
+# the profile is used unchanged, and `--resolve NAME:443=127.0.0.1:PORT` tells the egress
+# filter where that name lives. The tools verify the server against a test CA (ca.pem in the
+# workspace), given on their command lines.
 . "$(dirname "$0")/lib.sh"
+
+REGISTRY_NAMES=(pypi.org files.pythonhosted.org registry.npmjs.org github.com)
 
 serve() {
 	local pf="$META/port.$1"
@@ -11,6 +17,32 @@ serve() {
 	bg "$PY" "$HELPERS/egress_server.py" "$pf" "$@"
 	wait_for_file "$pf" 10 || fail "the host's test server ($*) did not start"
 	PORT=$(cat "$pf")
+}
+
+# serve_registry DIR: serves DIR over HTTPS with a certificate for every registry name, signed by
+# a test CA copied to $CASE/ca.pem; sets PORT and PINS (--resolve options for every name).
+serve_registry() {
+	local d="$META/tls" san="" name
+	mkdir -p "$d"
+	for name in "${REGISTRY_NAMES[@]}"; do
+		san="${san:+$san,}DNS:$name"
+	done
+	{
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+			-keyout "$d/ca.key" -out "$d/ca.pem" -subj /CN=agentbox-profiles-test-ca -days 2 &&
+			openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+				-keyout "$d/srv.key" -out "$d/srv.csr" -subj /CN=registry &&
+			printf 'subjectAltName=%s\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' \
+				"$san" >"$d/ext.cnf" &&
+			openssl x509 -req -in "$d/srv.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" \
+				-CAcreateserial -out "$d/srv.pem" -days 2 -extfile "$d/ext.cnf"
+	} >"$META/openssl.log" 2>&1 || fail "cannot make the test CA: $(cat "$META/openssl.log")"
+	cp "$d/ca.pem" "$CASE/ca.pem"
+	serve registry "$1" "$d/srv.pem" "$d/srv.key"
+	PINS=()
+	for name in "${REGISTRY_NAMES[@]}"; do
+		PINS+=(--resolve "$name:443=127.0.0.1:$PORT")
+	done
 }
 
 # Shared refusals: nothing of the caller's home but what the profile lists, nothing outside
@@ -74,21 +106,29 @@ except OSError as e:
 t_python_pip() {
 	local idx="$META/pypi" value
 	value="profile-pip-$(unique)"
-	"$PY" "$HELPERS/egress_mkwheel.py" "$idx" profiletestpkg 1.0 "$value" >"$META/mkwheel.log" 2>&1 ||
+	"$PY" "$HELPERS/egress_mkwheel.py" "$idx" profiletestpkg 1.0 "$value" \
+		https://files.pythonhosted.org >"$META/mkwheel.log" 2>&1 ||
 		fail "cannot build the test wheel: $(cat "$META/mkwheel.log")"
-	serve pypi "$idx"
-	expect_exit 0 "$AGENTBOX" -p python-pip --allow "127.0.0.1:$PORT" -- sh -c '
+	serve_registry "$idx"
+	# pip's default index, https://pypi.org/simple, which links the wheel on
+	# files.pythonhosted.org
+	expect_exit 0 "$AGENTBOX" -p python-pip --audit "$META/pip.jsonl" "${PINS[@]}" -- sh -c '
 		/usr/bin/python3 -m venv venv &&
-		env -u NO_PROXY -u no_proxy venv/bin/python -m pip install --no-cache-dir \
-			--disable-pip-version-check --retries 0 --timeout 15 \
-			--index-url "http://127.0.0.1:$1/simple" profiletestpkg >/dev/null &&
-		venv/bin/python -c "import profiletestpkg; print(profiletestpkg.VALUE)"' sh "$PORT"
+		venv/bin/python -m pip install --no-cache-dir --disable-pip-version-check \
+			--retries 0 --timeout 15 --cert ca.pem profiletestpkg >/dev/null &&
+		venv/bin/python -c "import profiletestpkg; print(profiletestpkg.VALUE)"'
 	assert_eq "$value" "$OUT" "pip installed through the proxy, into the workspace's venv"
-	# the registry rules alone do not reach the local index
-	run_cmd "$AGENTBOX" -p python-pip -- env -u NO_PROXY -u no_proxy /usr/bin/python3 -m pip \
-		download --no-cache-dir --disable-pip-version-check --retries 0 --timeout 15 --no-deps \
-		-d dl --index-url "http://127.0.0.1:$PORT/simple" profiletestpkg
+	assert_contains "$(cat "$META/pip.jsonl")" '"decision":"allow","protocol":"connect","host":"files.pythonhosted.org"' \
+		"the wheel came from files.pythonhosted.org"
+	# the same index under a name the profile does not allow
+	run_cmd "$AGENTBOX" -p python-pip --audit "$META/pip-deny.jsonl" "${PINS[@]}" \
+		--resolve "pypi.example:443=127.0.0.1:$PORT" -- /usr/bin/python3 -m pip download \
+		--no-cache-dir --disable-pip-version-check --retries 0 --timeout 15 --no-deps -d dl \
+		--cert ca.pem --index-url https://pypi.example/simple profiletestpkg
 	[ "$RC" != 0 ] || fail "pip reached a host python-pip does not allow" "$(report)"
+	assert_contains "$(cat "$META/pip-deny.jsonl")" '"decision":"deny","protocol":"connect","host":"pypi.example"' \
+		"the refusal is audited"
+	assert_absent "$CASE/dl/profiletestpkg-1.0-py3-none-any.whl" "the wheel through a denied name"
 }
 
 t_node() {
@@ -98,37 +138,76 @@ t_node() {
 	refuses_outside node
 }
 
-t_node_npm() {
-	local pkg="$META/npm-pkg" srv="$META/npm-srv" value
-	value="profile-npm-$(unique)"
-	mkdir -p "$pkg" "$srv"
-	printf '{"name":"profile-test-pkg","version":"1.0.0","main":"index.js"}\n' >"$pkg/package.json"
+# npm_registry DIR NAME VERSION VALUE: a package NAME@VERSION (index.js exports VALUE) packed into
+# DIR/NAME/-/ with its registry document in DIR/NAME/index.json, as registry.npmjs.org has them.
+npm_registry() {
+	local srv=$1 name=$2 version=$3 value=$4 pkg="$META/npm-pkg"
+	mkdir -p "$pkg" "$srv/$name/-"
+	printf '{"name":"%s","version":"%s","main":"index.js"}\n' "$name" "$version" >"$pkg/package.json"
 	printf 'module.exports = "%s";\n' "$value" >"$pkg/index.js"
-	(cd "$pkg" && npm pack --cache "$META/npm-cache" --pack-destination "$srv") >"$META/pack.log" 2>&1 ||
-		fail "npm pack: $(cat "$META/pack.log")"
-	serve npm "$srv"
-	expect_exit 0 "$AGENTBOX" -p node-npm --allow "127.0.0.1:$PORT" -- sh -c '
-		env -u NO_PROXY -u no_proxy npm install --no-audit --no-fund --loglevel=error \
-			"http://127.0.0.1:$1/profile-test-pkg-1.0.0.tgz" >/dev/null &&
-		node -e "console.log(require(\"profile-test-pkg\"))"' sh "$PORT"
+	(cd "$pkg" && npm pack --cache "$META/npm-cache" --pack-destination "$srv/$name/-") \
+		>"$META/pack.log" 2>&1 || fail "npm pack: $(cat "$META/pack.log")"
+	"$PY" - "$srv/$name" "$name" "$version" <<-'EOF' || fail "cannot write the registry document"
+		import base64, hashlib, json, sys
+		root, name, version = sys.argv[1:4]
+		tgz = f"{name}-{version}.tgz"
+		data = open(f"{root}/-/{tgz}", "rb").read()
+		dist = {"tarball": f"https://registry.npmjs.org/{name}/-/{tgz}",
+		        "shasum": hashlib.sha1(data).hexdigest(),
+		        "integrity": "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode()}
+		doc = {"name": name, "dist-tags": {"latest": version},
+		       "versions": {version: {"name": name, "version": version, "main": "index.js",
+		                              "dist": dist}}}
+		json.dump(doc, open(f"{root}/index.json", "w"))
+	EOF
+}
+
+t_node_npm() {
+	local srv="$META/npm-srv" value
+	value="profile-npm-$(unique)"
+	npm_registry "$srv" profile-test-pkg 1.0.0 "$value"
+	serve_registry "$srv"
+	# npm's default registry, https://registry.npmjs.org/
+	expect_exit 0 "$AGENTBOX" -p node-npm --audit "$META/npm.jsonl" "${PINS[@]}" -- sh -c '
+		npm install --no-audit --no-fund --loglevel=error --cafile ca.pem profile-test-pkg \
+			>/dev/null && node -e "console.log(require(\"profile-test-pkg\"))"'
 	assert_eq "$value" "$OUT" "npm installed through the proxy into the workspace"
 	assert_exists "$CASE/node_modules/profile-test-pkg/index.js" "node_modules, seen from the host"
+	assert_contains "$(cat "$META/npm.jsonl")" '"decision":"allow","protocol":"connect","host":"registry.npmjs.org"' \
+		"npm reached its registry by name"
+	# the same registry under a name the profile does not allow
+	rm -rf "$CASE/node_modules"
+	run_cmd "$AGENTBOX" -p node-npm --audit "$META/npm-deny.jsonl" "${PINS[@]}" --resolve "npm.example:443=127.0.0.1:$PORT" -- \
+		npm install --no-audit --no-fund --loglevel=error --fetch-retries 0 --cafile ca.pem \
+		--registry https://npm.example/ profile-test-pkg
+	[ "$RC" != 0 ] || fail "npm reached a host node-npm does not allow" "$(report)"
+	assert_contains "$(cat "$META/npm-deny.jsonl")" '"decision":"deny","protocol":"connect","host":"npm.example"' \
+		"the refusal is audited"
+	assert_absent "$CASE/node_modules/profile-test-pkg" "the package through a denied name"
 }
 
 t_git() {
-	local repo="$META/srv/repo.git"
-	mkdir -p "$META/src" "$META/srv"
+	local repo="$META/srv/agentbox/repo.git"
+	mkdir -p "$META/src" "$META/srv/agentbox"
 	git -C "$META/src" init -q && git -C "$META/src" -c user.name=t -c user.email=t@t \
 		commit -q --allow-empty -m first && git clone -q --bare "$META/src" "$repo" &&
 		git -C "$repo" update-server-info || fail "cannot make the test repository"
-	serve git "$META/srv"
-	expect_exit 0 "$AGENTBOX" -p git --allow "127.0.0.1:$PORT" -- sh -c '
-		env -u NO_PROXY -u no_proxy git clone -q "http://127.0.0.1:$1/repo.git" work &&
+	serve_registry "$META/srv"
+	expect_exit 0 "$AGENTBOX" -p git --audit "$META/git.jsonl" "${PINS[@]}" -- sh -c '
+		git -c http.sslCAInfo="$PWD/ca.pem" clone -q https://github.com/agentbox/repo.git work &&
 		cd work && echo x >f && git add f &&
-		git -c user.name=agent -c user.email=agent@example commit -q -m second && git log --oneline | wc -l' \
-		sh "$PORT"
-	assert_eq 2 "$OUT" "git cloned and committed in the workspace"
+		git -c user.name=agent -c user.email=agent@example commit -q -m second && git log --oneline | wc -l'
+	assert_eq 2 "$OUT" "git cloned from github.com and committed in the workspace"
 	assert_exists "$CASE/work/f" "the clone, seen from the host"
+	assert_contains "$(cat "$META/git.jsonl")" '"decision":"allow","protocol":"connect","host":"github.com"' \
+		"git reached github.com by name"
+	# the same repository under a name the profile does not allow
+	run_cmd "$AGENTBOX" -p git --audit "$META/git-deny.jsonl" "${PINS[@]}" --resolve "git.example:443=127.0.0.1:$PORT" -- \
+		git -c http.sslCAInfo="$CASE/ca.pem" clone -q https://git.example/agentbox/repo.git other
+	[ "$RC" != 0 ] || fail "git reached a host the git profile does not allow" "$(report)"
+	assert_contains "$(cat "$META/git-deny.jsonl")" '"decision":"deny","protocol":"connect","host":"git.example"' \
+		"the refusal is audited"
+	assert_absent "$CASE/other" "the clone through a denied name"
 	# ~/.gitconfig is read (read-only) while ~/.ssh stays hidden
 	fake_home
 	expect_exit 0 env HOME="$FAKE_HOME" "$AGENTBOX" -p git -- sh -c '

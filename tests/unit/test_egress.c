@@ -1,5 +1,5 @@
 /* Unit tests for egress_rule_parse: host names, wildcards, ports, IPv4/IPv6 addresses and ranges,
- * and the inputs it must refuse. */
+ * and the inputs it must refuse; and for resolve pins (egress_pin_parse, egress_pinned). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -292,6 +292,90 @@ static void test_rule_is_reset(void **state)
 	assert_int_equal(r.prefix, 0);
 }
 
+static void test_pin_parse(void **state)
+{
+	struct egress_pin pin;
+	struct ab_err e = {0};
+	uint8_t want[16];
+
+	(void)state;
+	assert_int_equal(egress_pin_parse("PyPI.org.:443=127.0.0.1:8443", &pin, &e), 0);
+	assert_string_equal(pin.name.host, "pypi.org");
+	assert_int_equal(pin.name.port, 443);
+	assert_int_equal(pin.to.family, AF_INET);
+	assert_int_equal(pin.to.port, 8443);
+	inet_pton(AF_INET, "127.0.0.1", want);
+	assert_memory_equal(pin.to.addr, want, 4);
+
+	assert_int_equal(egress_pin_parse("mirror.example=[2001:db8::7]", &pin, &e), 0);
+	assert_int_equal(pin.name.port, 0);
+	assert_int_equal(pin.to.family, AF_INET6);
+	assert_int_equal(pin.to.port, 0);
+	inet_pton(AF_INET6, "2001:db8::7", want);
+	assert_memory_equal(pin.to.addr, want, 16);
+}
+
+static void pin_refused(const char *text, const char *phrase)
+{
+	struct egress_pin pin;
+	struct ab_err e = {0};
+
+	if (egress_pin_parse(text, &pin, &e) == 0) {
+		print_error("'%s' was accepted\n", text);
+		fail();
+	}
+	if (!strstr(e.msg, phrase)) {
+		print_error("'%s': message '%s' lacks '%s'\n", text, e.msg, phrase);
+		fail();
+	}
+}
+
+static void test_pin_refused(void **state)
+{
+	(void)state;
+	pin_refused("pypi.org", "NAME[:PORT]=ADDRESS[:PORT]");
+	pin_refused("=127.0.0.1", "not a network rule");
+	pin_refused("pypi.org=", "not a network rule");
+	pin_refused("*.pypi.org=127.0.0.1", "one host name");
+	pin_refused("**.pypi.org=127.0.0.1", "one host name");
+	pin_refused("10.0.0.1=127.0.0.1", "one host name");
+	pin_refused("pypi.org=mirror.example", "needs an IP address");
+	pin_refused("pypi.org=10.0.0.0/8", "needs an IP address");
+	pin_refused("pypi.org=127.0.0.1:0", "port number");
+	pin_refused("pypi.org:99999=127.0.0.1", "port number");
+}
+
+static void test_pinned_lookup(void **state)
+{
+	struct policy p = {0};
+	struct egress_rules r;
+	struct ab_err e = {0};
+	const struct egress_pin *pin;
+	const char *text;
+
+	(void)state;
+	assert_int_equal(strv_push(&p.net_resolve, "pypi.org:443=127.0.0.1:8443"), 0);
+	assert_int_equal(strv_push(&p.net_resolve, "mirror.example=10.1.2.3"), 0);
+	assert_int_equal(egress_rules_build(&p, &r, &e), 0);
+
+	pin = egress_pinned(&r, "PYPI.org.", 443, &text);
+	assert_non_null(pin);
+	assert_string_equal(text, "pypi.org:443=127.0.0.1:8443");
+	/* the port is part of the pin: another port goes to DNS */
+	assert_null(egress_pinned(&r, "pypi.org", 80, &text));
+	assert_null(text);
+	/* a pin maps one name: not its subdomains, not a name that merely ends the same */
+	assert_null(egress_pinned(&r, "www.pypi.org", 443, &text));
+	assert_null(egress_pinned(&r, "notpypi.org", 443, &text));
+	/* no port in the pin: every port */
+	assert_non_null(egress_pinned(&r, "mirror.example", 80, &text));
+	assert_non_null(egress_pinned(&r, "mirror.example", 8080, &text));
+	assert_null(egress_pinned(&r, "", 80, &text));
+
+	egress_rules_free(&r);
+	strv_free(&p.net_resolve);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -313,6 +397,9 @@ int main(void)
 	    cmocka_unit_test(test_bad_labels),
 	    cmocka_unit_test(test_long_names),
 	    cmocka_unit_test(test_rule_is_reset),
+	    cmocka_unit_test(test_pin_parse),
+	    cmocka_unit_test(test_pin_refused),
+	    cmocka_unit_test(test_pinned_lookup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -473,6 +473,24 @@ static void test_network(void **state)
 	expect_error("[network]\nallow = ok.com, -bad.com\n", MAIN ":2: ", "is not a host name");
 }
 
+static void test_network_resolve(void **state)
+{
+	struct policy *p = must_load("[network]\nmode = proxy\n"
+				     "resolve = pypi.org:443=127.0.0.1:8443, mirror.test=[::1]\n"
+				     "resolve = pypi.org:443=127.0.0.1:8443\n");
+	(void)state;
+
+	expect_strv(&p->net_resolve, 2, "pypi.org:443=127.0.0.1:8443", "mirror.test=[::1]");
+	policy_free(p);
+
+	expect_error("[network]\nmode = proxy\nresolve = pypi.org\n",
+		     MAIN ":3: ", "'pypi.org' is not NAME[:PORT]=ADDRESS[:PORT]");
+	expect_error("[network]\nmode = proxy\n\nresolve = *.pypi.org=127.0.0.1\n",
+		     MAIN ":4: ", "one host name");
+	expect_error("[network]\nmode = proxy\nresolve = pypi.org=files.example\n",
+		     MAIN ":3: ", "needs an IP address");
+}
+
 /* ---------- [limits] ---------- */
 
 static void test_limits_every_key(void **state)
@@ -1399,7 +1417,13 @@ static void test_finish_rules_need_proxy(void **state)
 	(void)state;
 
 	assert_int_equal(policy_finish(p, &e), -1);
-	expect_msg(&e, "", "[network] has allow/deny rules but mode is none");
+	expect_msg(&e, "", "[network] has allow/deny/resolve rules but mode is none");
+	policy_free(p);
+
+	/* a pin only means something to the egress proxy */
+	p = must_load("[network]\nresolve = pypi.org=127.0.0.1\n");
+	assert_int_equal(policy_finish(p, &e), -1);
+	expect_msg(&e, "", "allow/deny/resolve rules but mode is none");
 	policy_free(p);
 
 	p = must_load("[network]\nmode = host\ndeny = 10.0.0.0/8\n");
@@ -2223,6 +2247,7 @@ int main(void)
 	    cmocka_unit_test(test_filesystem_errors),
 	    cmocka_unit_test(test_same_path_twice_in_one_file),
 	    cmocka_unit_test(test_network),
+	    cmocka_unit_test(test_network_resolve),
 	    cmocka_unit_test(test_limits_every_key),
 	    cmocka_unit_test(test_limits_zero_rejected),
 	    cmocka_unit_test(test_limits_bad_values),

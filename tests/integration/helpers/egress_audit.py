@@ -4,7 +4,7 @@
 # equals VALUE. The last line is always `count=N`, the number of events printed.
 import json, sys
 
-KEYS = ["decision", "protocol", "host", "port", "address", "rule", "method", "url", "reason",
+KEYS = ["decision", "protocol", "host", "port", "address", "rule", "resolve", "method", "url", "reason",
         "bytes_out", "bytes_in", "duration_ms"]
 
 path, filters = sys.argv[1], [a.split("=", 1) for a in sys.argv[2:]]

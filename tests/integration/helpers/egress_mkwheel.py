@@ -1,11 +1,14 @@
-# egress_mkwheel.py DIR NAME VERSION VALUE: writes a minimal pure-Python wheel of package NAME
-# (NAME/__init__.py sets VALUE) and a PEP 503 simple index for it under DIR:
+# egress_mkwheel.py DIR NAME VERSION VALUE [FILES_URL]: writes a minimal pure-Python wheel of
+# package NAME (NAME/__init__.py sets VALUE) and a PEP 503 simple index for it under DIR:
 #   DIR/packages/NAME-VERSION-py3-none-any.whl
 #   DIR/simple/index.html, DIR/simple/NAME/index.html (links with #sha256=)
+# The link to the wheel is relative, or FILES_URL/packages/... when given (as PyPI links to
+# files.pythonhosted.org).
 # Python's standard library only: no setuptools, no wheel, no network.
 import base64, hashlib, os, sys, zipfile
 
 root, name, version, value = sys.argv[1:5]
+files_url = sys.argv[5] if len(sys.argv) > 5 else "../.."
 dist = f"{name}-{version}"
 info = f"{dist}.dist-info"
 files = {
@@ -37,5 +40,5 @@ with open(f"{root}/simple/index.html", "w") as f:
     f.write(f'<!DOCTYPE html><html><body><a href="{name}/">{name}</a></body></html>\n')
 with open(f"{root}/simple/{name}/index.html", "w") as f:
     f.write(f'<!DOCTYPE html><html><body>'
-            f'<a href="../../packages/{whl}#sha256={sha}">{whl}</a></body></html>\n')
+            f'<a href="{files_url}/packages/{whl}#sha256={sha}">{whl}</a></body></html>\n')
 print(whl)
