@@ -16,6 +16,7 @@
 #include "audit.h"
 #include "error.h"
 #include "mounts.h"
+#include "overlay.h"
 #include "policy.h"
 #include "sandbox.h"
 
@@ -44,6 +45,9 @@ static const char usage[] =
 	"      --rw PATH            show PATH read-write\n"
 	"      --tmpfs PATH         mount an empty tmpfs at PATH\n"
 	"      --hide PATH          make PATH empty (directory) or unreadable (file)\n"
+	"      --overlay PATH       show PATH writable, but keep every change outside it\n"
+	"      --changes DIR        where --overlay keeps the changes (default: a directory per\n"
+	"                           run under ~/.local/state/agentbox/runs)\n"
 	"      --setenv NAME=VALUE  set a variable in the command's environment\n"
 	"      --net MODE           network: none, proxy or host\n"
 	"      --allow HOST[:PORT]  allow a host through the egress filter (proxy mode)\n"
@@ -57,6 +61,8 @@ static const char usage[] =
 	"\n"
 	"  agentbox audit verify FILE   check the hash chains of the runs in an audit file\n"
 	"  agentbox audit summary FILE  a table of each run: denials first\n"
+	"  agentbox changes|diff|promote|discard [--audit DEST] RUN_ID|DIR [PATH...]\n"
+	"                               review, apply or delete an overlay run's changes\n"
 	"  -h, --help               print this help and exit\n"
 	"\n"
 	"Exit status: the command's own; 128+N if it died of signal N; 124 on timeout;\n"
@@ -73,6 +79,8 @@ enum opt {
 	OPT_SETENV,
 	OPT_NET,
 	OPT_ALLOW,
+	OPT_OVERLAY,
+	OPT_CHANGES,
 	OPT_RESOLVE,
 	OPT_TIMEOUT,
 	OPT_CHDIR,
@@ -90,6 +98,8 @@ static const struct {
 	{OPT_RW, "--rw", "filesystem", "rw"},
 	{OPT_TMPFS, "--tmpfs", "filesystem", "tmpfs"},
 	{OPT_HIDE, "--hide", "filesystem", "hide"},
+	{OPT_OVERLAY, "--overlay", "filesystem", "overlay"},
+	{OPT_CHANGES, "--changes", "filesystem", "changes"},
 	{OPT_SETENV, "--setenv", "env", "set"},
 	{OPT_NET, "--net", "network", "mode"},
 	{OPT_ALLOW, "--allow", "network", "allow"},
@@ -165,6 +175,8 @@ static int parse_args(int argc, char **argv, struct cli *c, const char *cwd, str
 		{"rw", required_argument, NULL, OPT_RW},
 		{"tmpfs", required_argument, NULL, OPT_TMPFS},
 		{"hide", required_argument, NULL, OPT_HIDE},
+		{"overlay", required_argument, NULL, OPT_OVERLAY},
+		{"changes", required_argument, NULL, OPT_CHANGES},
 		{"setenv", required_argument, NULL, OPT_SETENV},
 		{"net", required_argument, NULL, OPT_NET},
 		{"allow", required_argument, NULL, OPT_ALLOW},
@@ -442,6 +454,8 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &pipe_set, NULL);
 	if (argc > 1 && !strcmp(argv[1], "audit"))
 		return audit_command(argc, argv);
+	if (argc > 1 && overlay_is_command(argv[1]))
+		return overlay_command(argc, argv);
 	cwd = getcwd(NULL, 0);
 	rc = parse_args(argc, argv, &c, cwd, &e);
 	if (rc != 0) {

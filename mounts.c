@@ -20,7 +20,8 @@
 
 const char *mount_op_name(enum mount_op_kind k)
 {
-	static const char *const names[] = {"ro", "rw", "tmpfs", "hide", "symlink", "proc", "dev"};
+	static const char *const names[] = {"ro",	  "rw",  "tmpfs", "hide",
+						    "symlink", "proc", "dev",	"overlay"};
 	return names[k];
 }
 
@@ -68,6 +69,8 @@ void mount_plan_free(struct mount_plan *plan)
 		free(plan->ops[i].dest);
 		free(plan->ops[i].source);
 		free(plan->ops[i].target);
+		free(plan->ops[i].upper);
+		free(plan->ops[i].work);
 	}
 	free(plan->ops);
 	plan->ops = NULL;
@@ -184,9 +187,10 @@ static int plan_entry(struct mount_plan *plan, const struct policy *p, const str
 		return plan_push(plan, op, e);
 	case FS_RO:
 	case FS_RW:
+	case FS_OVERLAY:
 		break;
 	}
-	op.kind = f->kind == FS_RO ? MOP_BIND_RO : MOP_BIND_RW;
+	op.kind = f->kind == FS_RO ? MOP_BIND_RO : f->kind == FS_RW ? MOP_BIND_RW : MOP_OVERLAY;
 	if (resolve_bind_path(f->path, w, &resolved, e) < 0) {
 		if (e->errnum == ENOENT && f->optional) {
 			op.skipped = true;
@@ -223,7 +227,7 @@ static const struct mount_op *deepest(const struct mount_plan *plan, const char 
 
 static bool is_bind_op(const struct mount_op *o)
 {
-	return o && (o->kind == MOP_BIND_RO || o->kind == MOP_BIND_RW);
+	return o && (o->kind == MOP_BIND_RO || o->kind == MOP_BIND_RW || o->kind == MOP_OVERLAY);
 }
 
 static int plan_pin(struct mount_plan *plan, const char *dest, struct ab_err *e);
@@ -850,6 +854,7 @@ static int apply_op(struct root *r, const struct mount_plan *plan, const struct 
 	switch (op->kind) {
 	case MOP_BIND_RO:
 	case MOP_BIND_RW:
+	case MOP_OVERLAY:
 		return attach(r, tree, op->dest, dir, e);
 	case MOP_TMPFS:
 		return mount_tmpfs(r, op->dest, op->size, !strcmp(op->dest, "/tmp") ? "1777" : "0755",
@@ -905,7 +910,54 @@ static int pivot(struct root *r, struct ab_err *e)
 
 static bool is_bind(const struct mount_op *op)
 {
-	return !op->skipped && (op->kind == MOP_BIND_RO || op->kind == MOP_BIND_RW);
+	return !op->skipped &&
+	       (op->kind == MOP_BIND_RO || op->kind == MOP_BIND_RW || op->kind == MOP_OVERLAY);
+}
+
+static int set_layer(int fs, const char *key, int fd, struct ab_err *e)
+{
+	char path[64];
+
+	/* the layers go by the fds already opened without following symlinks */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	if (fsconfig(fs, FSCONFIG_SET_STRING, key, path, 0) < 0)
+		return ab_fail(e, errno, "overlay %s", key);
+	return 0;
+}
+
+/* A new overlayfs: the host tree read-only below, the run's upper directory above. */
+static int overlay_tree(const struct mount_op *op, struct ab_err *e)
+{
+	static const char *const keys[] = {"lowerdir", "upperdir", "workdir"};
+	const char *paths[] = {op->source, op->upper, op->work};
+	int layer[3] = {-1, -1, -1}, fs = -1, mnt = -1;
+
+	if ((fs = fsopen("overlay", FSOPEN_CLOEXEC)) < 0) {
+		ab_fail(e, errno, "overlayfs is not available");
+		goto out;
+	}
+	for (int i = 0; i < 3; i++)
+		if ((layer[i] = open_source(paths[i], e)) < 0 ||
+		    set_layer(fs, keys[i], layer[i], e) < 0)
+			goto out;
+	/* in a user namespace overlayfs keeps its metadata in user.overlay.* xattrs */
+	if (fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+		ab_fail(e, errno, "cannot create an overlay of %s", op->source);
+		ab_hint(e, "the kernel must allow overlayfs in user namespaces (Linux 5.11 or later), "
+			   "and the changes directory must not be inside %s", op->source);
+		goto out;
+	}
+	mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	if (mnt < 0)
+		ab_fail(e, errno, "cannot mount the overlay of %s", op->source);
+out:
+	for (int i = 0; i < 3; i++)
+		if (layer[i] >= 0)
+			close(layer[i]);
+	if (fs >= 0)
+		close(fs);
+	return mnt;
 }
 
 /* Clones one bind source's mount tree, flags set, ready to attach. */
@@ -914,9 +966,13 @@ static int clone_source(const struct mount_op *op, bool *dir, struct ab_err *e)
 	uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
 			 (op->kind == MOP_BIND_RO ? MOUNT_ATTR_RDONLY : 0);
 	struct stat st;
-	int fd = open_source(op->source, e), tree;
+	int fd, tree;
 
-	if (fd < 0)
+	if (op->kind == MOP_OVERLAY) {
+		*dir = true;
+		return overlay_tree(op, e);
+	}
+	if ((fd = open_source(op->source, e)) < 0)
 		return -1;
 	if (fstat(fd, &st) < 0) {
 		close(fd);

@@ -69,7 +69,7 @@ static int oom(struct ab_err *e)
 
 const char *fs_kind_name(enum fs_kind k)
 {
-	static const char *const names[] = {"ro", "rw", "tmpfs", "hide", "symlink"};
+	static const char *const names[] = {"ro", "rw", "tmpfs", "hide", "symlink", "overlay"};
 	return names[k];
 }
 
@@ -638,6 +638,28 @@ static int on_rw_try(const struct setting *s, const char *v, struct ab_err *e)
 {
 	return fs_path(s, v, FS_RW, true, e);
 }
+static int on_overlay(const struct setting *s, const char *v, struct ab_err *e)
+{
+	if (strpbrk(v, "\n\t"))
+		return ab_fail(e, 0, "an overlay path cannot hold a tab or a newline"),
+		       at_error(&s->at, e);
+	return fs_path(s, v, FS_OVERLAY, false, e);
+}
+static int on_changes(const struct setting *s, const char *value, struct ab_err *e)
+{
+	char *exp, *norm;
+	int r;
+
+	if (expand_one(s, value, &exp, e) < 0)
+		return -1;
+	r = path_normalize(exp, &norm, e);
+	free(exp);
+	if (r < 0)
+		return at_error(&s->at, e);
+	r = set_string(s, &s->p->changes, norm, e);
+	free(norm);
+	return r;
+}
 static int on_tmpfs(const struct setting *s, const char *v, struct ab_err *e)
 {
 	return fs_path(s, v, FS_TMPFS, false, e);
@@ -1017,6 +1039,8 @@ static const struct key_spec keys[] = {
 	{"filesystem", "rw-try", LIST, on_rw_try},
 	{"filesystem", "tmpfs", LIST, on_tmpfs},
 	{"filesystem", "hide", LIST, on_hide},
+	{"filesystem", "overlay", LIST, on_overlay},
+	{"filesystem", "changes", SINGLE, on_changes},
 	{"filesystem", "symlink", SINGLE, on_symlink},
 	{"network", "mode", SINGLE, on_net_mode},
 	{"network", "allow", LIST, on_allow},
@@ -1317,6 +1341,7 @@ void policy_free(struct policy *p)
 	strv_free(&p->profile_sha256);
 	free(p->hostname);
 	free(p->workdir);
+	free(p->changes);
 	for (size_t i = 0; i < p->n_fs; i++) {
 		free(p->fs[i].path);
 		free(p->fs[i].target);
@@ -1475,6 +1500,7 @@ static void explain_fs(const struct policy *p, struct json *j)
 		json_obj_end(j);
 	}
 	json_arr_end(j);
+	json_kv_str(j, "changes", p->changes);
 }
 
 void policy_explain(const struct policy *p, struct json *j)

@@ -34,6 +34,7 @@
 #include "egress.h"
 #include "env.h"
 #include "landlock.h"
+#include "overlay.h"
 #include "proxy.h"
 #include "rlimits.h"
 #include "seccomp.h"
@@ -67,6 +68,7 @@ struct run {
 	enum cgroup_mode cgroup_mode;
 	struct cgroup_run cgroup;
 	char *tmpdir;         /* fallback: the private directory standing in for /tmp */
+	char *changes;        /* overlays: the changes directory */
 	pid_t supervisor;
 	int proxy_fds[2]; /* proxy mode: listeners made in the sandbox's network namespace */
 	struct proxy *proxy;
@@ -739,6 +741,8 @@ static int audit_mounts(const struct mount_plan *plan, struct audit *a, struct a
 			json_kv_str(j, "source", op->source);
 		if (op->target)
 			json_kv_str(j, "target", op->target);
+		if (op->upper)
+			json_kv_str(j, "changes", op->upper);
 		if (op->kind == MOP_TMPFS)
 			json_kv_uint(j, "size", op->size);
 		json_kv_bool(j, "implicit", op->implicit);
@@ -1065,6 +1069,12 @@ static int prepare(struct run *r, const struct mount_protect *protect, struct au
 		home = "/tmp";
 	if (p->fallback == FALLBACK_LANDLOCK && !userns_usable())
 		r->fallback = true;
+	if (r->fallback && overlay_in_plan(&r->plan))
+		return ab_fail(e, 0, "[filesystem] overlay needs user namespaces, which this host "
+				     "does not allow"),
+		       ab_hint(e, "allow unprivileged user namespaces, or use rw instead of overlay");
+	if (overlay_prepare(p, audit_run_id(a), &r->plan, &r->changes, e) < 0)
+		return -1;
 	/* Landlock forbids mount changes to everything below it: no nested sandbox under it.
 	 * Without namespaces (fallback) Landlock is the confinement, nesting or not. */
 	r->landlock_abi = p->nesting && !r->fallback ? 0 : landlock_abi();
@@ -1128,6 +1138,10 @@ static void close_run(struct run *r)
 		remove_tmpdir(r->tmpdir);
 		free(r->tmpdir);
 	}
+	if (r->changes)
+		fprintf(stderr, "agentbox: the overlay's changes are in %s (agentbox changes|diff|"
+				"promote|discard %s)\n", r->changes, r->changes);
+	free(r->changes);
 	sigprocmask(SIG_SETMASK, &r->oldmask, NULL);
 }
 

@@ -18,6 +18,7 @@ enum mount_op_kind {
 	MOP_SYMLINK,
 	MOP_PROC,
 	MOP_DEV,
+	MOP_OVERLAY, /* the host tree as the lower layer; changes land in upper */
 };
 
 struct mount_op {
@@ -25,6 +26,7 @@ struct mount_op {
 	char *dest;     /* absolute path inside the sandbox */
 	char *source;   /* binds: the host path, symlinks resolved */
 	char *target;   /* symlinks: link content */
+	char *upper, *work; /* overlays: host directories the changes land in (overlay.c) */
 	uint64_t size;  /* tmpfs size cap */
 	bool implicit;  /* added by agentbox, not written in the profile */
 	bool skipped;   /* optional and missing on the host */

@@ -26,7 +26,7 @@ struct origin {
 	unsigned layer; /* one per file loaded; the command line is the last layer */
 };
 
-enum fs_kind { FS_RO, FS_RW, FS_TMPFS, FS_HIDE, FS_SYMLINK };
+enum fs_kind { FS_RO, FS_RW, FS_TMPFS, FS_HIDE, FS_SYMLINK, FS_OVERLAY };
 
 struct fs_entry {
 	enum fs_kind kind;
@@ -74,6 +74,7 @@ struct policy {
 
 	char *hostname;
 	char *workdir; /* NULL: the caller's cwd if visible, else / */
+	char *changes; /* overlay upper dirs go here; NULL: the per-run state directory */
 	enum fallback_mode fallback;
 	bool nesting; /* the command may build sandboxes of its own (agentbox in agentbox) */
 	int64_t uid, gid; /* the command's ids inside; -1: the caller's */
