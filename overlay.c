@@ -128,6 +128,33 @@ bool overlay_in_plan(const struct mount_plan *plan)
 	return false;
 }
 
+/* The command must not see the changes directory: it could rewrite the record promote trusts,
+ * or the upper layer behind overlayfs's back. */
+static int check_unseen(const char *dir, const struct mount_plan *plan, struct ab_err *e)
+{
+	const char *seen = NULL;
+	char real[PATH_MAX];
+
+	if (!realpath(dir, real))
+		return ab_fail(e, errno, "%s", dir);
+	for (size_t i = 0; i < plan->n; i++) {
+		const struct mount_op *op = &plan->ops[i];
+		size_t n;
+		if (op->skipped || !op->source ||
+		    (op->kind != MOP_BIND_RO && op->kind != MOP_BIND_RW && op->kind != MOP_OVERLAY))
+			continue;
+		n = strlen(op->source);
+		if ((n == 1 || (!strncmp(real, op->source, n) && (real[n] == '/' || !real[n]))) &&
+		    (!seen || n > strlen(seen)))
+			seen = op->source;
+	}
+	if (seen)
+		return ab_fail(e, 0, "the changes directory %s would be inside %s, which the sandbox "
+				     "shows", real, seen),
+		       ab_hint(e, "give --changes a directory outside every path the profile binds");
+	return 0;
+}
+
 int overlay_prepare(const struct policy *p, const char *run_id, struct mount_plan *plan,
 		    char **dir, struct ab_err *e)
 {
@@ -150,6 +177,10 @@ int overlay_prepare(const struct policy *p, const char *run_id, struct mount_pla
 			return ab_fail(e, ENAMETOOLONG, "the changes directory");
 		if (mkdir(path, 0700) < 0)
 			return ab_fail(e, errno, "cannot create the changes directory %s", path);
+	}
+	if (check_unseen(path, plan, e) < 0) {
+		rmdir(path);
+		return -1;
 	}
 	if (write_run_file(path, run_id, plan, e) < 0)
 		return -1;

@@ -148,8 +148,17 @@ t_schema_every_event_type() {
 	assert_eq 137 "$RC" "exit status with action = kill"
 	run_cmd "$AGENTBOX" -p ./strict.ini --audit "$a" -- unshare -U true
 	[ "$RC" != 0 ] || fail "unshare succeeded under strict" "$(report)"
+	# changes: an overlay run, then each subcommand on its changes
+	mkdir -p proj && echo one >proj/f && sleep 0.1
+	run_cmd "$AGENTBOX" -p shell --overlay "$CASE/proj" --changes "$META/ch" --audit "$a" -- \
+		sh -c 'echo two >proj/f'
+	assert_eq 0 "$RC" "the overlay run"
+	for sub in changes diff promote discard; do
+		run_cmd "$AGENTBOX" "$sub" --audit "$a" "$META/ch"
+		assert_eq 0 "$RC" "agentbox $sub"
+	done
 	validate "$a"
-	for t in start warning mount env syscall limit error exit net; do
+	for t in start warning mount env syscall limit error exit net changes; do
 		case " $TYPES " in
 		*" $t "*) ;;
 		*) fail "no $t event among the runs (types seen: $TYPES)" ;;

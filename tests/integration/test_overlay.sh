@@ -1,0 +1,191 @@
+#!/bin/bash
+# Quarantined writes ([filesystem] overlay / --overlay): the command writes, deletes, renames
+# and chmods in a real project tree, the host tree stays byte-identical, and `agentbox changes`,
+# `diff`, `promote` and `discard` do what they say: promote refuses a path the host changed
+# after the run started, never writes outside the tree through a symlink, and discard refuses a
+# directory that is not a changes directory.
+. "$(dirname "$0")/lib.sh"
+
+# mk_project: $PROJ with text, binary, nested and symlinked content, and $OUTSIDE, a directory
+# beside it that the project links to. The short sleep puts the setup before the run's start
+# (a host change in the same clock tick as the start counts as a conflict, by design).
+mk_project() {
+	PROJ="$CASE/proj"
+	OUTSIDE="$META/outside"
+	mkdir -p "$PROJ/src" "$PROJ/docs" "$OUTSIDE"
+	printf 'line one\nline two\n' >"$PROJ/src/main.txt"
+	printf 'keep me\n' >"$PROJ/docs/keep.txt"
+	printf 'delete me\n' >"$PROJ/gone.txt"
+	printf 'rename me\n' >"$PROJ/old-name.txt"
+	printf '\x00\x01\x02binary' >"$PROJ/blob.bin"
+	printf 'outside secret\n' >"$OUTSIDE/secret.txt"
+	ln -s "$OUTSIDE" "$PROJ/outlink"
+	chmod 644 "$PROJ/src/main.txt"
+	sleep 0.1
+}
+
+# snapshot DIR: every entry's path, type, mode and link target, and every file's hash.
+snapshot() {
+	(cd "$1" && find . -printf '%p %y %m %l\n' | LC_ALL=C sort &&
+		find . -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum)
+}
+
+# the edits an agent makes, as one shell script run inside the sandbox
+EDITS='set -e
+cd "$1"
+printf "line one\nline 2\nline three\n" >src/main.txt
+rm gone.txt
+mv old-name.txt new-name.txt
+chmod 600 docs/keep.txt
+mkdir -p new/deep && printf "fresh\n" >new/deep/file.txt
+printf "\001\002changed" >blob.bin
+cat src/main.txt docs/keep.txt >/dev/null
+echo edited'
+
+run_edits() {
+	expect_exit 0 "$AGENTBOX" -p shell --overlay "$PROJ" --changes "$META/ch" \
+		--audit "$META/run.jsonl" -- sh -c "$EDITS" sh "$PROJ"
+	assert_eq edited "$OUT" "the edits ran inside the sandbox"
+}
+
+t_host_untouched() {
+	mk_project
+	local before
+	before=$(snapshot "$PROJ")
+	run_edits
+	assert_eq "$before" "$(snapshot "$PROJ")" "the host tree after the run"
+	assert_contains "$ERR" "the overlay's changes are in $META/ch" "the run names its changes"
+	assert_contains "$(cat "$META/run.jsonl")" "\"op\":\"overlay\",\"path\":\"$PROJ\"" \
+		"the overlay's mount event"
+	# positive control: inside, the command saw its own changes
+	expect_exit 0 "$AGENTBOX" -p shell --overlay "$PROJ" --changes "$META/ch2" -- sh -c \
+		'echo changed >"$1/src/main.txt" && cat "$1/src/main.txt"' sh "$PROJ"
+	assert_eq changed "$OUT" "the command reads back what it wrote"
+	assert_eq "$before" "$(snapshot "$PROJ")" "the host tree after a second run"
+}
+
+t_changes_and_diff() {
+	mk_project
+	run_edits
+	expect_exit 0 "$AGENTBOX" changes "$META/ch"
+	assert_contains "$OUT" "M $PROJ/blob.bin" "a modified binary file"
+	assert_contains "$OUT" "M $PROJ/docs/keep.txt" "a chmod"
+	assert_contains "$OUT" "D $PROJ/gone.txt" "a deletion"
+	assert_contains "$OUT" "A $PROJ/new-name.txt" "a rename's new name"
+	assert_contains "$OUT" "D $PROJ/old-name.txt" "a rename's old name"
+	assert_contains "$OUT" "A $PROJ/new/" "a new directory"
+	assert_contains "$OUT" "A $PROJ/new/deep/file.txt" "a new file in it"
+	assert_contains "$OUT" "M $PROJ/src/main.txt" "an edit"
+	assert_not_contains "$OUT" "outlink" "an untouched symlink"
+	expect_exit 0 "$AGENTBOX" diff "$META/ch" "$PROJ/src"
+	assert_contains "$OUT" "--- a$PROJ/src/main.txt" "the diff's old label"
+	assert_contains "$OUT" "-line two" "the removed line"
+	assert_contains "$OUT" "+line three" "the added line"
+	assert_not_contains "$OUT" "gone.txt" "a PATH limits the diff"
+	expect_exit 0 "$AGENTBOX" diff "$META/ch"
+	assert_contains "$OUT" "Binary files" "a binary file is noted, not printed"
+	assert_contains "$OUT" "-delete me" "a deleted file's content"
+}
+
+t_promote() {
+	mk_project
+	run_edits
+	# PATH selects: only src/ first
+	expect_exit 0 "$AGENTBOX" promote --audit "$META/promote.jsonl" "$META/ch" "$PROJ/src"
+	assert_eq "promoted 1 change" "$OUT" "promote of one path"
+	assert_eq "$(printf 'line one\nline 2\nline three')" "$(cat "$PROJ/src/main.txt")" \
+		"the promoted file"
+	assert_exists "$PROJ/gone.txt" "a change outside the PATH stays unapplied"
+	assert_contains "$(cat "$META/promote.jsonl")" "\"action\":\"promote\"" "promote is audited"
+	assert_contains "$(cat "$META/promote.jsonl")" "\"path\":\"$PROJ/src/main.txt\",\"change\":\"modified\",\"result\":\"applied\"" \
+		"the applied change's event"
+	# the rest
+	expect_exit 0 "$AGENTBOX" promote "$META/ch" "$PROJ/gone.txt" "$PROJ/old-name.txt" \
+		"$PROJ/new-name.txt" "$PROJ/new" "$PROJ/docs" "$PROJ/blob.bin"
+	assert_absent "$PROJ/gone.txt" "the deletion, promoted"
+	assert_absent "$PROJ/old-name.txt" "the rename's old name, promoted"
+	assert_eq "rename me" "$(cat "$PROJ/new-name.txt")" "the rename's new name"
+	assert_eq fresh "$(cat "$PROJ/new/deep/file.txt")" "the new file"
+	assert_eq 600 "$(stat -c %a "$PROJ/docs/keep.txt")" "the chmod"
+	assert_eq "outside secret" "$(cat "$OUTSIDE/secret.txt")" "nothing outside the tree"
+}
+
+t_promote_conflict() {
+	mk_project
+	run_edits
+	printf 'the user edited this meanwhile\n' >"$PROJ/src/main.txt"
+	local before
+	before=$(snapshot "$PROJ")
+	expect_exit 1 "$AGENTBOX" promote --audit "$META/promote.jsonl" "$META/ch"
+	assert_contains "$ERR" "conflict: $PROJ/src/main.txt changed on the host" "the conflict"
+	assert_contains "$ERR" "nothing promoted" "all or nothing"
+	assert_eq "$before" "$(snapshot "$PROJ")" "the host tree after a refused promote"
+	assert_contains "$(cat "$META/promote.jsonl")" '"result":"conflict"' "the conflict is audited"
+	# a file the host deleted meanwhile, which the command had edited
+	rm "$PROJ/docs/keep.txt"
+	expect_exit 1 "$AGENTBOX" promote "$META/ch" "$PROJ/docs"
+	assert_contains "$ERR" "conflict: $PROJ/docs/keep.txt" "a host deletion conflicts"
+	# positive control: a path the host did not touch still promotes
+	expect_exit 0 "$AGENTBOX" promote "$META/ch" "$PROJ/new"
+	assert_eq fresh "$(cat "$PROJ/new/deep/file.txt")" "the unconflicted path"
+}
+
+# The command replaces the project's symlink to a directory outside with a real directory
+# and writes into it, and plants symlinks: promote replaces the link, never follows one.
+t_promote_symlink_tricks() {
+	mk_project
+	expect_exit 0 "$AGENTBOX" -p shell --overlay "$PROJ" --changes "$META/ch" -- sh -c '
+		cd "$1" && rm outlink && mkdir outlink && echo pwned >outlink/secret.txt &&
+		ln -s /etc/passwd passwd-link && ln -s "$2/secret.txt" src/steal && echo ok' \
+		sh "$PROJ" "$OUTSIDE"
+	assert_eq ok "$OUT" "the command's edits"
+	expect_exit 0 "$AGENTBOX" promote "$META/ch"
+	assert_eq "outside secret" "$(cat "$OUTSIDE/secret.txt")" "the directory outside the tree"
+	[ -d "$PROJ/outlink" ] && [ ! -L "$PROJ/outlink" ] ||
+		fail "outlink should now be a real directory in the project"
+	assert_eq pwned "$(cat "$PROJ/outlink/secret.txt")" "the file, inside the tree"
+	assert_eq /etc/passwd "$(readlink "$PROJ/passwd-link")" "a planted link is a link"
+	[ -L "$PROJ/src/steal" ] || fail "src/steal should be promoted as a symlink, not a copy"
+}
+
+t_discard() {
+	mk_project
+	run_edits
+	expect_exit 0 "$AGENTBOX" discard --audit "$META/d.jsonl" "$META/ch"
+	assert_absent "$META/ch" "the changes directory after discard"
+	assert_contains "$(cat "$META/d.jsonl")" '"action":"discard"' "discard is audited"
+	# a directory that is not a changes directory is refused and kept
+	mkdir -p "$META/precious" && echo keep >"$META/precious/f"
+	expect_exit 125 "$AGENTBOX" discard "$META/precious"
+	assert_contains "$ERR" "is not a changes directory" "the refusal"
+	assert_exists "$META/precious/f" "the directory discard refused"
+}
+
+t_setup_errors() {
+	mk_project
+	# the changes directory must be new
+	mkdir -p "$META/exists"
+	expect_exit 125 "$AGENTBOX" -p shell --overlay "$PROJ" --changes "$META/exists" -- true
+	assert_contains "$ERR" "cannot create the changes directory" "an existing --changes"
+	# the changes directory must be out of the command's sight: not inside the overlay, nor
+	# inside any other bound path (the shell profile binds the case directory read-write)
+	expect_exit 125 "$AGENTBOX" -p shell --overlay "$PROJ" --changes "$PROJ/changes" -- \
+		touch "$PROJ/ran"
+	assert_contains "$ERR" "would be inside $PROJ, which the sandbox shows" "changes in the tree"
+	assert_absent "$PROJ/ran" "the command after a refused overlay"
+	assert_absent "$PROJ/changes" "the refused changes directory"
+	expect_exit 125 "$AGENTBOX" -p shell --overlay "$PROJ" --changes "$CASE/changes" -- true
+	assert_contains "$ERR" "which the sandbox shows" "changes in a rw bind"
+	# overlay is a path that must exist
+	expect_exit 125 "$AGENTBOX" -p shell --overlay "$CASE/missing" -- true
+	assert_contains "$ERR" "$CASE/missing" "a missing overlay path"
+}
+
+run_case host_untouched t_host_untouched
+run_case changes_and_diff t_changes_and_diff
+run_case promote t_promote
+run_case promote_conflict t_promote_conflict
+run_case promote_symlink_tricks t_promote_symlink_tricks
+run_case discard t_discard
+run_case setup_errors t_setup_errors
+finish
