@@ -37,13 +37,17 @@ _agentbox()
 	--net)
 		COMPREPLY=($(compgen -W "none proxy host" -- "$cur"))
 		return ;;
-	--ro | --rw | --tmpfs | --hide | --chdir | --audit | verify | summary)
+	--ro | --rw | --tmpfs | --hide | --overlay | --changes | --chdir | --audit | verify | summary | \
+		changes | diff | promote | discard)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return ;;
 	--setenv | --allow | --resolve | --timeout)
 		return ;;
 	esac
-	COMPREPLY=($(compgen -W "-p --profile --audit --ro --rw --tmpfs --hide --setenv --net
+	if [ "$COMP_CWORD" = 1 ]; then
+		COMPREPLY=($(compgen -W "audit changes diff promote discard" -- "$cur"))
+	fi
+	COMPREPLY+=($(compgen -W "-p --profile --audit --ro --rw --tmpfs --hide --overlay --changes --setenv --net
 		--allow --resolve --timeout --chdir --explain --check --version -h --help --" -- "$cur"))
 }
 complete -F _agentbox agentbox
