@@ -79,8 +79,8 @@ static int add_rules(int ruleset, const struct mount_plan *plan, uint64_t all, s
 		return -1;
 	for (size_t i = 0; i < plan->n; i++) {
 		const struct mount_op *op = &plan->ops[i];
-		if (op->skipped || (op->kind != MOP_BIND_RW && op->kind != MOP_TMPFS &&
-				    op->kind != MOP_OVERLAY))
+		if (op->skipped ||
+		    (op->kind != MOP_BIND_RW && op->kind != MOP_TMPFS && op->kind != MOP_OVERLAY))
 			continue;
 		if (allow(ruleset, op->dest, all, e) < 0)
 			return -1;

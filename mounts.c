@@ -20,8 +20,8 @@
 
 const char *mount_op_name(enum mount_op_kind k)
 {
-	static const char *const names[] = {"ro",	  "rw",  "tmpfs", "hide",
-						    "symlink", "proc", "dev",	"overlay"};
+	static const char *const names[] = {"ro",      "rw",   "tmpfs", "hide",
+					    "symlink", "proc", "dev",	"overlay"};
 	return names[k];
 }
 
@@ -944,8 +944,7 @@ static int overlay_tree(const struct mount_op *op, struct ab_err *e)
 	if (fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
 	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
 		ab_fail(e, errno, "cannot create an overlay of %s", op->source);
-		ab_hint(e, "the kernel must allow overlayfs in user namespaces (Linux 5.11 or later), "
-			   "and the changes directory must not be inside %s", op->source);
+		ab_hint(e, "overlayfs must be allowed in user namespaces (Linux 5.11 or later)");
 		goto out;
 	}
 	mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);

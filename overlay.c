@@ -149,14 +149,17 @@ static int check_unseen(const char *dir, const struct mount_plan *plan, struct a
 			seen = op->source;
 	}
 	if (seen)
-		return ab_fail(e, 0, "the changes directory %s would be inside %s, which the sandbox "
-				     "shows", real, seen),
-		       ab_hint(e, "give --changes a directory outside every path the profile binds");
+		return ab_fail(e, 0,
+			       "the changes directory %s would be inside %s, which the sandbox "
+			       "shows",
+			       real, seen),
+		       ab_hint(e,
+			       "give --changes a directory outside every path the profile binds");
 	return 0;
 }
 
-int overlay_prepare(const struct policy *p, const char *run_id, struct mount_plan *plan,
-		    char **dir, struct ab_err *e)
+int overlay_prepare(const struct policy *p, const char *run_id, struct mount_plan *plan, char **dir,
+		    struct ab_err *e)
 {
 	char path[PATH_MAX];
 	unsigned n = 0;
@@ -250,7 +253,8 @@ static int open_run(const char *arg, struct run_info *r, struct ab_err *e)
 	if (fd < 0 || !(f = fdopen(fd, "r"))) {
 		if (fd >= 0)
 			close(fd);
-		return ab_fail(e, errno, "%s is not a changes directory (no readable %s)", arg, path),
+		return ab_fail(e, errno, "%s is not a changes directory (no readable %s)", arg,
+			       path),
 		       ab_hint(e, "give a run id from the audit trail, or the --changes directory");
 	}
 	while (rc == 0 && fgets(line, sizeof(line), f)) {
@@ -462,8 +466,7 @@ static bool selected(const struct run_info *r, const struct change *c, char **pa
 /* ---------- audit ---------- */
 
 static int audit_change(struct audit *a, const char *action, const struct run_info *r,
-			const char *path, const char *change, const char *result,
-			struct ab_err *e)
+			const char *path, const char *change, const char *result, struct ab_err *e)
 {
 	struct json *j;
 
@@ -484,8 +487,7 @@ static int audit_change(struct audit *a, const char *action, const struct run_in
 
 /* ---------- changes, diff ---------- */
 
-static int show_changes(const struct run_info *r, const struct changes *c, char **paths,
-			int n)
+static int show_changes(const struct run_info *r, const struct changes *c, char **paths, int n)
 {
 	static const char letters[] = "AMD";
 	char host[PATH_MAX];
@@ -494,8 +496,7 @@ static int show_changes(const struct run_info *r, const struct changes *c, char 
 		if (!selected(r, &c->v[i], paths, n) ||
 		    !host_path(r, c->v[i].tree, c->v[i].rel, host, sizeof(host)))
 			continue;
-		printf("%c %s%s\n", letters[c->v[i].kind], host,
-		       S_ISDIR(c->v[i].mode) ? "/" : "");
+		printf("%c %s%s\n", letters[c->v[i].kind], host, S_ISDIR(c->v[i].mode) ? "/" : "");
 	}
 	return fflush(stdout) == 0 ? 0 : -1;
 }
@@ -529,8 +530,8 @@ static int diff_one(const struct run_info *r, const struct change *c, struct ab_
 	snprintf(upper, sizeof(upper), "%s/upper/%u/%s", r->dir, c->tree, c->rel);
 	if (c->kind == CH_DELETED)
 		return run_diff(host, host, "/dev/null") < 0
-			       ? ab_fail(e, 0, "diff failed on %s", host)
-			       : 0;
+			   ? ab_fail(e, 0, "diff failed on %s", host)
+			   : 0;
 	if (S_ISDIR(c->mode)) {
 		printf("new directory %s/\n", host);
 		return 0;
@@ -613,7 +614,8 @@ static int open_parent(const struct run_info *r, unsigned tree, const char *rel,
 		close(fd);
 		if (sub < 0)
 			return ab_fail(e, errno, "%s/%s", r->trees.v[tree], buf),
-			       ab_hint(e, "a host directory on the path became a symlink or a file");
+			       ab_hint(e,
+				       "a host directory on the path became a symlink or a file");
 		fd = sub;
 	}
 	return fd;
@@ -638,13 +640,14 @@ static bool conflicts(const struct run_info *r, const struct change *c)
 			*next = '\0';
 		if (fstatat(fd, part, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			/* not on the host: its nearest directory must be unchanged */
-			changed = errno != ENOENT || fstat(fd, &st) < 0 || changed_since(&st, &r->started);
+			changed = errno != ENOENT || fstat(fd, &st) < 0 ||
+				  changed_since(&st, &r->started);
 			break;
 		}
 		if (!next || !S_ISDIR(st.st_mode)) {
 			changed = (S_ISDIR(st.st_mode) && !S_ISDIR(c->mode))
-					  ? subtree_changed(fd, part, &r->started)
-					  : changed_since(&st, &r->started);
+				      ? subtree_changed(fd, part, &r->started)
+				      : changed_since(&st, &r->started);
 			break;
 		}
 		sub = openat(fd, part, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -688,8 +691,8 @@ static int remove_tree(int dirfd, const char *name, struct ab_err *e)
 		return errno == ENOENT ? 0 : ab_fail(e, errno, "%s", name);
 	if (!S_ISDIR(st.st_mode))
 		return unlinkat(dirfd, name, 0) < 0 && errno != ENOENT
-			       ? ab_fail(e, errno, "cannot remove %s", name)
-			       : 0;
+			   ? ab_fail(e, errno, "cannot remove %s", name)
+			   : 0;
 	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && errno == EACCES && fchmodat(dirfd, name, 0700, 0) == 0)
 		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -832,15 +835,17 @@ static int promote(const struct run_info *r, const struct changes *c, char **pat
 		if (!selected(r, &c->v[i], paths, n) || !conflicts(r, &c->v[i]))
 			continue;
 		host_path(r, c->v[i].tree, c->v[i].rel, host, sizeof(host));
-		fprintf(stderr, "agentbox: conflict: %s changed on the host after the run started\n",
-			host);
+		fprintf(stderr,
+			"agentbox: conflict: %s changed on the host after the run started\n", host);
 		conflicted++;
-		if (audit_change(a, "promote", r, host, kind_names[c->v[i].kind], "conflict", e) < 0)
+		if (audit_change(a, "promote", r, host, kind_names[c->v[i].kind], "conflict", e) <
+		    0)
 			return -1;
 	}
 	if (conflicted) {
-		fprintf(stderr, "agentbox: nothing promoted: %zu conflict%s; review the host's "
-				"changes, then promote only the other paths or discard this run\n",
+		fprintf(stderr,
+			"agentbox: nothing promoted: %zu conflict%s; review the host's "
+			"changes, then promote only the other paths or discard this run\n",
 			conflicted, conflicted == 1 ? "" : "s");
 		return 1;
 	}
@@ -850,8 +855,8 @@ static int promote(const struct run_info *r, const struct changes *c, char **pat
 			continue;
 		host_path(r, c->v[i].tree, c->v[i].rel, host, sizeof(host));
 		if ((rc = apply(r, &c->v[i], e)) < 0)
-			return ab_context(e, "promote %s (%zu change%s applied before it)", host, done,
-					  done == 1 ? "" : "s");
+			return ab_context(e, "promote %s (%zu change%s applied before it)", host,
+					  done, done == 1 ? "" : "s");
 		rc ? done++ : skipped++;
 		if (!rc)
 			fprintf(stderr, "agentbox: not promoted: %s is a special file\n", host);
@@ -937,8 +942,8 @@ static int absolute_paths(char **paths, int n, struct ab_err *e)
 	return 0;
 }
 
-static int dispatch(const char *cmd, const struct run_info *r, char **paths, int n,
-		    struct audit *a, struct ab_err *e)
+static int dispatch(const char *cmd, const struct run_info *r, char **paths, int n, struct audit *a,
+		    struct ab_err *e)
 {
 	struct changes c;
 	int rc = 0;

@@ -68,7 +68,7 @@ struct run {
 	enum cgroup_mode cgroup_mode;
 	struct cgroup_run cgroup;
 	char *tmpdir;         /* fallback: the private directory standing in for /tmp */
-	char *changes;        /* overlays: the changes directory */
+	char *changes;	      /* overlays: the changes directory */
 	pid_t supervisor;
 	int proxy_fds[2]; /* proxy mode: listeners made in the sandbox's network namespace */
 	struct proxy *proxy;
@@ -1070,9 +1070,11 @@ static int prepare(struct run *r, const struct mount_protect *protect, struct au
 	if (p->fallback == FALLBACK_LANDLOCK && !userns_usable())
 		r->fallback = true;
 	if (r->fallback && overlay_in_plan(&r->plan))
-		return ab_fail(e, 0, "[filesystem] overlay needs user namespaces, which this host "
-				     "does not allow"),
-		       ab_hint(e, "allow unprivileged user namespaces, or use rw instead of overlay");
+		return ab_fail(e, 0,
+			       "[filesystem] overlay needs user namespaces, which this host "
+			       "does not allow"),
+		       ab_hint(e,
+			       "allow unprivileged user namespaces, or use rw instead of overlay");
 	if (overlay_prepare(p, audit_run_id(a), &r->plan, &r->changes, e) < 0)
 		return -1;
 	/* Landlock forbids mount changes to everything below it: no nested sandbox under it.
@@ -1139,8 +1141,10 @@ static void close_run(struct run *r)
 		free(r->tmpdir);
 	}
 	if (r->changes)
-		fprintf(stderr, "agentbox: the overlay's changes are in %s (agentbox changes|diff|"
-				"promote|discard %s)\n", r->changes, r->changes);
+		fprintf(stderr,
+			"agentbox: the overlay's changes are in %s (agentbox changes|diff|"
+			"promote|discard %s)\n",
+			r->changes, r->changes);
 	free(r->changes);
 	sigprocmask(SIG_SETMASK, &r->oldmask, NULL);
 }

@@ -15,8 +15,8 @@ bool overlay_in_plan(const struct mount_plan *plan);
  * changes directory (p->changes, or $XDG_STATE_HOME/agentbox/runs/RUN_ID), records the run
  * (its start time and each tree), and gives every overlay op its upper and work directories.
  * *dir is set to the changes directory (malloc'd), or NULL when there are no overlays. */
-int overlay_prepare(const struct policy *p, const char *run_id, struct mount_plan *plan,
-		    char **dir, struct ab_err *e);
+int overlay_prepare(const struct policy *p, const char *run_id, struct mount_plan *plan, char **dir,
+		    struct ab_err *e);
 
 /* `agentbox changes|diff|promote|discard [--audit DEST] RUN_ID|DIR [PATH...]`: argv[1] is the
  * subcommand. Returns the exit status. */
