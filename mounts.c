@@ -232,8 +232,9 @@ static bool is_bind_op(const struct mount_op *o)
 
 static int plan_pin(struct mount_plan *plan, const char *dest, struct ab_err *e);
 
-/* A protected file under a rw bind gets a read-only bind of itself on top. */
-static int plan_protect(struct mount_plan *plan, const char *path, struct ab_err *e)
+/* A protected path under a rw bind or an overlay gets a read-only bind of itself on top. */
+static int plan_protect(struct mount_plan *plan, const char *path, const char *why,
+			struct ab_err *e)
 {
 	const struct mount_op *cover = NULL;
 	char *real = realpath(path, NULL);
@@ -245,8 +246,7 @@ static int plan_protect(struct mount_plan *plan, const char *path, struct ab_err
 		return 0; /* not on the host, nothing to protect */
 	for (size_t i = 0; i < plan->n; i++) {
 		const struct mount_op *o = &plan->ops[i];
-		if ((o->kind == MOP_BIND_RO || o->kind == MOP_BIND_RW) && !o->skipped &&
-		    is_under(real, o->source) &&
+		if (is_bind_op(o) && !o->skipped && is_under(real, o->source) &&
 		    (!cover || strlen(o->source) > strlen(cover->source)))
 			cover = o;
 	}
@@ -272,7 +272,7 @@ static int plan_protect(struct mount_plan *plan, const char *path, struct ab_err
 						.dest = dest,
 						.source = real,
 						.implicit = true,
-						.why = "agentbox's own file stays read-only"},
+						.why = why},
 			      e);
 	free(real);
 	return r;
@@ -375,6 +375,43 @@ static int writable_roots(const struct policy *p, struct writable *w, struct ab_
 	return 0;
 }
 
+static bool unprotected(const struct policy *p, const char *name)
+{
+	for (size_t i = 0; i < p->unprotect.n; i++)
+		if (!strcmp(p->unprotect.v[i], name))
+			return true;
+	return false;
+}
+
+/* The protected names at the root of every rw and overlay tree, and [filesystem] protect. Only
+ * what exists can be covered: a mount needs a place to go. */
+static int protect_trees(struct mount_plan *plan, const struct policy *p, struct ab_err *e)
+{
+	char path[PATH_MAX];
+
+	for (size_t i = 0, n = plan->n; i < n; i++) {
+		const struct mount_op *o = &plan->ops[i];
+		char root[PATH_MAX];
+		if (o->skipped || o->implicit || (o->kind != MOP_BIND_RW && o->kind != MOP_OVERLAY))
+			continue;
+		snprintf(root, sizeof(root), "%s", strcmp(o->source, "/") ? o->source : "");
+		for (size_t k = 0; policy_protected_names[k]; k++) {
+			if (unprotected(p, policy_protected_names[k]))
+				continue;
+			if ((size_t)snprintf(path, sizeof(path), "%s/%s", root,
+					     policy_protected_names[k]) >= sizeof(path))
+				return ab_fail(e, ENAMETOOLONG, "protecting %s", root);
+			if (plan_protect(plan, path, "protected: runs outside the sandbox later", e) < 0)
+				return -1;
+			o = &plan->ops[i]; /* plan_protect may move the ops */
+		}
+	}
+	for (size_t i = 0; i < p->protect.n; i++)
+		if (plan_protect(plan, p->protect.v[i], "protected by [filesystem] protect", e) < 0)
+			return -1;
+	return 0;
+}
+
 int mount_plan_build(const struct policy *p, const struct mount_protect *protect,
 		     struct mount_plan *plan, struct ab_err *e)
 {
@@ -408,8 +445,10 @@ int mount_plan_build(const struct policy *p, const struct mount_protect *protect
 	}
 	writable_free(&w);
 	for (size_t i = 0; protect && i < protect->n; i++)
-		if (plan_protect(plan, protect->paths[i], e) < 0)
+		if (plan_protect(plan, protect->paths[i], "agentbox's own file stays read-only", e) < 0)
 			goto fail;
+	if (protect_trees(plan, p, e) < 0)
+		goto fail;
 	for (size_t i = 0, n = plan->n; i < n; i++) {
 		char dest[PATH_MAX];
 		if (plan->ops[i].kind != MOP_HIDE)

@@ -73,6 +73,12 @@ const char *fs_kind_name(enum fs_kind k)
 	return names[k];
 }
 
+/* What runs on its own later, outside the sandbox: git hooks and config, shell and direnv
+ * start-up files, editor tasks. */
+const char *const policy_protected_names[] = {
+	".git/hooks", ".git/config", ".bashrc", ".bash_profile", ".bash_login", ".profile",
+	".zshrc", ".zshenv", ".zprofile", ".envrc", ".vscode/tasks.json", NULL};
+
 const char *net_mode_name(enum net_mode m)
 {
 	static const char *const names[] = {"none", "proxy", "host"};
@@ -645,6 +651,28 @@ static int on_overlay(const struct setting *s, const char *v, struct ab_err *e)
 		       at_error(&s->at, e);
 	return fs_path(s, v, FS_OVERLAY, false, e);
 }
+static int push_item(struct strv *sv, const char *item, struct ab_err *e);
+
+static int on_protect(const struct setting *s, const char *v, struct ab_err *e)
+{
+	char *norm;
+	int r;
+
+	if (path_normalize(v, &norm, e) < 0)
+		return at_error(&s->at, e);
+	r = push_item(&s->p->protect, norm, e);
+	free(norm);
+	return r;
+}
+static int on_unprotect(const struct setting *s, const char *v, struct ab_err *e)
+{
+	for (size_t i = 0; policy_protected_names[i]; i++)
+		if (!strcmp(v, policy_protected_names[i]))
+			return push_item(&s->p->unprotect, v, e);
+	return ab_fail(e, 0, "'%s' is not one of the protected names", v),
+	       ab_hint(e, "see docs/profile.md for the list (.git/hooks, .bashrc, .envrc, ...)"),
+	       at_error(&s->at, e);
+}
 static int on_changes(const struct setting *s, const char *value, struct ab_err *e)
 {
 	char *exp, *norm;
@@ -1041,6 +1069,8 @@ static const struct key_spec keys[] = {
 	{"filesystem", "hide", LIST, on_hide},
 	{"filesystem", "overlay", LIST, on_overlay},
 	{"filesystem", "changes", SINGLE, on_changes},
+	{"filesystem", "protect", LIST, on_protect},
+	{"filesystem", "unprotect", LIST, on_unprotect},
 	{"filesystem", "symlink", SINGLE, on_symlink},
 	{"network", "mode", SINGLE, on_net_mode},
 	{"network", "allow", LIST, on_allow},
@@ -1342,6 +1372,8 @@ void policy_free(struct policy *p)
 	free(p->hostname);
 	free(p->workdir);
 	free(p->changes);
+	strv_free(&p->protect);
+	strv_free(&p->unprotect);
 	for (size_t i = 0; i < p->n_fs; i++) {
 		free(p->fs[i].path);
 		free(p->fs[i].target);
@@ -1501,6 +1533,8 @@ static void explain_fs(const struct policy *p, struct json *j)
 	}
 	json_arr_end(j);
 	json_kv_str(j, "changes", p->changes);
+	json_strv(j, "protect", &p->protect);
+	json_strv(j, "unprotect", &p->unprotect);
 }
 
 void policy_explain(const struct policy *p, struct json *j)

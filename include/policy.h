@@ -81,6 +81,8 @@ struct policy {
 
 	struct fs_entry *fs;
 	size_t n_fs;
+	struct strv protect;   /* more read-only paths inside rw and overlay trees */
+	struct strv unprotect; /* default protected names (policy_protected_names) not protected */
 
 	enum net_mode net_mode;
 	struct strv net_allow, net_deny;
@@ -147,6 +149,8 @@ int strv_push(struct strv *sv, const char *s);
 void strv_free(struct strv *sv);
 
 const char *fs_kind_name(enum fs_kind k);
+/* Names, relative to each rw or overlay tree's root, kept read-only unless unprotected. */
+extern const char *const policy_protected_names[];
 const char *net_mode_name(enum net_mode m);
 const char *seccomp_preset_name(enum seccomp_preset p);
 

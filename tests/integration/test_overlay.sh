@@ -3,7 +3,8 @@
 # and chmods in a real project tree, the host tree stays byte-identical, and `agentbox changes`,
 # `diff`, `promote` and `discard` do what they say: promote refuses a path the host changed
 # after the run started, never writes outside the tree through a symlink, and discard refuses a
-# directory that is not a changes directory.
+# directory that is not a changes directory. Protected paths (.git/hooks, .bashrc, ...) stay
+# read-only in rw and overlay trees.
 . "$(dirname "$0")/lib.sh"
 
 # mk_project: $PROJ with text, binary, nested and symlinked content, and $OUTSIDE, a directory
@@ -181,6 +182,53 @@ t_setup_errors() {
 	assert_contains "$ERR" "$CASE/missing" "a missing overlay path"
 }
 
+# Protected paths, in an rw tree and in an overlay tree: read-only, not renamable; an
+# unprotected sibling is writable; `unprotect` and `protect` move the line.
+t_protected_paths() {
+	mk_project
+	mkdir -p "$PROJ/.git/hooks" && printf '[core]\n' >"$PROJ/.git/config"
+	printf 'echo hi\n' >"$PROJ/.bashrc" && printf 'all:\n' >"$PROJ/Makefile"
+	cat >"$META/p.ini" <<-EOF
+		[sandbox]
+		include = $AGENTBOX_PROFILES/shell.ini
+		[filesystem]
+		rw = $PROJ
+		protect = $PROJ/Makefile
+	EOF
+	expect_exit 0 "$AGENTBOX" -p "$META/p.ini" --audit "$META/p.jsonl" -- sh -c '
+		cd "$1"
+		echo evil >>.bashrc 2>/dev/null && echo BASHRC
+		echo evil >.git/hooks/pre-commit 2>/dev/null && echo HOOK
+		echo evil >>.git/config 2>/dev/null && echo CONFIG
+		echo evil >>Makefile 2>/dev/null && echo MAKEFILE
+		mv .git .git-moved 2>/dev/null && echo MOVED
+		rm -f .bashrc 2>/dev/null; [ -e .bashrc ] || echo REMOVED
+		echo fine >>docs/keep.txt && echo SIBLING-OK' sh "$PROJ"
+	assert_eq SIBLING-OK "$OUT" "only the unprotected sibling was written (rw tree)"
+	assert_contains "$(cat "$META/p.jsonl")" "\"path\":\"$PROJ/.git/hooks\"" "the protecting mount is audited"
+	assert_contains "$(cat "$META/p.jsonl")" '"why":"protected by [filesystem] protect"' \
+		"a protect entry's mount"
+	assert_eq "echo hi" "$(cat "$PROJ/.bashrc")" ".bashrc on the host"
+	assert_absent "$PROJ/.git/hooks/pre-commit" "the hook on the host"
+	# the same in an overlay tree; and unprotect makes .bashrc writable again
+	cat >"$META/u.ini" <<-EOF
+		[sandbox]
+		include = $AGENTBOX_PROFILES/shell.ini
+		[filesystem]
+		overlay = $PROJ
+		changes = $META/ch
+		unprotect = .bashrc
+	EOF
+	expect_exit 0 "$AGENTBOX" -p "$META/u.ini" -- sh -c '
+		cd "$1"
+		echo evil >.git/hooks/pre-commit 2>/dev/null && echo HOOK
+		echo evil >>.git/config 2>/dev/null && echo CONFIG
+		echo more >>.bashrc && echo BASHRC-UNPROTECTED' sh "$PROJ"
+	assert_eq BASHRC-UNPROTECTED "$OUT" "the overlay tree: hooks and config refused, .bashrc unprotected"
+	expect_exit 0 "$AGENTBOX" changes "$META/ch"
+	assert_eq "M $PROJ/.bashrc" "$OUT" "the overlay's only change"
+}
+
 run_case host_untouched t_host_untouched
 run_case changes_and_diff t_changes_and_diff
 run_case promote t_promote
@@ -188,4 +236,5 @@ run_case promote_conflict t_promote_conflict
 run_case promote_symlink_tricks t_promote_symlink_tricks
 run_case discard t_discard
 run_case setup_errors t_setup_errors
+run_case protected_paths t_protected_paths
 finish

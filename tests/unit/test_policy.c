@@ -473,6 +473,20 @@ static void test_network(void **state)
 	expect_error("[network]\nallow = ok.com, -bad.com\n", MAIN ":2: ", "is not a host name");
 }
 
+static void test_protect(void **state)
+{
+	struct policy *p = must_load("[filesystem]\nprotect = /w/Makefile, /w/./ci/\n"
+				     "unprotect = .envrc, .git/hooks\n");
+	(void)state;
+
+	expect_strv(&p->protect, 2, "/w/Makefile", "/w/ci");
+	expect_strv(&p->unprotect, 2, ".envrc", ".git/hooks");
+	policy_free(p);
+	expect_error("[filesystem]\nunprotect = Makefile\n", MAIN ":2: ",
+		     "'Makefile' is not one of the protected names");
+	expect_error("[filesystem]\nprotect = relative/path\n", MAIN ":2: ", "absolute");
+}
+
 static void test_network_resolve(void **state)
 {
 	struct policy *p = must_load("[network]\nmode = proxy\n"
@@ -2248,6 +2262,7 @@ int main(void)
 	    cmocka_unit_test(test_same_path_twice_in_one_file),
 	    cmocka_unit_test(test_network),
 	    cmocka_unit_test(test_network_resolve),
+	    cmocka_unit_test(test_protect),
 	    cmocka_unit_test(test_limits_every_key),
 	    cmocka_unit_test(test_limits_zero_rejected),
 	    cmocka_unit_test(test_limits_bad_values),

@@ -1,10 +1,9 @@
 # persist_git_config: persistence. The command sets core.hooksPath and core.fsmonitor in the
 # workspace's .git/config: git runs the fsmonitor command on the user's next `git status`,
 # outside the sandbox.
-# Defence: none yet. Protected paths (issue 8: files under an rw bind the command may not write,
-# such as .bashrc, .git/hooks, .git/config) are not implemented; until they are, this case
-# reports not-protected-yet (a known gap, not counted as a failure). Once the write is refused,
-# it reports blocked.
+# Defence: protected paths (mounts.c): .bashrc, .git/hooks and .git/config at the root of
+# every rw or overlay tree are bound read-only on top of themselves, and the directories above
+# them are pinned, so the write fails with EROFS and they cannot be renamed away.
 # Control: the same write to an ordinary file of the workspace succeeds inside the sandbox (so a
 # refusal would be specific to the protected path).
 
