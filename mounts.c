@@ -451,7 +451,9 @@ int mount_plan_build(const struct policy *p, const struct mount_protect *protect
 		goto fail;
 	for (size_t i = 0, n = plan->n; i < n; i++) {
 		char dest[PATH_MAX];
-		if (plan->ops[i].kind != MOP_HIDE)
+		/* a hidden path, or an overlay whose changes promote writes back to its host path
+		 */
+		if (plan->ops[i].kind != MOP_HIDE && plan->ops[i].kind != MOP_OVERLAY)
 			continue;
 		snprintf(dest, sizeof(dest), "%s", plan->ops[i].dest); /* plan_push may move ops */
 		if (plan_pin(plan, dest, e) < 0)

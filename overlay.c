@@ -17,6 +17,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/syscall.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,7 +79,7 @@ static int runs_dir(char *out, size_t size, struct ab_err *e)
 }
 
 static int write_run_file(const char *dir, const char *run_id, const struct mount_plan *plan,
-			  struct ab_err *e)
+			  int *lock, struct ab_err *e)
 {
 	char path[PATH_MAX + 8];
 	struct timespec now;
@@ -99,6 +103,10 @@ static int write_run_file(const char *dir, const char *run_id, const struct moun
 			fprintf(f, "tree %u %s\n", n++, plan->ops[i].source);
 	if (fclose(f) != 0)
 		return ab_fail(e, errno, "cannot write %s", path);
+	/* held until the run ends: promote and discard wait for that */
+	*lock = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (*lock < 0 || flock(*lock, LOCK_SH) < 0)
+		return ab_fail(e, errno, "cannot lock %s", path);
 	return 0;
 }
 
@@ -159,12 +167,13 @@ static int check_unseen(const char *dir, const struct mount_plan *plan, struct a
 }
 
 int overlay_prepare(const struct policy *p, const char *run_id, struct mount_plan *plan, char **dir,
-		    struct ab_err *e)
+		    int *lock, struct ab_err *e)
 {
 	char path[PATH_MAX];
 	unsigned n = 0;
 
 	*dir = NULL;
+	*lock = -1;
 	if (!overlay_in_plan(plan))
 		return 0;
 	if (p->changes) {
@@ -185,7 +194,7 @@ int overlay_prepare(const struct policy *p, const char *run_id, struct mount_pla
 		rmdir(path);
 		return -1;
 	}
-	if (write_run_file(path, run_id, plan, e) < 0)
+	if (write_run_file(path, run_id, plan, lock, e) < 0)
 		return -1;
 	for (size_t i = 0; i < plan->n; i++)
 		if (plan->ops[i].kind == MOP_OVERLAY && layer_dirs(path, &plan->ops[i], n++, e) < 0)
@@ -198,6 +207,7 @@ int overlay_prepare(const struct policy *p, const char *run_id, struct mount_pla
 /* ---------- reading a run ---------- */
 
 struct run_info {
+	int fd; /* the record, open: the running sandbox's supervisor holds a lock on it */
 	char dir[PATH_MAX];
 	char id[64];
 	struct timespec started;
@@ -249,12 +259,15 @@ static int open_run(const char *arg, struct run_info *r, struct ab_err *e)
 			return ab_fail(e, ENAMETOOLONG, "run %s", arg);
 	}
 	snprintf(path, sizeof(path), "%s/" RUN_FILE, r->dir);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	r->fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	fd = r->fd >= 0 ? dup(r->fd) : -1;
 	if (fd < 0 || !(f = fdopen(fd, "r"))) {
+		int err = errno;
 		if (fd >= 0)
 			close(fd);
-		return ab_fail(e, errno, "%s is not a changes directory (no readable %s)", arg,
-			       path),
+		if (r->fd >= 0)
+			close(r->fd);
+		return ab_fail(e, err, "%s is not a changes directory (no readable %s)", arg, path),
 		       ab_hint(e, "give a run id from the audit trail, or the --changes directory");
 	}
 	while (rc == 0 && fgets(line, sizeof(line), f)) {
@@ -267,8 +280,10 @@ static int open_run(const char *arg, struct run_info *r, struct ab_err *e)
 	fclose(f);
 	if (rc == 0 && (!magic || !r->trees.n))
 		rc = ab_fail(e, 0, "%s is not a complete changes record", path);
-	if (rc < 0)
+	if (rc < 0) {
 		strv_free(&r->trees);
+		close(r->fd);
+	}
 	return rc;
 }
 
@@ -487,6 +502,19 @@ static int audit_change(struct audit *a, const char *action, const struct run_in
 
 /* ---------- changes, diff ---------- */
 
+/* A name the command chose, printed so it cannot fake or hide a line: control bytes and the
+ * backslash are escaped. */
+static void print_escaped(const char *s)
+{
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch < 0x20 || ch == 0x7f || ch == '\\')
+			printf("\\x%02x", ch);
+		else
+			putchar(ch);
+	}
+}
+
 static int show_changes(const struct run_info *r, const struct changes *c, char **paths, int n)
 {
 	static const char letters[] = "AMD";
@@ -496,7 +524,9 @@ static int show_changes(const struct run_info *r, const struct changes *c, char 
 		if (!selected(r, &c->v[i], paths, n) ||
 		    !host_path(r, c->v[i].tree, c->v[i].rel, host, sizeof(host)))
 			continue;
-		printf("%c %s%s\n", letters[c->v[i].kind], host, S_ISDIR(c->v[i].mode) ? "/" : "");
+		printf("%c ", letters[c->v[i].kind]);
+		print_escaped(host);
+		printf("%s\n", S_ISDIR(c->v[i].mode) ? "/" : "");
 	}
 	return fflush(stdout) == 0 ? 0 : -1;
 }
@@ -556,6 +586,15 @@ static int diff_one(const struct run_info *r, const struct change *c, struct ab_
 
 /* ---------- promote ---------- */
 
+/* A tree's root, with no symlink anywhere on its path: the path was canonical at the start, so
+ * a symlink now means something on the host was swapped in after. */
+static int open_root(const struct run_info *r, unsigned tree)
+{
+	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+			       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+	return (int)syscall(SYS_openat2, AT_FDCWD, r->trees.v[tree], &how, sizeof(how));
+}
+
 static bool changed_since(const struct stat *st, const struct timespec *t0)
 {
 	return st->st_ctim.tv_sec > t0->tv_sec ||
@@ -598,10 +637,12 @@ static int open_parent(const struct run_info *r, unsigned tree, const char *rel,
 {
 	char buf[PATH_MAX];
 	char *part, *next;
-	int fd = open(r->trees.v[tree], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), sub;
+	int fd = open_root(r, tree), sub;
 
 	if (fd < 0)
-		return ab_fail(e, errno, "cannot open %s", r->trees.v[tree]);
+		return ab_fail(e, errno, "cannot open %s", r->trees.v[tree]),
+		       ab_hint(e,
+			       "a directory on that path became a symlink after the run started");
 	snprintf(buf, sizeof(buf), "%s", rel);
 	*name = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
 	for (part = buf; (next = strchr(part, '/')); part = next + 1) {
@@ -627,7 +668,7 @@ static bool conflicts(const struct run_info *r, const struct change *c)
 {
 	char buf[PATH_MAX];
 	struct stat st;
-	int fd = open(r->trees.v[c->tree], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), sub;
+	int fd = open_root(r, c->tree), sub;
 	char *part, *next;
 	bool changed;
 
@@ -680,8 +721,7 @@ static int remove_entries(int fd, struct ab_err *e)
 	return rc;
 }
 
-/* rm -r without following symlinks; unreadable directories (overlayfs's work dir) are opened
- * up first. */
+/* rm -r without following symlinks. */
 static int remove_tree(int dirfd, const char *name, struct ab_err *e)
 {
 	struct stat st;
@@ -693,9 +733,10 @@ static int remove_tree(int dirfd, const char *name, struct ab_err *e)
 		return unlinkat(dirfd, name, 0) < 0 && errno != ENOENT
 			   ? ab_fail(e, errno, "cannot remove %s", name)
 			   : 0;
+	/* read-only directories (a module cache, overlayfs's work dir) are opened up first */
+	if ((st.st_mode & 0700) != 0700 && fchmodat(dirfd, name, 0700, 0) < 0)
+		return ab_fail(e, errno, "cannot remove %s", name);
 	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 && errno == EACCES && fchmodat(dirfd, name, 0700, 0) == 0)
-		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return ab_fail(e, errno, "cannot open %s", name);
 	rc = remove_entries(fd, e);
@@ -705,15 +746,29 @@ static int remove_tree(int dirfd, const char *name, struct ab_err *e)
 	return rc;
 }
 
-/* Renames tmp over name; a directory there (the command replaced it) is removed first. */
+/* A fresh name for a file being written next to its target. */
+static void temp_name(char *buf, size_t size)
+{
+	unsigned rnd = 0;
+
+	if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
+		rnd = (unsigned)time(NULL) ^ (unsigned)getpid();
+	snprintf(buf, size, ".agentbox-promote.%ld.%08x", (long)getpid(), rnd);
+}
+
+/* Puts tmp in place of name. A directory there (the command replaced it) is swapped out
+ * whole and removed after, so a failure never loses it. */
 static int replace_with(int parent, const char *tmp, const char *name, struct ab_err *e)
 {
 	struct stat st;
 
-	if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
-	    remove_tree(parent, name, e) < 0) {
-		unlinkat(parent, tmp, 0);
-		return -1;
+	if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+		if (renameat2(parent, tmp, parent, name, RENAME_EXCHANGE) < 0) {
+			int err = errno;
+			unlinkat(parent, tmp, 0);
+			return ab_fail(e, err, "cannot replace the directory %s", name);
+		}
+		return remove_tree(parent, tmp, e);
 	}
 	if (renameat(parent, tmp, parent, name) < 0) {
 		int err = errno;
@@ -750,11 +805,16 @@ static int install_file(int parent, const char *name, const char *upper, mode_t 
 			struct ab_err *e)
 {
 	char tmp[64];
-	int in = open(upper, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), out;
+	int in = open(upper, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), out;
+	struct stat st;
 
 	if (in < 0)
 		return ab_fail(e, errno, "cannot read %s", upper);
-	snprintf(tmp, sizeof(tmp), ".agentbox-promote.%ld", (long)getpid());
+	if (fstat(in, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(in);
+		return ab_fail(e, EINVAL, "%s is no longer a regular file", upper);
+	}
+	temp_name(tmp, sizeof(tmp));
 	out = openat(parent, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (out < 0) {
 		close(in);
@@ -780,7 +840,7 @@ static int install_link(int parent, const char *name, const char *upper, struct 
 	if (n < 0)
 		return ab_fail(e, errno, "readlink %s", upper);
 	target[n] = '\0';
-	snprintf(tmp, sizeof(tmp), ".agentbox-promote.%ld", (long)getpid());
+	temp_name(tmp, sizeof(tmp));
 	if (symlinkat(target, parent, tmp) < 0)
 		return ab_fail(e, errno, "cannot create the symlink %s", name);
 	return replace_with(parent, tmp, name, e);
@@ -794,7 +854,8 @@ static int install_dir(int parent, const char *name, mode_t mode, struct ab_err 
 		return 0;
 	if (remove_tree(parent, name, e) < 0)
 		return -1;
-	if (mkdirat(parent, name, mode & 0777) < 0)
+	/* writable for now, so what goes in it can be written; promote sets the mode last */
+	if (mkdirat(parent, name, (mode & 0777) | 0700) < 0)
 		return ab_fail(e, errno, "cannot create the directory %s", name);
 	return 0;
 }
@@ -822,6 +883,27 @@ static int apply(const struct run_info *r, const struct change *c, struct ab_err
 		rc = install_file(parent, name, upper, c->mode, e);
 	close(parent);
 	return rc < 0 ? -1 : 1;
+}
+
+/* New directories were made writable for their contents; now they get their own modes,
+ * deepest first. */
+static void set_dir_modes(const struct run_info *r, const struct changes *c, char **paths, int n)
+{
+	for (size_t i = c->n; i-- > 0;) {
+		const struct change *ch = &c->v[i];
+		struct ab_err ignored = {0};
+		const char *name;
+		int parent;
+		if (ch->kind == CH_DELETED || !S_ISDIR(ch->mode) || !selected(r, ch, paths, n))
+			continue;
+		parent = open_parent(r, ch->tree, ch->rel, false, &name, &ignored);
+		if (parent < 0)
+			continue;
+		if (fchmodat(parent, name, ch->mode & 0777, 0) < 0)
+			fprintf(stderr, "agentbox: cannot set the mode of %s/%s: %s\n",
+				r->trees.v[ch->tree], ch->rel, strerror(errno));
+		close(parent);
+	}
 }
 
 static int promote(const struct run_info *r, const struct changes *c, char **paths, int n,
@@ -864,6 +946,7 @@ static int promote(const struct run_info *r, const struct changes *c, char **pat
 				 rc ? "applied" : "skipped", e) < 0)
 			return -1;
 	}
+	set_dir_modes(r, c, paths, n);
 	printf("promoted %zu change%s", done, done == 1 ? "" : "s");
 	if (skipped)
 		printf(", skipped %zu special file%s", skipped, skipped == 1 ? "" : "s");
@@ -948,6 +1031,10 @@ static int dispatch(const char *cmd, const struct run_info *r, char **paths, int
 	struct changes c;
 	int rc = 0;
 
+	if ((!strcmp(cmd, "discard") || !strcmp(cmd, "promote")) &&
+	    flock(r->fd, LOCK_EX | LOCK_NB) < 0)
+		return ab_fail(e, errno, "the run that made %s is still going", r->dir),
+		       ab_hint(e, "wait for it to end");
 	if (!strcmp(cmd, "discard")) {
 		if (discard(r, e) < 0)
 			return -1;
@@ -992,6 +1079,7 @@ int overlay_command(int argc, char **argv)
 	if (absolute_paths(argv + i + 1, argc - i - 1, &e) < 0 ||
 	    audit_open(&a, dest, NULL, AUDIT_FAILURE_STOP, &e) < 0) {
 		strv_free(&r.trees);
+		close(r.fd);
 		return report(&e);
 	}
 	rc = dispatch(cmd, &r, argv + i + 1, argc - i - 1, a, &e);
@@ -999,5 +1087,6 @@ int overlay_command(int argc, char **argv)
 		rc = report(&e);
 	audit_close(a);
 	strv_free(&r.trees);
+	close(r.fd);
 	return rc;
 }

@@ -69,6 +69,7 @@ struct run {
 	struct cgroup_run cgroup;
 	char *tmpdir;         /* fallback: the private directory standing in for /tmp */
 	char *changes;	      /* overlays: the changes directory */
+	int changes_lock;     /* overlays: held while the run lives */
 	pid_t supervisor;
 	int proxy_fds[2]; /* proxy mode: listeners made in the sandbox's network namespace */
 	struct proxy *proxy;
@@ -1075,7 +1076,7 @@ static int prepare(struct run *r, const struct mount_protect *protect, struct au
 			       "does not allow"),
 		       ab_hint(e,
 			       "allow unprivileged user namespaces, or use rw instead of overlay");
-	if (overlay_prepare(p, audit_run_id(a), &r->plan, &r->changes, e) < 0)
+	if (overlay_prepare(p, audit_run_id(a), &r->plan, &r->changes, &r->changes_lock, e) < 0)
 		return -1;
 	/* Landlock forbids mount changes to everything below it: no nested sandbox under it.
 	 * Without namespaces (fallback) Landlock is the confinement, nesting or not. */
@@ -1146,14 +1147,22 @@ static void close_run(struct run *r)
 			"promote|discard %s)\n",
 			r->changes, r->changes);
 	free(r->changes);
+	if (r->changes_lock >= 0)
+		close(r->changes_lock);
 	sigprocmask(SIG_SETMASK, &r->oldmask, NULL);
 }
 
 int sandbox_run(const struct policy *p, struct audit *a, const struct mount_protect *protect,
 		struct sandbox_result *res, struct ab_err *e)
 {
-	struct run r = {.p = p, .sock = {-1, -1}, .sigfd = -1, .listener = -1, .proxy_fds = {-1, -1},
-			.outer_uid = getuid(), .outer_gid = getgid()};
+	struct run r = {.p = p,
+			.sock = {-1, -1},
+			.sigfd = -1,
+			.listener = -1,
+			.proxy_fds = {-1, -1},
+			.changes_lock = -1,
+			.outer_uid = getuid(),
+			.outer_gid = getgid()};
 	int rc = -1;
 
 	sigprocmask(SIG_SETMASK, NULL, &r.oldmask);

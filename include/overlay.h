@@ -14,9 +14,11 @@ bool overlay_in_plan(const struct mount_plan *plan);
 /* In the supervisor, before the sandbox is cloned: when the plan has overlays, creates the
  * changes directory (p->changes, or $XDG_STATE_HOME/agentbox/runs/RUN_ID), records the run
  * (its start time and each tree), and gives every overlay op its upper and work directories.
- * *dir is set to the changes directory (malloc'd), or NULL when there are no overlays. */
+ * *dir is set to the changes directory (malloc'd), or NULL when there are no overlays; *lock
+ * to an fd holding a shared lock on the record until closed at the end of the run (promote
+ * and discard refuse a run still going), or -1. */
 int overlay_prepare(const struct policy *p, const char *run_id, struct mount_plan *plan, char **dir,
-		    struct ab_err *e);
+		    int *lock, struct ab_err *e);
 
 /* `agentbox changes|diff|promote|discard [--audit DEST] RUN_ID|DIR [PATH...]`: argv[1] is the
  * subcommand. Returns the exit status. */

@@ -229,11 +229,43 @@ t_protected_paths() {
 	assert_eq "M $PROJ/.bashrc" "$OUT" "the overlay's only change"
 }
 
+# What a hostile command can leave behind: read-only directories with content, a name that
+# tries to forge a line of the list; and a promote or discard while the run still goes.
+t_promote_hard_cases() {
+	mk_project
+	expect_exit 0 "$AGENTBOX" -p shell --overlay "$PROJ" --changes "$META/ch" -- sh -c '
+		cd "$1" && mkdir -p ro/sub && echo x >ro/sub/f && chmod 555 ro/sub ro &&
+		printf "y\n" >"$(printf "forged\nD gone.txt")" && echo ok' sh "$PROJ"
+	assert_eq ok "$OUT" "the command's edits"
+	expect_exit 0 "$AGENTBOX" changes "$META/ch"
+	assert_contains "$OUT" "A $PROJ/forged\x0aD gone.txt" "a newline in a name is escaped"
+	assert_not_contains "$OUT" "$(printf '\nD gone.txt')" "no forged line"
+	expect_exit 0 "$AGENTBOX" promote "$META/ch" "$PROJ/ro"
+	assert_eq x "$(cat "$PROJ/ro/sub/f")" "a file under read-only directories, promoted"
+	assert_eq 555 "$(stat -c %a "$PROJ/ro")" "the directory's own mode, set last"
+	# discard copes with read-only directories in the changes
+	expect_exit 0 "$AGENTBOX" discard "$META/ch"
+	assert_absent "$META/ch" "the changes after discard"
+	# a run still going: promote and discard wait for its end
+	"$AGENTBOX" -p shell --overlay "$PROJ" --changes "$META/live" -- sh -c \
+		'echo x >"$1/live.txt"; sleep 4' sh "$PROJ" >/dev/null 2>&1 &
+	local pid=$!
+	wait_for_file "$META/live/upper/0/live.txt" 10 || fail "the live run did not write"
+	expect_exit 125 "$AGENTBOX" promote "$META/live"
+	assert_contains "$ERR" "is still going" "promote during the run"
+	expect_exit 125 "$AGENTBOX" discard "$META/live"
+	assert_exists "$META/live/run" "the live run's record"
+	wait "$pid"
+	expect_exit 0 "$AGENTBOX" promote "$META/live"
+	assert_eq x "$(cat "$PROJ/live.txt")" "promote after the run ended"
+}
+
 run_case host_untouched t_host_untouched
 run_case changes_and_diff t_changes_and_diff
 run_case promote t_promote
 run_case promote_conflict t_promote_conflict
 run_case promote_symlink_tricks t_promote_symlink_tricks
+run_case promote_hard_cases t_promote_hard_cases
 run_case discard t_discard
 run_case setup_errors t_setup_errors
 run_case protected_paths t_protected_paths
