@@ -673,20 +673,11 @@ static int on_unprotect(const struct setting *s, const char *v, struct ab_err *e
 	       ab_hint(e, "see docs/profile.md for the list (.git/hooks, .bashrc, .envrc, ...)"),
 	       at_error(&s->at, e);
 }
+static int set_path(const struct setting *s, const char *value, char **field, struct ab_err *e);
+
 static int on_changes(const struct setting *s, const char *value, struct ab_err *e)
 {
-	char *exp, *norm;
-	int r;
-
-	if (expand_one(s, value, &exp, e) < 0)
-		return -1;
-	r = path_normalize(exp, &norm, e);
-	free(exp);
-	if (r < 0)
-		return at_error(&s->at, e);
-	r = set_string(s, &s->p->changes, norm, e);
-	free(norm);
-	return r;
+	return set_path(s, value, &s->p->changes, e);
 }
 static int on_tmpfs(const struct setting *s, const char *v, struct ab_err *e)
 {
@@ -863,7 +854,8 @@ static int on_hostname(const struct setting *s, const char *value, struct ab_err
 	return set_string(s, &s->p->hostname, value, e);
 }
 
-static int on_workdir(const struct setting *s, const char *value, struct ab_err *e)
+/* A scalar path: variables expanded, normalised, absolute. */
+static int set_path(const struct setting *s, const char *value, char **field, struct ab_err *e)
 {
 	char *exp, *norm;
 	int r;
@@ -874,9 +866,14 @@ static int on_workdir(const struct setting *s, const char *value, struct ab_err 
 	free(exp);
 	if (r < 0)
 		return at_error(&s->at, e);
-	r = set_string(s, &s->p->workdir, norm, e);
+	r = set_string(s, field, norm, e);
 	free(norm);
 	return r;
+}
+
+static int on_workdir(const struct setting *s, const char *value, struct ab_err *e)
+{
+	return set_path(s, value, &s->p->workdir, e);
 }
 
 static int on_fallback(const struct setting *s, const char *v, struct ab_err *e)
