@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "digest.h"
+#include "fsops.h"
 #include "policy.h"
 #include "redact.h"
 
@@ -185,20 +186,6 @@ static void count(struct audit *a, const char *type)
 	}
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t w = write(fd, buf, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -1;
-		buf += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 int audit_emit(struct audit *a, struct ab_err *e)
 {
 	const char *text;
@@ -221,7 +208,7 @@ int audit_emit(struct audit *a, struct ab_err *e)
 			   sha256_hex2(a->chain, SHA256_HEX_LEN, line, len + 1, a->chain) < 0))
 		rc = ab_fail(e, EIO, "sha256 of the audit line");
 	/* one write() of the whole line: lines never interleave with the command's output */
-	if (rc == 0 && a->fd >= 0 && !a->broken && write_all(a->fd, line, len + 1) < 0) {
+	if (rc == 0 && a->fd >= 0 && !a->broken && fs_write_all(a->fd, line, len + 1) < 0) {
 		rc = ab_fail(e, errno, "cannot write the audit trail");
 		if (a->on_failure == AUDIT_FAILURE_STOP) {
 			ab_hint(e, "free the destination, or set [audit] on-failure = continue");

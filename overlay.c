@@ -31,6 +31,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fsops.h"
+
 extern char **environ;
 
 #define EXIT_FAILED 125
@@ -701,51 +703,6 @@ static bool conflicts(const struct run_info *r, const struct change *c)
 	return changed;
 }
 
-static int remove_tree(int dirfd, const char *name, struct ab_err *e);
-
-static int remove_entries(int fd, struct ab_err *e)
-{
-	int dfd = dup(fd), rc = 0;
-	struct dirent *d;
-	DIR *dir;
-
-	if (dfd < 0 || !(dir = fdopendir(dfd))) {
-		if (dfd >= 0)
-			close(dfd);
-		return ab_fail(e, errno, "cannot read a directory to remove");
-	}
-	while (rc == 0 && (d = readdir(dir)))
-		if (strcmp(d->d_name, ".") && strcmp(d->d_name, ".."))
-			rc = remove_tree(fd, d->d_name, e);
-	closedir(dir);
-	return rc;
-}
-
-/* rm -r without following symlinks. */
-static int remove_tree(int dirfd, const char *name, struct ab_err *e)
-{
-	struct stat st;
-	int fd, rc;
-
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT ? 0 : ab_fail(e, errno, "%s", name);
-	if (!S_ISDIR(st.st_mode))
-		return unlinkat(dirfd, name, 0) < 0 && errno != ENOENT
-			   ? ab_fail(e, errno, "cannot remove %s", name)
-			   : 0;
-	/* read-only directories (a module cache, overlayfs's work dir) are opened up first */
-	if ((st.st_mode & 0700) != 0700 && fchmodat(dirfd, name, 0700, 0) < 0)
-		return ab_fail(e, errno, "cannot remove %s", name);
-	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return ab_fail(e, errno, "cannot open %s", name);
-	rc = remove_entries(fd, e);
-	close(fd);
-	if (rc == 0 && unlinkat(dirfd, name, AT_REMOVEDIR) < 0)
-		return ab_fail(e, errno, "cannot remove %s", name);
-	return rc;
-}
-
 /* A fresh name for a file being written next to its target. */
 static void temp_name(char *buf, size_t size)
 {
@@ -768,7 +725,7 @@ static int replace_with(int parent, const char *tmp, const char *name, struct ab
 			unlinkat(parent, tmp, 0);
 			return ab_fail(e, err, "cannot replace the directory %s", name);
 		}
-		return remove_tree(parent, tmp, e);
+		return fs_remove_tree(parent, tmp, e);
 	}
 	if (renameat(parent, tmp, parent, name) < 0) {
 		int err = errno;
@@ -784,17 +741,10 @@ static int copy_fd(int from, int to)
 	ssize_t n;
 
 	while ((n = read(from, buf, sizeof(buf))) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || fs_write_all(to, buf, (size_t)n) < 0)
 			return -1;
-		}
-		for (ssize_t off = 0; off < n;) {
-			ssize_t w = write(to, buf + off, (size_t)(n - off));
-			if (w < 0 && errno != EINTR)
-				return -1;
-			off += w > 0 ? w : 0;
-		}
 	}
 	return 0;
 }
@@ -852,7 +802,7 @@ static int install_dir(int parent, const char *name, mode_t mode, struct ab_err 
 
 	if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
 		return 0;
-	if (remove_tree(parent, name, e) < 0)
+	if (fs_remove_tree(parent, name, e) < 0)
 		return -1;
 	/* writable for now, so what goes in it can be written; promote sets the mode last */
 	if (mkdirat(parent, name, (mode & 0777) | 0700) < 0)
@@ -874,7 +824,7 @@ static int apply(const struct run_info *r, const struct change *c, struct ab_err
 		return c->kind == CH_DELETED && e->errnum == ENOENT ? 1 : -1; /* already gone */
 	snprintf(upper, sizeof(upper), "%s/upper/%u/%s", r->dir, c->tree, c->rel);
 	if (c->kind == CH_DELETED)
-		rc = remove_tree(parent, name, e);
+		rc = fs_remove_tree(parent, name, e);
 	else if (S_ISDIR(c->mode))
 		rc = install_dir(parent, name, c->mode, e);
 	else if (S_ISLNK(c->mode))
@@ -968,7 +918,7 @@ static int discard(const struct run_info *r, struct ab_err *e)
 	fd = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return ab_fail(e, errno, "cannot open %s", parent);
-	if (remove_tree(fd, base + 1, e) < 0) {
+	if (fs_remove_tree(fd, base + 1, e) < 0) {
 		close(fd);
 		return ab_context(e, "discard %s", r->dir);
 	}

@@ -33,6 +33,7 @@
 #include "cgroup.h"
 #include "egress.h"
 #include "env.h"
+#include "fsops.h"
 #include "landlock.h"
 #include "overlay.h"
 #include "proxy.h"
@@ -962,42 +963,12 @@ static _Noreturn void fallback_child(struct run *r)
 	exec_command(r);
 }
 
-/* Removes a directory tree by fd, never following a symlink. */
-static void remove_tree_at(int dirfd)
-{
-	DIR *d = fdopendir(dirfd);
-	struct dirent *de;
-
-	if (!d) {
-		close(dirfd);
-		return;
-	}
-	while ((de = readdir(d))) {
-		struct stat st;
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
-		if (S_ISDIR(st.st_mode)) {
-			int sub = openat(dirfd, de->d_name,
-					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (sub >= 0)
-				remove_tree_at(sub);
-			unlinkat(dirfd, de->d_name, AT_REMOVEDIR);
-		} else {
-			unlinkat(dirfd, de->d_name, 0);
-		}
-	}
-	closedir(d);
-}
-
+/* Best effort at the end of a fallback run: what cannot be removed stays in TMPDIR. */
 static void remove_tmpdir(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct ab_err ignored = {0};
 
-	if (fd >= 0)
-		remove_tree_at(fd);
-	rmdir(path);
+	fs_remove_tree(AT_FDCWD, path, &ignored);
 }
 
 static int run_fallback(struct run *r, struct audit *a, struct sandbox_result *res,

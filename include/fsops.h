@@ -1,0 +1,18 @@
+/* File operations shared by the modules that touch host trees: one way to remove a tree, one
+ * way to write a whole buffer. */
+#ifndef AGENTBOX_FSOPS_H
+#define AGENTBOX_FSOPS_H
+
+#include <stddef.h>
+
+#include "error.h"
+
+/* rm -r of dirfd/name without following a symlink anywhere; directories the owner cannot
+ * enter or write (a module cache, overlayfs's work dir) are opened up first. A missing name
+ * is not an error. Stops at the first failure. */
+int fs_remove_tree(int dirfd, const char *name, struct ab_err *e);
+
+/* write(2) until len bytes are written; -1 with errno on failure. */
+int fs_write_all(int fd, const void *buf, size_t len);
+
+#endif
