@@ -369,17 +369,33 @@ static void start_lookup(struct conn *c)
 	pthread_attr_destroy(&attr);
 }
 
-static void set_address(struct conn *c, const struct sockaddr *sa, socklen_t len)
+/* The address to dial, at port; c->addr is its text for the audit. */
+static void set_address(struct conn *c, const struct sockaddr *sa, socklen_t len, unsigned port)
 {
 	const void *raw = sa->sa_family == AF_INET ? (const void *)&((const struct sockaddr_in *)sa)->sin_addr
 						   : (const void *)&((const struct sockaddr_in6 *)sa)->sin6_addr;
 	memcpy(&c->sa, sa, len);
 	c->salen = len;
 	if (sa->sa_family == AF_INET)
-		((struct sockaddr_in *)&c->sa)->sin_port = htons((uint16_t)c->port);
+		((struct sockaddr_in *)&c->sa)->sin_port = htons((uint16_t)port);
 	else
-		((struct sockaddr_in6 *)&c->sa)->sin6_port = htons((uint16_t)c->port);
+		((struct sockaddr_in6 *)&c->sa)->sin6_port = htons((uint16_t)port);
 	inet_ntop(sa->sa_family, raw, c->addr, sizeof(c->addr));
+}
+
+/* The same from raw address bytes (4 or 16 of them). */
+static void set_raw_address(struct conn *c, int family, const void *raw, unsigned port)
+{
+	struct sockaddr_in6 s6 = {.sin6_family = AF_INET6};
+	struct sockaddr_in s4 = {.sin_family = AF_INET};
+
+	if (family == AF_INET) {
+		memcpy(&s4.sin_addr, raw, 4);
+		set_address(c, (struct sockaddr *)&s4, sizeof(s4), port);
+	} else {
+		memcpy(&s6.sin6_addr, raw, 16);
+		set_address(c, (struct sockaddr *)&s6, sizeof(s6), port);
+	}
 }
 
 /* The lookup came back: the first address is checked by the SSRF guard and is the one dialled
@@ -403,7 +419,7 @@ static void on_resolved(struct lookup *l)
 		refuse(c, why);
 		goto out;
 	}
-	set_address(c, ai->ai_addr, ai->ai_addrlen);
+	set_address(c, ai->ai_addr, ai->ai_addrlen, c->port);
 	raw = ai->ai_family == AF_INET
 		      ? (const void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr
 		      : (const void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
@@ -434,8 +450,6 @@ out:
 static bool dial_pinned(struct conn *c)
 {
 	const struct egress_pin *pin = egress_pinned(&c->px->rules, c->host, c->port, &c->pin);
-	struct sockaddr_in6 s6 = {.sin6_family = AF_INET6};
-	struct sockaddr_in s4 = {.sin_family = AF_INET};
 	const char *denied;
 	unsigned port;
 	char why[512];
@@ -443,13 +457,7 @@ static bool dial_pinned(struct conn *c)
 	if (!pin)
 		return false;
 	port = pin->to.port ? pin->to.port : c->port; /* deny rules judge where it really goes */
-	if (pin->to.family == AF_INET) {
-		memcpy(&s4.sin_addr, pin->to.addr, 4);
-		set_address(c, (struct sockaddr *)&s4, sizeof(s4));
-	} else {
-		memcpy(&s6.sin6_addr, pin->to.addr, 16);
-		set_address(c, (struct sockaddr *)&s6, sizeof(s6));
-	}
+	set_raw_address(c, pin->to.family, pin->to.addr, port);
 	if ((denied = egress_address_denied(&c->px->rules, pin->to.family, pin->to.addr, port))) {
 		c->rule = denied;
 		snprintf(why, sizeof(why), "%s is resolved to %s by '%s', denied by rule '%s'",
@@ -457,10 +465,6 @@ static bool dial_pinned(struct conn *c)
 		refuse(c, why);
 		return true;
 	}
-	if (pin->to.family == AF_INET)
-		((struct sockaddr_in *)&c->sa)->sin_port = htons((uint16_t)port);
-	else
-		((struct sockaddr_in6 *)&c->sa)->sin6_port = htons((uint16_t)port);
 	start_connect(c);
 	return true;
 }
@@ -468,8 +472,7 @@ static bool dial_pinned(struct conn *c)
 static void decide(struct conn *c)
 {
 	char why[512];
-	struct sockaddr_in6 s6 = {.sin6_family = AF_INET6};
-	struct sockaddr_in s4 = {.sin_family = AF_INET};
+	uint8_t raw[16];
 	char bare[256];
 	size_t n = strlen(c->host);
 
@@ -499,11 +502,11 @@ static void decide(struct conn *c)
 	/* an address literal was allowed by an address rule: dial it as it is */
 	snprintf(bare, sizeof(bare), "%.*s", (int)(n >= 2 && c->host[0] == '[' ? n - 2 : n),
 		 c->host[0] == '[' ? c->host + 1 : c->host);
-	if (inet_pton(AF_INET, bare, &s4.sin_addr) == 1) {
-		set_address(c, (struct sockaddr *)&s4, sizeof(s4));
+	if (inet_pton(AF_INET, bare, raw) == 1) {
+		set_raw_address(c, AF_INET, raw, c->port);
 		start_connect(c);
-	} else if (inet_pton(AF_INET6, bare, &s6.sin6_addr) == 1) {
-		set_address(c, (struct sockaddr *)&s6, sizeof(s6));
+	} else if (inet_pton(AF_INET6, bare, raw) == 1) {
+		set_raw_address(c, AF_INET6, raw, c->port);
 		start_connect(c);
 	} else if (!dial_pinned(c)) {
 		start_lookup(c);
