@@ -401,6 +401,8 @@ static int protect_trees(struct mount_plan *plan, const struct policy *p, struct
 			if ((size_t)snprintf(path, sizeof(path), "%s/%s", root,
 					     policy_protected_names[k]) >= sizeof(path))
 				return ab_fail(e, ENAMETOOLONG, "protecting %s", root);
+			if (faccessat(AT_FDCWD, path, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+				continue; /* most are absent: one syscall, not a realpath walk */
 			if (plan_protect(plan, path, "protected: runs outside the sandbox later", e) < 0)
 				return -1;
 			o = &plan->ops[i]; /* plan_protect may move the ops */
@@ -951,8 +953,7 @@ static int pivot(struct root *r, struct ab_err *e)
 
 static bool is_bind(const struct mount_op *op)
 {
-	return !op->skipped &&
-	       (op->kind == MOP_BIND_RO || op->kind == MOP_BIND_RW || op->kind == MOP_OVERLAY);
+	return !op->skipped && is_bind_op(op);
 }
 
 static int set_layer(int fs, const char *key, int fd, struct ab_err *e)
