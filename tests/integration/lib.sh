@@ -245,3 +245,30 @@ wait_for_file() {
 	done
 	return 1
 }
+
+# serve TAG DIR [CERT KEY]: helpers/egress_server.py serving DIR (over HTTPS with CERT and KEY)
+# on the host's 127.0.0.1, in the background; sets PORT.
+serve() {
+	local pf="$META/port.$1"
+	shift
+	bg "$PY" "$HELPERS/egress_server.py" "$pf" "$@"
+	wait_for_file "$pf" 10 || fail "the host's test server ($*) did not start"
+	PORT=$(cat "$pf")
+}
+
+# test_ca DIR SAN: a throw-away CA (DIR/ca.pem) and a server certificate signed by it
+# (DIR/srv.pem, DIR/srv.key) for SAN, e.g. DNS:localhost,IP:127.0.0.1.
+test_ca() {
+	local d=$1
+	mkdir -p "$d"
+	{
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+			-keyout "$d/ca.key" -out "$d/ca.pem" -subj /CN=agentbox-test-ca -days 2 &&
+			openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+				-keyout "$d/srv.key" -out "$d/srv.csr" -subj /CN=agentbox-test-server &&
+			printf 'subjectAltName=%s\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' \
+				"$2" >"$d/ext.cnf" &&
+			openssl x509 -req -in "$d/srv.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" \
+				-CAcreateserial -out "$d/srv.pem" -days 2 -extfile "$d/ext.cnf"
+	} >"$META/openssl.log" 2>&1 || fail "cannot make the test CA: $(cat "$META/openssl.log")"
+}

@@ -21,16 +21,6 @@ SOCKS_PROXY_URL=socks5h://127.0.0.1:1080
 
 # ------------------------------------------------------------- helpers ----
 
-# serve PORTFILE_TAG DIR [CERT KEY]: starts helpers/egress_server.py on the host's 127.0.0.1;
-# sets PORT.
-serve() {
-	local pf="$META/port.$1"
-	shift
-	bg "$PY" "$HELPERS/egress_server.py" "$pf" "$@"
-	wait_for_file "$pf" 10 || fail "the host's test server ($*) did not start"
-	PORT=$(cat "$pf")
-}
-
 # mk_www: a host directory with file.txt (content $BODY, unique) served on $WWW_PORT.
 mk_www() {
 	BODY="egress-body-$(unique)"
@@ -43,20 +33,9 @@ mk_www() {
 # mk_tls: a test CA (ca.pem, also copied into $CASE for the sandboxed clients) and a server
 # certificate for localhost and 127.0.0.1; serves $META/www over HTTPS on $TLS_PORT.
 mk_tls() {
-	local d="$META/tls"
-	mkdir -p "$d"
-	{
-		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-			-keyout "$d/ca.key" -out "$d/ca.pem" -subj /CN=agentbox-egress-test-ca -days 2 &&
-			openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-				-keyout "$d/srv.key" -out "$d/srv.csr" -subj /CN=localhost &&
-			printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' \
-				>"$d/ext.cnf" &&
-			openssl x509 -req -in "$d/srv.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" \
-				-CAcreateserial -out "$d/srv.pem" -days 2 -extfile "$d/ext.cnf"
-	} >"$META/openssl.log" 2>&1 || fail "cannot make the test CA: $(cat "$META/openssl.log")"
-	cp "$d/ca.pem" "$CASE/ca.pem"
-	serve tls "$META/www" "$d/srv.pem" "$d/srv.key"
+	test_ca "$META/tls" DNS:localhost,IP:127.0.0.1
+	cp "$META/tls/ca.pem" "$CASE/ca.pem"
+	serve tls "$META/www" "$META/tls/srv.pem" "$META/tls/srv.key"
 	TLS_PORT=$PORT
 }
 

@@ -11,34 +11,16 @@
 
 REGISTRY_NAMES=(pypi.org files.pythonhosted.org registry.npmjs.org github.com)
 
-serve() {
-	local pf="$META/port.$1"
-	shift
-	bg "$PY" "$HELPERS/egress_server.py" "$pf" "$@"
-	wait_for_file "$pf" 10 || fail "the host's test server ($*) did not start"
-	PORT=$(cat "$pf")
-}
-
 # serve_registry DIR: serves DIR over HTTPS with a certificate for every registry name, signed by
 # a test CA copied to $CASE/ca.pem; sets PORT and PINS (--resolve options for every name).
 serve_registry() {
-	local d="$META/tls" san="" name
-	mkdir -p "$d"
+	local san="" name
 	for name in "${REGISTRY_NAMES[@]}"; do
 		san="${san:+$san,}DNS:$name"
 	done
-	{
-		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-			-keyout "$d/ca.key" -out "$d/ca.pem" -subj /CN=agentbox-profiles-test-ca -days 2 &&
-			openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-				-keyout "$d/srv.key" -out "$d/srv.csr" -subj /CN=registry &&
-			printf 'subjectAltName=%s\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' \
-				"$san" >"$d/ext.cnf" &&
-			openssl x509 -req -in "$d/srv.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" \
-				-CAcreateserial -out "$d/srv.pem" -days 2 -extfile "$d/ext.cnf"
-	} >"$META/openssl.log" 2>&1 || fail "cannot make the test CA: $(cat "$META/openssl.log")"
-	cp "$d/ca.pem" "$CASE/ca.pem"
-	serve registry "$1" "$d/srv.pem" "$d/srv.key"
+	test_ca "$META/tls" "$san"
+	cp "$META/tls/ca.pem" "$CASE/ca.pem"
+	serve registry "$1" "$META/tls/srv.pem" "$META/tls/srv.key"
 	PINS=()
 	for name in "${REGISTRY_NAMES[@]}"; do
 		PINS+=(--resolve "$name:443=127.0.0.1:$PORT")
