@@ -162,12 +162,15 @@ int egress_pin_parse(const char *text, struct egress_pin *pin, struct ab_err *e)
 		return -1;
 	if (pin->name.kind != RULE_HOST)
 		return ab_fail(e, 0, "'%s': resolve maps one host name, not a pattern or address",
-			       name);
+			       name),
+		       ab_hint(e, "write one entry per name, e.g. pypi.org:443=127.0.0.1:8443");
 	if (egress_rule_parse(eq + 1, &pin->to, e) < 0)
 		return -1;
 	if (pin->to.kind != RULE_ADDRESS)
 		return ab_fail(e, 0, "'%s': resolve needs an IP address (bracketed for IPv6)",
-			       eq + 1);
+			       eq + 1),
+		       ab_hint(e, "pin the name to an address, e.g. mirror.example=10.0.0.5 or "
+				  "mirror.example=[2001:db8::5]");
 	return 0;
 }
 

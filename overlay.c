@@ -168,6 +168,36 @@ static int check_unseen(const char *dir, const struct mount_plan *plan, struct a
 	return 0;
 }
 
+/* Every setup failure ends the run with 125; say what to do about the ones that have no fix
+ * of their own yet. */
+static int changes_error(struct ab_err *e)
+{
+	if (!strstr(e->msg, "; fix: "))
+		ab_hint(e, "give --changes a new directory on a filesystem you can write");
+	return -1;
+}
+
+static int make_changes_dir(const struct policy *p, const char *run_id, char *path, size_t size,
+			    struct ab_err *e)
+{
+	char runs[PATH_MAX];
+
+	if (p->changes) {
+		snprintf(path, size, "%s", p->changes);
+		if (mkdir(path, 0700) < 0)
+			return ab_fail(e, errno, "cannot create the changes directory %s", path),
+			       ab_hint(e, "give --changes a directory that does not exist yet");
+		return 0;
+	}
+	if (runs_dir(runs, sizeof(runs), e) < 0 || mkdirs(runs, e) < 0)
+		return -1;
+	if ((size_t)snprintf(path, size, "%s/%s", runs, run_id) >= size)
+		return ab_fail(e, ENAMETOOLONG, "the changes directory");
+	if (mkdir(path, 0700) < 0)
+		return ab_fail(e, errno, "cannot create the changes directory %s", path);
+	return 0;
+}
+
 int overlay_prepare(const struct policy *p, const char *run_id, struct mount_plan *plan, char **dir,
 		    int *lock, struct ab_err *e)
 {
@@ -178,29 +208,17 @@ int overlay_prepare(const struct policy *p, const char *run_id, struct mount_pla
 	*lock = -1;
 	if (!overlay_in_plan(plan))
 		return 0;
-	if (p->changes) {
-		snprintf(path, sizeof(path), "%s", p->changes);
-		if (mkdir(path, 0700) < 0)
-			return ab_fail(e, errno, "cannot create the changes directory %s", path),
-			       ab_hint(e, "give --changes a directory that does not exist yet");
-	} else {
-		char runs[PATH_MAX];
-		if (runs_dir(runs, sizeof(runs), e) < 0 || mkdirs(runs, e) < 0)
-			return -1;
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", runs, run_id) >= sizeof(path))
-			return ab_fail(e, ENAMETOOLONG, "the changes directory");
-		if (mkdir(path, 0700) < 0)
-			return ab_fail(e, errno, "cannot create the changes directory %s", path);
-	}
+	if (make_changes_dir(p, run_id, path, sizeof(path), e) < 0)
+		return changes_error(e);
 	if (check_unseen(path, plan, e) < 0) {
 		rmdir(path);
 		return -1;
 	}
 	if (write_run_file(path, run_id, plan, lock, e) < 0)
-		return -1;
+		return changes_error(e);
 	for (size_t i = 0; i < plan->n; i++)
 		if (plan->ops[i].kind == MOP_OVERLAY && layer_dirs(path, &plan->ops[i], n++, e) < 0)
-			return -1;
+			return changes_error(e);
 	if (!(*dir = strdup(path)))
 		return ab_fail(e, ENOMEM, "overlay");
 	return 0;
