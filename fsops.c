@@ -3,6 +3,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -62,5 +65,43 @@ int fs_write_all(int fd, const void *buf, size_t len)
 		p += w;
 		len -= (size_t)w;
 	}
+	return 0;
+}
+
+int fs_mkdirs(const char *path, struct ab_err *e)
+{
+	char buf[PATH_MAX];
+	size_t n = strlen(path);
+
+	if (n >= sizeof(buf))
+		return ab_fail(e, ENAMETOOLONG, "%s", path);
+	memcpy(buf, path, n + 1);
+	for (char *s = buf + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+			return ab_fail(e, errno, "cannot create %s", buf);
+		*s = '/';
+	}
+	if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+		return ab_fail(e, errno, "cannot create %s", buf);
+	return 0;
+}
+
+int fs_state_dir(const char *sub, char *out, size_t size, struct ab_err *e)
+{
+	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	int n;
+
+	if (state && state[0] == '/')
+		n = snprintf(out, size, "%s/agentbox/%s", state, sub);
+	else if (home && home[0] == '/')
+		n = snprintf(out, size, "%s/.local/state/agentbox/%s", home, sub);
+	else
+		return ab_fail(e, 0, "no place for agentbox's state (%s): HOME is not set", sub),
+		       ab_hint(e, "set HOME or XDG_STATE_HOME");
+	if (n < 0 || (size_t)n >= size)
+		return ab_fail(e, ENAMETOOLONG, "agentbox's state directory");
 	return 0;
 }

@@ -231,49 +231,119 @@ static bool is_bind_op(const struct mount_op *o)
 }
 
 static int plan_pin(struct mount_plan *plan, const char *dest, struct ab_err *e);
+static bool planned(const struct mount_plan *plan, const char *dest);
 
-/* A protected path under a rw bind or an overlay gets a read-only bind of itself on top. */
-static int plan_protect(struct mount_plan *plan, const char *path, const char *why,
-			struct ab_err *e)
+/* The bind whose host tree holds real (a resolved host path), when that tree is writable. */
+static const struct mount_op *writable_cover(const struct mount_plan *plan, const char *real)
 {
 	const struct mount_op *cover = NULL;
-	char *real = realpath(path, NULL);
-	char dest[PATH_MAX];
-	size_t base;
-	int r;
 
-	if (!real)
-		return 0; /* not on the host, nothing to protect */
 	for (size_t i = 0; i < plan->n; i++) {
 		const struct mount_op *o = &plan->ops[i];
 		if (is_bind_op(o) && !o->skipped && is_under(real, o->source) &&
 		    (!cover || strlen(o->source) > strlen(cover->source)))
 			cover = o;
 	}
-	if (!cover || cover->kind == MOP_BIND_RO) {
-		free(real);
+	return cover && cover->kind != MOP_BIND_RO ? cover : NULL;
+}
+
+/* The first component of path that the host does not have (path itself when only its last is
+ * missing): 1 and its prefix in out, or 0 when every component is there or cannot be told.
+ * The first known bytes of path are known to be a directory. */
+static int first_missing(const char *path, size_t known, char *out, size_t size)
+{
+	struct stat st;
+	size_t n = strlen(path);
+
+	if (n >= size || known >= n)
 		return 0;
+	memcpy(out, path, n + 1);
+	for (char *s = out + known + 1;; s++) {
+		char c = *s;
+		if (c != '/' && c != '\0')
+			continue;
+		*s = '\0';
+		if (lstat(out, &st) < 0)
+			return errno == ENOENT;
+		if (!c || !S_ISDIR(st.st_mode))
+			return 0; /* all there, or a link or file on the way: realpath decides */
+		*s = c;
 	}
-	base = strlen(cover->source) == 1 ? 0 : strlen(cover->source);
-	if ((size_t)snprintf(dest, sizeof(dest), "%s%s", strcmp(cover->dest, "/") ? cover->dest : "",
-			     real + base) >= sizeof(dest)) {
-		free(real);
-		return ab_fail(e, ENAMETOOLONG, "protecting %s", path);
-	}
-	/* a hide or tmpfs deeper than the rw bind already keeps the file out of sight */
-	if (deepest(plan, dest, false) != cover) {
-		free(real);
+}
+
+/* dest inside the sandbox for real, a host path under cover's tree. */
+static int view_path(const struct mount_op *cover, const char *real, char *dest, size_t size,
+		     struct ab_err *e)
+{
+	size_t base = strlen(cover->source) == 1 ? 0 : strlen(cover->source);
+
+	if ((size_t)snprintf(dest, size, "%s%s", strcmp(cover->dest, "/") ? cover->dest : "",
+			     real + base) >= size)
+		return ab_fail(e, ENAMETOOLONG, "protecting %s", real);
+	return 0;
+}
+
+static int push_protect(struct mount_plan *plan, const struct mount_op *cover, const char *dest,
+			const char *source, bool ph, const char *why, struct ab_err *e)
+{
+	/* a hide or tmpfs deeper than the writable tree already keeps the path out of sight */
+	if (deepest(plan, dest, false) != cover || (ph && planned(plan, dest)))
 		return 0;
+	if (plan_pin(plan, dest, e) < 0)
+		return -1;
+	return plan_push(plan,
+			 (struct mount_op){.kind = MOP_BIND_RO,
+					   .dest = (char *)dest,
+					   .source = (char *)source,
+					   .implicit = true,
+					   .protects = true,
+					   .placeholder = ph,
+					   .why = why},
+			 e);
+}
+
+/* A protected path the host does not have: a placeholder for its first missing component. */
+static int protect_missing(struct mount_plan *plan, const char *path, const char *missing,
+			   const char *why, struct ab_err *e)
+{
+	const char *name = strrchr(missing, '/') + 1;
+	char parent[PATH_MAX], source[PATH_MAX], dest[PATH_MAX];
+	const struct mount_op *cover;
+	char *real;
+	int r = 0;
+
+	snprintf(parent, sizeof(parent), "%.*s", (int)(name - 1 - missing), missing);
+	if (!(real = realpath(parent[0] ? parent : "/", NULL)))
+		return 0;
+	cover = writable_cover(plan, real);
+	if (cover) {
+		if ((size_t)snprintf(source, sizeof(source), "%s/%s", strcmp(real, "/") ? real : "",
+				     name) >= sizeof(source))
+			r = ab_fail(e, ENAMETOOLONG, "protecting %s", path);
+		else if ((r = view_path(cover, source, dest, sizeof(dest), e)) == 0)
+			r = push_protect(plan, cover, dest, source, true, why, e);
 	}
-	r = plan_pin(plan, dest, e);
-	if (r == 0)
-		r = plan_push(plan,
-			      (struct mount_op){.kind = MOP_BIND_RO,
-						.dest = dest,
-						.source = real,
-						.implicit = true,
-						.why = why},
-			      e);
+	free(real);
+	return r;
+}
+
+/* A protected path under a rw bind or an overlay gets a read-only bind of itself on top; one
+ * the host does not have, when missing is set, a placeholder. */
+static int plan_protect(struct mount_plan *plan, const char *path, size_t known, bool missing,
+			const char *why, struct ab_err *e)
+{
+	const struct mount_op *cover;
+	char dest[PATH_MAX], first[PATH_MAX];
+	char *real;
+	int r = 0;
+
+	if (missing && first_missing(path, known, first, sizeof(first)))
+		return protect_missing(plan, path, first, why, e);
+	if (!(real = realpath(path, NULL)))
+		return 0; /* a dangling link: nothing there to cover */
+	if ((cover = writable_cover(plan, real)) &&
+	    (r = view_path(cover, real, dest, sizeof(dest), e)) == 0)
+		r = push_protect(plan, cover, dest, real, false, why, e);
 	free(real);
 	return r;
 }
@@ -383,8 +453,7 @@ static bool unprotected(const struct policy *p, const char *name)
 	return false;
 }
 
-/* The protected names at the root of every rw and overlay tree, and [filesystem] protect. Only
- * what exists can be covered: a mount needs a place to go. */
+/* The protected names at the root of every rw and overlay tree, and [filesystem] protect. */
 static int protect_trees(struct mount_plan *plan, const struct policy *p, struct ab_err *e)
 {
 	char path[PATH_MAX];
@@ -396,20 +465,21 @@ static int protect_trees(struct mount_plan *plan, const struct policy *p, struct
 			continue;
 		snprintf(root, sizeof(root), "%s", strcmp(o->source, "/") ? o->source : "");
 		for (size_t k = 0; policy_protected_names[k]; k++) {
-			if (unprotected(p, policy_protected_names[k]))
+			const char *name = policy_protected_names[k];
+			if (unprotected(p, name))
 				continue;
-			if ((size_t)snprintf(path, sizeof(path), "%s/%s", root,
-					     policy_protected_names[k]) >= sizeof(path))
+			if ((size_t)snprintf(path, sizeof(path), "%s/%s", root, name) >=
+			    sizeof(path))
 				return ab_fail(e, ENAMETOOLONG, "protecting %s", root);
-			if (faccessat(AT_FDCWD, path, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
-				continue; /* most are absent: one syscall, not a realpath walk */
-			if (plan_protect(plan, path, "protected: runs outside the sandbox later", e) < 0)
+			if (plan_protect(plan, path, strlen(root), true,
+					 "protected: runs outside the sandbox later", e) < 0)
 				return -1;
 			o = &plan->ops[i]; /* plan_protect may move the ops */
 		}
 	}
 	for (size_t i = 0; i < p->protect.n; i++)
-		if (plan_protect(plan, p->protect.v[i], "protected by [filesystem] protect", e) < 0)
+		if (plan_protect(plan, p->protect.v[i], 0, true,
+				 "protected by [filesystem] protect", e) < 0)
 			return -1;
 	return 0;
 }
@@ -447,7 +517,8 @@ int mount_plan_build(const struct policy *p, const struct mount_protect *protect
 	}
 	writable_free(&w);
 	for (size_t i = 0; protect && i < protect->n; i++)
-		if (plan_protect(plan, protect->paths[i], "agentbox's own file stays read-only", e) < 0)
+		if (plan_protect(plan, protect->paths[i], 0, false,
+				 "agentbox's own file stays read-only", e) < 0)
 			goto fail;
 	if (protect_trees(plan, p, e) < 0)
 		goto fail;
@@ -471,6 +542,20 @@ fail:
 bool mount_plan_shows(const struct mount_plan *plan, const char *path)
 {
 	return is_bind_op(deepest(plan, path, false));
+}
+
+const struct mount_op *mount_plan_tree(const struct mount_plan *plan, const struct mount_op *op)
+{
+	const struct mount_op *best = NULL;
+
+	for (size_t i = 0; i < plan->n; i++) {
+		const struct mount_op *o = &plan->ops[i];
+		if (!o->implicit && !o->skipped &&
+		    (o->kind == MOP_BIND_RW || o->kind == MOP_OVERLAY) && o != op &&
+		    is_under(op->dest, o->dest) && (!best || strlen(o->dest) > strlen(best->dest)))
+			best = o;
+	}
+	return best;
 }
 
 bool mount_plan_binds(const struct mount_plan *plan, const char *path)

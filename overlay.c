@@ -1,7 +1,8 @@
 /* Quarantined writes. An overlay tree is the host directory as overlayfs's lower layer, with
  * the upper layer in a changes directory the command never sees:
  *
- *   DIR/run          "agentbox-changes 1", "run ID", "started SEC.NSEC", "tree N HOSTPATH"
+ *   DIR/run          "agentbox-changes 1", "run ID", "started SEC.NSEC", "tree N HOSTPATH",
+ *                    "placeholder N PATH" (a protected path's empty stand-in, not a change)
  *   DIR/upper/N/     what the command changed in tree N (overlayfs's own format: files and
  *                    directories as written, whiteouts for deletions, opaque directories)
  *   DIR/work/N/      overlayfs's scratch space
@@ -41,43 +42,20 @@ extern char **environ;
 
 /* ---------- the changes directory ---------- */
 
-static int mkdirs(const char *path, struct ab_err *e)
+/* For a placeholder in an overlay tree: the tree's number, and *rel its path below the
+ * tree's root. -1 for any other op. */
+static int placeholder_tree(const struct mount_plan *plan, const struct mount_op *op,
+			    const char **rel)
 {
-	char buf[PATH_MAX];
-	size_t n = strlen(path);
+	const struct mount_op *tree = op->placeholder ? mount_plan_tree(plan, op) : NULL;
+	int n = 0;
 
-	if (n >= sizeof(buf))
-		return ab_fail(e, ENAMETOOLONG, "%s", path);
-	memcpy(buf, path, n + 1);
-	for (char *s = buf + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(buf, 0700) < 0 && errno != EEXIST)
-			return ab_fail(e, errno, "cannot create %s", buf);
-		*s = '/';
-	}
-	if (mkdir(buf, 0700) < 0 && errno != EEXIST)
-		return ab_fail(e, errno, "cannot create %s", buf);
-	return 0;
-}
-
-/* $XDG_STATE_HOME/agentbox/runs, or ~/.local/state/agentbox/runs. */
-static int runs_dir(char *out, size_t size, struct ab_err *e)
-{
-	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-	int n;
-
-	if (state && state[0] == '/')
-		n = snprintf(out, size, "%s/agentbox/runs", state);
-	else if (home && home[0] == '/')
-		n = snprintf(out, size, "%s/.local/state/agentbox/runs", home);
-	else
-		return ab_fail(e, 0, "no place for the changes: HOME is not set"),
-		       ab_hint(e, "set HOME, or give --changes DIR");
-	if (n < 0 || (size_t)n >= size)
-		return ab_fail(e, ENAMETOOLONG, "the changes directory");
-	return 0;
+	if (!tree || tree->kind != MOP_OVERLAY)
+		return -1;
+	for (const struct mount_op *o = plan->ops; o != tree; o++)
+		n += o->kind == MOP_OVERLAY;
+	*rel = op->dest + (strcmp(tree->dest, "/") ? strlen(tree->dest) + 1 : 1);
+	return n;
 }
 
 static int write_run_file(const char *dir, const char *run_id, const struct mount_plan *plan,
@@ -103,6 +81,12 @@ static int write_run_file(const char *dir, const char *run_id, const struct moun
 	for (size_t i = 0; i < plan->n; i++)
 		if (plan->ops[i].kind == MOP_OVERLAY)
 			fprintf(f, "tree %u %s\n", n++, plan->ops[i].source);
+	for (size_t i = 0; i < plan->n; i++) {
+		const char *rel;
+		int t = placeholder_tree(plan, &plan->ops[i], &rel);
+		if (t >= 0)
+			fprintf(f, "placeholder %d %s\n", t, rel);
+	}
 	if (fclose(f) != 0)
 		return ab_fail(e, errno, "cannot write %s", path);
 	/* held until the run ends: promote and discard wait for that */
@@ -120,12 +104,53 @@ static int layer_dirs(const char *dir, struct mount_op *op, unsigned n, struct a
 	if ((size_t)snprintf(upper, sizeof(upper), "%s/upper/%u", dir, n) >= sizeof(upper) ||
 	    (size_t)snprintf(work, sizeof(work), "%s/work/%u", dir, n) >= sizeof(work))
 		return ab_fail(e, ENAMETOOLONG, "the changes directory %s", dir);
-	if (mkdirs(upper, e) < 0 || mkdirs(work, e) < 0)
+	if (fs_mkdirs(upper, e) < 0 || fs_mkdirs(work, e) < 0)
 		return -1;
 	/* the tree's root shows the upper layer's root: give it the host root's mode */
 	if (stat(op->source, &st) < 0 || chmod(upper, st.st_mode & 0777) < 0)
 		return ab_fail(e, errno, "cannot set the mode of %s", upper);
 	if (!(op->upper = strdup(upper)) || !(op->work = strdup(work)))
+		return ab_fail(e, ENOMEM, "overlay");
+	return 0;
+}
+
+/* A protected path the host tree does not have is made, empty, in the upper layer, where the
+ * read-only bind on it keeps it empty; the directories above it that only the host has are
+ * made there too, with the host's modes. The bind's source becomes the upper layer's entry. */
+static int upper_placeholder(const struct mount_plan *plan, struct mount_op *op, struct ab_err *e)
+{
+	const struct mount_op *tree;
+	char upper[PATH_MAX], host[PATH_MAX];
+	const char *rel;
+	int t = placeholder_tree(plan, op, &rel);
+	size_t root;
+
+	if (t < 0)
+		return 0;
+	tree = mount_plan_tree(plan, op);
+	root = strlen(tree->upper);
+	if ((size_t)snprintf(upper, sizeof(upper), "%s/%s", tree->upper, rel) >= sizeof(upper))
+		return ab_fail(e, ENAMETOOLONG, "placeholder %s", op->dest);
+	for (char *s = upper + root + 1; (s = strchr(s, '/')); s++) {
+		struct stat st;
+		int err = 0;
+		*s = '\0';
+		snprintf(host, sizeof(host), "%s%s", strcmp(tree->source, "/") ? tree->source : "",
+			 upper + root);
+		if (lstat(host, &st) < 0)
+			err = errno;
+		else if (!S_ISDIR(st.st_mode))
+			err = ENOTDIR;
+		else if (mkdir(upper, st.st_mode & 0777) < 0 && errno != EEXIST)
+			err = errno;
+		if (err)
+			return ab_fail(e, err, "placeholder %s", upper);
+		*s = '/';
+	}
+	if (mkdir(upper, 0755) < 0)
+		return ab_fail(e, errno, "cannot create the placeholder %s", upper);
+	free(op->source);
+	if (!(op->source = strdup(upper)))
 		return ab_fail(e, ENOMEM, "overlay");
 	return 0;
 }
@@ -189,7 +214,7 @@ static int make_changes_dir(const struct policy *p, const char *run_id, char *pa
 			       ab_hint(e, "give --changes a directory that does not exist yet");
 		return 0;
 	}
-	if (runs_dir(runs, sizeof(runs), e) < 0 || mkdirs(runs, e) < 0)
+	if (fs_state_dir("runs", runs, sizeof(runs), e) < 0 || fs_mkdirs(runs, e) < 0)
 		return -1;
 	if ((size_t)snprintf(path, size, "%s/%s", runs, run_id) >= size)
 		return ab_fail(e, ENAMETOOLONG, "the changes directory");
@@ -219,6 +244,9 @@ int overlay_prepare(const struct policy *p, const char *run_id, struct mount_pla
 	for (size_t i = 0; i < plan->n; i++)
 		if (plan->ops[i].kind == MOP_OVERLAY && layer_dirs(path, &plan->ops[i], n++, e) < 0)
 			return changes_error(e);
+	for (size_t i = 0; i < plan->n; i++)
+		if (upper_placeholder(plan, &plan->ops[i], e) < 0)
+			return changes_error(e);
 	if (!(*dir = strdup(path)))
 		return ab_fail(e, ENOMEM, "overlay");
 	return 0;
@@ -232,7 +260,15 @@ struct run_info {
 	char id[64];
 	struct timespec started;
 	struct strv trees; /* host paths, by tree number */
+	struct strv placeholders; /* "N/PATH": protected paths' stand-ins in the upper layer */
 };
+
+static void run_info_free(struct run_info *r)
+{
+	strv_free(&r->trees);
+	strv_free(&r->placeholders);
+	close(r->fd);
+}
 
 static bool is_run_id(const char *s)
 {
@@ -256,6 +292,11 @@ static int parse_run_line(struct run_info *r, const char *line, struct ab_err *e
 	if (sscanf(line, "tree %u %n", &n, &off) == 1 && off > 0 && n == r->trees.n &&
 	    line[off] == '/')
 		return strv_push(&r->trees, line + off) < 0 ? ab_fail(e, ENOMEM, "run") : 0;
+	if (sscanf(line, "placeholder %u %n", &n, &off) == 1 && off > 0) {
+		char entry[PATH_MAX + 16];
+		snprintf(entry, sizeof(entry), "%u/%s", n, line + off);
+		return strv_push(&r->placeholders, entry) < 0 ? ab_fail(e, ENOMEM, "run") : 0;
+	}
 	return ab_fail(e, 0, "%s/" RUN_FILE ": unexpected line '%.60s'", r->dir, line);
 }
 
@@ -273,7 +314,7 @@ static int open_run(const char *arg, struct run_info *r, struct ab_err *e)
 			return ab_fail(e, errno, "changes directory %s", arg);
 	} else {
 		char runs[PATH_MAX];
-		if (runs_dir(runs, sizeof(runs), e) < 0)
+		if (fs_state_dir("runs", runs, sizeof(runs), e) < 0)
 			return -1;
 		if ((size_t)snprintf(r->dir, sizeof(r->dir), "%s/%s", runs, arg) >= sizeof(r->dir))
 			return ab_fail(e, ENAMETOOLONG, "run %s", arg);
@@ -301,8 +342,7 @@ static int open_run(const char *arg, struct run_info *r, struct ab_err *e)
 	if (rc == 0 && (!magic || !r->trees.n))
 		rc = ab_fail(e, 0, "%s is not a complete changes record", path);
 	if (rc < 0) {
-		strv_free(&r->trees);
-		close(r->fd);
+		run_info_free(r);
 	}
 	return rc;
 }
@@ -397,6 +437,20 @@ static int opaque_deletions(struct walk *w, int upperfd, const char *rel)
 	return rc;
 }
 
+/* A protected path's stand-in: a directory the read-only bind on it kept empty. */
+static bool is_placeholder(const struct walk *w, const char *rel, const struct stat *st)
+{
+	char entry[PATH_MAX + 16];
+
+	if (!S_ISDIR(st->st_mode))
+		return false;
+	snprintf(entry, sizeof(entry), "%u/%s", w->tree, rel);
+	for (size_t i = 0; i < w->run->placeholders.n; i++)
+		if (!strcmp(w->run->placeholders.v[i], entry))
+			return true;
+	return false;
+}
+
 static int walk_entry(struct walk *w, int dirfd, const char *rel, const char *name)
 {
 	char child[PATH_MAX], host[PATH_MAX], opaque[2] = "";
@@ -409,6 +463,8 @@ static int walk_entry(struct walk *w, int dirfd, const char *rel, const char *na
 		return ab_fail(w->e, ENAMETOOLONG, "%s", rel);
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return ab_fail(w->e, errno, "%s", child);
+	if (is_placeholder(w, child, &st))
+		return 0;
 	on_host = lstat(host, &hst) == 0;
 	if (S_ISCHR(st.st_mode) && st.st_rdev == 0) /* a whiteout */
 		return on_host ? push_change(w->out, CH_DELETED, w->tree, child, 0, w->e) : 0;
@@ -1046,15 +1102,13 @@ int overlay_command(int argc, char **argv)
 		return report(&e);
 	if (absolute_paths(argv + i + 1, argc - i - 1, &e) < 0 ||
 	    audit_open(&a, dest, NULL, AUDIT_FAILURE_STOP, &e) < 0) {
-		strv_free(&r.trees);
-		close(r.fd);
+		run_info_free(&r);
 		return report(&e);
 	}
 	rc = dispatch(cmd, &r, argv + i + 1, argc - i - 1, a, &e);
 	if (rc < 0)
 		rc = report(&e);
 	audit_close(a);
-	strv_free(&r.trees);
-	close(r.fd);
+	run_info_free(&r);
 	return rc;
 }

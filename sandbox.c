@@ -36,6 +36,7 @@
 #include "fsops.h"
 #include "landlock.h"
 #include "overlay.h"
+#include "protect.h"
 #include "proxy.h"
 #include "rlimits.h"
 #include "seccomp.h"
@@ -71,6 +72,7 @@ struct run {
 	char *tmpdir;         /* fallback: the private directory standing in for /tmp */
 	char *changes;	      /* overlays: the changes directory */
 	int changes_lock;     /* overlays: held while the run lives */
+	struct protect_hold protect; /* rw trees' placeholders, removed by the last run out */
 	pid_t supervisor;
 	int proxy_fds[2]; /* proxy mode: listeners made in the sandbox's network namespace */
 	struct proxy *proxy;
@@ -752,6 +754,8 @@ static int audit_mounts(const struct mount_plan *plan, struct audit *a, struct a
 			json_kv_str(j, "why", op->why);
 		if (op->skipped)
 			json_kv_str(j, "skipped", "missing on the host");
+		if (op->placeholder)
+			json_kv_bool(j, "placeholder", true);
 		if (audit_emit(a, e) < 0)
 			return -1;
 	}
@@ -1047,7 +1051,8 @@ static int prepare(struct run *r, const struct mount_protect *protect, struct au
 			       "does not allow"),
 		       ab_hint(e,
 			       "allow unprivileged user namespaces, or use rw instead of overlay");
-	if (overlay_prepare(p, audit_run_id(a), &r->plan, &r->changes, &r->changes_lock, e) < 0)
+	if (overlay_prepare(p, audit_run_id(a), &r->plan, &r->changes, &r->changes_lock, e) < 0 ||
+	    (!r->fallback && protect_prepare(&r->plan, &r->protect, e) < 0))
 		return -1;
 	/* Landlock forbids mount changes to everything below it: no nested sandbox under it.
 	 * Without namespaces (fallback) Landlock is the confinement, nesting or not. */
@@ -1120,6 +1125,7 @@ static void close_run(struct run *r)
 	free(r->changes);
 	if (r->changes_lock >= 0)
 		close(r->changes_lock);
+	protect_release(&r->protect);
 	sigprocmask(SIG_SETMASK, &r->oldmask, NULL);
 }
 

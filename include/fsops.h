@@ -1,5 +1,5 @@
 /* File operations shared by the modules that touch host trees: one way to remove a tree, one
- * way to write a whole buffer. */
+ * way to write a whole buffer, one place for agentbox's state. */
 #ifndef AGENTBOX_FSOPS_H
 #define AGENTBOX_FSOPS_H
 
@@ -11,6 +11,12 @@
  * enter or write (a module cache, overlayfs's work dir) are opened up first. A missing name
  * is not an error. Stops at the first failure. */
 int fs_remove_tree(int dirfd, const char *name, struct ab_err *e);
+
+/* mkdir -p, new directories 0700. */
+int fs_mkdirs(const char *path, struct ab_err *e);
+
+/* $XDG_STATE_HOME/agentbox/SUB, or ~/.local/state/agentbox/SUB (not created). */
+int fs_state_dir(const char *sub, char *out, size_t size, struct ab_err *e);
 
 /* write(2) until len bytes are written; -1 with errno on failure. */
 int fs_write_all(int fd, const void *buf, size_t len);

@@ -30,6 +30,12 @@ struct mount_op {
 	uint64_t size;  /* tmpfs size cap */
 	bool implicit;  /* added by agentbox, not written in the profile */
 	bool skipped;   /* optional and missing on the host */
+	bool protects;	/* a protected path's read-only bind */
+	/* A protected path the host does not have cannot be covered where it is: its first
+	 * missing component gets an empty directory, made before the run (rw trees: protect.c, on
+	 * the host; overlay trees: overlay.c, in the upper layer), bound read-only. A directory,
+	 * because git does not list an empty one: the command cannot commit it by mistake. */
+	bool placeholder;
 	const char *why; /* implicit ops: the reason, for the audit */
 };
 
@@ -57,6 +63,8 @@ const char *mount_op_name(enum mount_op_kind k);
 bool mount_plan_shows(const struct mount_plan *plan, const char *path);
 /* The same, disregarding hide entries: is path inside a bound host tree at all? */
 bool mount_plan_binds(const struct mount_plan *plan, const char *path);
+/* The rw or overlay entry from the profile whose tree holds op's destination, or NULL. */
+const struct mount_op *mount_plan_tree(const struct mount_plan *plan, const struct mount_op *op);
 
 /* The bind sources, opened with the caller's rights before anything else changes. */
 struct mount_sources {

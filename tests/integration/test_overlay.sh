@@ -229,6 +229,50 @@ t_protected_paths() {
 	assert_eq "M $PROJ/.bashrc" "$OUT" "the overlay's only change"
 }
 
+# Protected paths the tree does not have: the command cannot create them (an empty read-only
+# directory stands in), in an rw tree and in an overlay tree; a sibling it can. The stand-ins
+# leave no trace: the rw tree's go when the last run on the tree ends, even when another run
+# that used them ended first, and an overlay's are not among its changes.
+t_protected_missing() {
+	local state="$META/state" try='
+		cd "$1"
+		for f in .bashrc .envrc .git/config .git/hooks/pre-commit .vscode/tasks.json; do
+			mkdir -p "${f%/*}" 2>/dev/null
+			echo evil >"$f" 2>/dev/null && echo "CREATED $f"
+		done
+		rmdir .envrc 2>/dev/null && echo REMOVED
+		mv .git .git-moved 2>/dev/null && echo MOVED
+		echo fine >sibling && echo SIBLING-OK'
+	mk_project
+	export XDG_STATE_HOME=$state
+	expect_exit 0 "$AGENTBOX" -p shell --rw "$PROJ" --audit "$META/m.jsonl" -- sh -c "$try" sh "$PROJ"
+	assert_eq SIBLING-OK "$OUT" "no protected path could be created (rw tree)"
+	assert_contains "$(cat "$META/m.jsonl")" \
+		"\"path\":\"$PROJ/.envrc\",\"source\":\"$PROJ/.envrc\",\"implicit\":true,\"why\":\"protected: runs outside the sandbox later\",\"placeholder\":true" \
+		"the placeholder's mount is audited"
+	for f in .bashrc .envrc .git .vscode; do assert_absent "$PROJ/$f" "$f on the host after the run"; done
+	assert_eq "docs gone.txt old-name.txt outlink sibling src blob.bin" \
+		"$(cd "$PROJ" && ls -A | LC_ALL=C sort | tr '\n' ' ' | sed 's/ $//' | sed 's/^blob.bin \(.*\)/\1 blob.bin/')" \
+		"nothing else appeared in the tree"
+	# two runs at once: the first ends while the second still relies on the stand-ins
+	rm "$PROJ/sibling"
+	"$AGENTBOX" -p shell --rw "$PROJ" -- sh -c 'sleep 0.5' &
+	local first=$!
+	sleep 0.25
+	expect_exit 0 "$AGENTBOX" -p shell --rw "$PROJ" -- sh -c "sleep 1; $try" sh "$PROJ"
+	wait "$first"
+	assert_eq SIBLING-OK "$OUT" "still protected after the other run ended"
+	for f in .bashrc .envrc .git .vscode; do assert_absent "$PROJ/$f" "$f after both runs"; done
+	# an overlay tree: the stand-ins live in the upper layer and are not changes
+	rm "$PROJ/sibling"
+	expect_exit 0 "$AGENTBOX" -p shell --overlay "$PROJ" --changes "$META/ch" -- sh -c "$try" sh "$PROJ"
+	assert_eq SIBLING-OK "$OUT" "no protected path could be created (overlay tree)"
+	expect_exit 0 "$AGENTBOX" changes "$META/ch"
+	assert_eq "A $PROJ/sibling" "$OUT" "the overlay's only change"
+	assert_absent "$PROJ/sibling" "the overlay's change is not on the host"
+	unset XDG_STATE_HOME
+}
+
 # What a hostile command can leave behind: read-only directories with content, a name that
 # tries to forge a line of the list; and a promote or discard while the run still goes.
 t_promote_hard_cases() {
@@ -269,4 +313,5 @@ run_case promote_hard_cases t_promote_hard_cases
 run_case discard t_discard
 run_case setup_errors t_setup_errors
 run_case protected_paths t_protected_paths
+run_case protected_missing t_protected_missing
 finish

@@ -1,0 +1,28 @@
+/* Protected paths that a rw tree does not have. The read-only bind that keeps the command from
+ * creating one needs something to be mounted on, and in a rw tree that can only be the host's
+ * own directory: an empty placeholder is made there before the run and removed after it. */
+#ifndef AGENTBOX_PROTECT_H
+#define AGENTBOX_PROTECT_H
+
+#include <stddef.h>
+
+#include "error.h"
+#include "mounts.h"
+
+/* The rw trees this run made or uses placeholders in: each holds a shared lock on the tree's
+ * record of placeholders, so none is removed while another run still has it mounted. */
+struct protect_hold {
+	int *records;
+	char **roots;
+	size_t n;
+};
+
+/* In the supervisor, before the sandbox is cloned: makes the placeholders of the plan's rw
+ * trees (overlay trees have theirs in the upper layer: overlay.c). */
+int protect_prepare(const struct mount_plan *plan, struct protect_hold *h, struct ab_err *e);
+
+/* After the run: the last run holding a tree removes the placeholders recorded for it that are
+ * still empty, its own and those of runs that were killed. */
+void protect_release(struct protect_hold *h);
+
+#endif
