@@ -15,6 +15,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fsops.h"
+
 #define DEV_TMPFS_SIZE (1024 * 1024)
 #define HIDE_TMPFS_SIZE 4096
 
@@ -73,7 +75,9 @@ void mount_plan_free(struct mount_plan *plan)
 		free(plan->ops[i].work);
 	}
 	free(plan->ops);
+	free(plan->changes_dir);
 	plan->ops = NULL;
+	plan->changes_dir = NULL;
 	plan->n = 0;
 }
 
@@ -492,6 +496,7 @@ int mount_plan_build(const struct policy *p, const struct mount_protect *protect
 
 	memset(plan, 0, sizeof(*plan));
 	plan->tmpfs_size = p->limits.tmpfs_size;
+	plan->changes_size = p->limits.changes_size;
 	for (size_t i = 0; i < p->n_fs; i++) {
 		if (check_reserved(&p->fs[i], e) < 0)
 			return -1;
@@ -677,14 +682,17 @@ static int set_attr(int mntfd, uint64_t set, bool recursive)
 /* A detached tmpfs mount; the caller attaches it. */
 static int new_tmpfs(uint64_t size, const char *mode, unsigned attrs, struct ab_err *e)
 {
-	char sz[32];
+	char sz[32], inodes[32];
 	int fs, mnt;
 
 	snprintf(sz, sizeof(sz), "%llu", (unsigned long long)size);
+	/* inodes cost memory too: as many as 1 KiB files would need */
+	snprintf(inodes, sizeof(inodes), "%llu", (unsigned long long)(size / 1024 + 1024));
 	fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
 	if (fs < 0)
 		return ab_fail(e, errno, "fsopen tmpfs");
 	if (fsconfig(fs, FSCONFIG_SET_STRING, "size", sz, 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "nr_inodes", inodes, 0) < 0 ||
 	    fsconfig(fs, FSCONFIG_SET_STRING, "mode", mode, 0) < 0 ||
 	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
 		int err = errno;
@@ -1117,9 +1125,54 @@ static int clone_source(const struct mount_op *op, bool *dir, struct ab_err *e)
 	return tree;
 }
 
+/* [limits] changes-size: the overlays' upper and work directories go on a tmpfs of that size,
+ * mounted over the changes directory in the sandbox's own mount namespace (the host's view is
+ * unchanged), with what is there already (the protected paths' stand-ins) copied in. The
+ * supervisor gets the mount, to copy the upper layers out when the run ends. */
+static int changes_tmpfs(const struct mount_plan *plan, struct ab_err *e)
+{
+	static const char *const layers[] = {"upper", "work"};
+	int dir, mnt, rc = 0;
+
+	dir = openat2_fd(AT_FDCWD, plan->changes_dir, O_PATH | O_DIRECTORY,
+			 RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	if (dir < 0)
+		return ab_fail(e, errno, "cannot open %s", plan->changes_dir);
+	if ((mnt = new_tmpfs(plan->changes_size, "0700", 0, e)) < 0) {
+		close(dir);
+		return -1;
+	}
+	for (size_t i = 0; i < 2 && rc == 0; i++) {
+		int from = openat(dir, layers[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), to;
+		if (from < 0 || mkdirat(mnt, layers[i], 0700) < 0 ||
+		    (to = openat(mnt, layers[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+			rc = ab_fail(e, errno, "changes-size: cannot set up %s/%s",
+				     plan->changes_dir, layers[i]);
+		} else {
+			rc = fs_copy_tree(from, to, e);
+			close(to);
+		}
+		if (from >= 0)
+			close(from);
+	}
+	if (rc == 0 && move_mount(mnt, "", dir, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		rc = ab_fail(e, errno, "changes-size: cannot mount a tmpfs on %s", plan->changes_dir);
+	close(dir);
+	if (rc < 0) {
+		close(mnt);
+		return -1;
+	}
+	return mnt;
+}
+
 int mounts_open_sources(const struct mount_plan *plan, struct mount_sources *out,
 			struct ab_err *e)
 {
+	out->changes_fs = -1;
+	/* before the overlays are made: their upper layers are on it */
+	if (plan->changes_size && plan->changes_dir &&
+	    (out->changes_fs = changes_tmpfs(plan, e)) < 0)
+		return -1;
 	out->fds = calloc(plan->n ? plan->n : 1, sizeof(*out->fds));
 	out->dirs = calloc(plan->n ? plan->n : 1, sizeof(*out->dirs));
 	out->n = plan->n;
@@ -1145,6 +1198,9 @@ void mounts_close_sources(struct mount_sources *src)
 	free(src->dirs);
 	src->fds = NULL;
 	src->dirs = NULL;
+	if (src->changes_fs >= 0)
+		close(src->changes_fs);
+	src->changes_fs = -1;
 }
 
 int mounts_apply(const struct mount_plan *plan, const struct mount_sources *src,

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <time.h>
@@ -247,9 +248,51 @@ int overlay_prepare(const struct policy *p, const char *run_id, struct mount_pla
 	for (size_t i = 0; i < plan->n; i++)
 		if (upper_placeholder(plan, &plan->ops[i], e) < 0)
 			return changes_error(e);
-	if (!(*dir = strdup(path)))
+	if (!(*dir = strdup(path)) || !(plan->changes_dir = strdup(path)))
 		return ab_fail(e, ENOMEM, "overlay");
 	return 0;
+}
+
+/* The budget was used up when the tmpfs has no block or no inode left. */
+static int audit_full(int fs, uint64_t size, struct audit *a, struct ab_err *e)
+{
+	struct statfs sf;
+	struct json *j;
+
+	if (fstatfs(fs, &sf) < 0 || (sf.f_bavail > 0 && sf.f_ffree > 0))
+		return 0;
+	fprintf(stderr,
+		"agentbox: the overlay's changes reached [limits] changes-size (%llu bytes): "
+		"writes beyond it failed with ENOSPC\n",
+		(unsigned long long)size);
+	j = audit_begin(a, "limit");
+	json_kv_str(j, "limit", "changes-size");
+	json_kv_uint(j, "size", size);
+	return audit_emit(a, e);
+}
+
+int overlay_save(const char *dir, int fs, uint64_t size, struct audit *a, struct ab_err *e)
+{
+	char path[PATH_MAX + 8];
+	int from = openat(fs, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), to, rc;
+	struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+			       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+
+	snprintf(path, sizeof(path), "%s/upper", dir);
+	to = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	if (from < 0 || to < 0)
+		rc = ab_fail(e, errno, "cannot open %s", from < 0 ? "the changes' tmpfs" : path);
+	else
+		rc = fs_copy_tree(from, to, e);
+	if (from >= 0)
+		close(from);
+	if (to >= 0)
+		close(to);
+	if (rc < 0)
+		return ab_context(e, "cannot save the overlay's changes to %s", dir),
+		       ab_hint(e, "free space on that filesystem; the changes were lost with the "
+				  "run");
+	return audit_full(fs, size, a, e);
 }
 
 /* ---------- reading a run ---------- */
@@ -809,20 +852,6 @@ static int replace_with(int parent, const char *tmp, const char *name, struct ab
 	return 0;
 }
 
-static int copy_fd(int from, int to)
-{
-	char buf[65536];
-	ssize_t n;
-
-	while ((n = read(from, buf, sizeof(buf))) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 || fs_write_all(to, buf, (size_t)n) < 0)
-			return -1;
-	}
-	return 0;
-}
-
 /* A temporary name in the host directory, then renamed over the target: a reader sees the old
  * file or the new one, never half of it. Modes lose setuid, setgid and sticky bits. */
 static int install_file(int parent, const char *name, const char *upper, mode_t mode,
@@ -844,7 +873,7 @@ static int install_file(int parent, const char *name, const char *upper, mode_t 
 		close(in);
 		return ab_fail(e, errno, "cannot create a file next to %s", name);
 	}
-	if (copy_fd(in, out) < 0 || fchmod(out, mode & 0777) < 0 || fsync(out) < 0) {
+	if (fs_copy_fd(in, out) < 0 || fchmod(out, mode & 0777) < 0 || fsync(out) < 0) {
 		int err = errno;
 		close(in);
 		close(out);

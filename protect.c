@@ -117,18 +117,15 @@ int protect_prepare(const struct mount_plan *plan, struct protect_hold *h, struc
 	for (size_t i = 0; i < plan->n; i++) {
 		const struct mount_op *op = &plan->ops[i];
 		const struct mount_op *tree = op->protects ? mount_plan_tree(plan, op) : NULL;
-		struct stat st;
 		int record;
 		if (!tree || tree->kind != MOP_BIND_RW)
 			continue;
 		if ((record = hold_tree(h, tree->source, e)) < 0)
 			return -1;
+		/* an existing one may be another run's placeholder, removed by the last run out
+		 * before this one took the lock: then pid 1 cannot open it, and the run stops */
 		if (op->placeholder && make_placeholder(op, tree->source, record, e) < 0)
 			return -1;
-		/* the last run on the tree may have removed it before this one took the lock */
-		if (!op->placeholder && lstat(op->source, &st) < 0)
-			return ab_fail(e, errno, "%s went away while the run started", op->source),
-			       ab_hint(e, "run again (another run's placeholder was just removed)");
 	}
 	return 0;
 }

@@ -72,6 +72,7 @@ struct run {
 	char *tmpdir;         /* fallback: the private directory standing in for /tmp */
 	char *changes;	      /* overlays: the changes directory */
 	int changes_lock;     /* overlays: held while the run lives */
+	int changes_fs;       /* changes-size: the tmpfs holding the upper layers, or -1 */
 	struct protect_hold protect; /* rw trees' placeholders, removed by the last run out */
 	pid_t supervisor;
 	int proxy_fds[2]; /* proxy mode: listeners made in the sandbox's network namespace */
@@ -86,7 +87,7 @@ struct run {
 	struct seccomp_monitor *monitor;
 };
 
-#define MAX_PASSED_FDS 3
+#define MAX_PASSED_FDS 4
 
 /* Sends a message with n fds attached (SCM_RIGHTS). */
 static int send_msg_fds(int fd, int type, int value, const char *text, const int *fds, size_t n)
@@ -169,11 +170,12 @@ static int recv_msg(int fd, struct msg *m)
 #define READY_UNNAMED 1u   /* the filter has no listener (nested) */
 #define READY_LISTENER 2u  /* fd: the seccomp notification listener */
 #define READY_PROXY 4u     /* fds: the HTTP and SOCKS5 listeners */
+#define READY_CHANGES 8u   /* fd: the tmpfs of the overlays' upper layers */
 
 /* pid 1 (or the fallback child) hands its fds to the supervisor and keeps none. */
 static int send_ready(struct run *r)
 {
-	int fds[MAX_PASSED_FDS] = {-1, -1, -1};
+	int fds[MAX_PASSED_FDS] = {-1, -1, -1, -1};
 	size_t n = 0;
 	int value = r->seccomp_unnamed ? READY_UNNAMED : 0, rc;
 
@@ -185,6 +187,10 @@ static int send_ready(struct run *r)
 		fds[n++] = r->proxy_fds[0];
 		fds[n++] = r->proxy_fds[1];
 		value |= READY_PROXY;
+	}
+	if (r->changes_fs >= 0) {
+		fds[n++] = r->changes_fs;
+		value |= READY_CHANGES;
 	}
 	rc = send_msg_fds(r->sock[1], MSG_READY, value, NULL, fds, n);
 	for (size_t i = 0; i < n; i++)
@@ -235,6 +241,8 @@ static int child_setup(struct run *r, struct ab_err *e)
 		rc = become(r, e);
 	if (rc == 0)
 		rc = mounts_apply(&r->plan, &src, e);
+	r->changes_fs = src.changes_fs; /* for the supervisor, with READY */
+	src.changes_fs = -1;
 	mounts_close_sources(&src);
 	if (rc < 0)
 		return -1;
@@ -510,7 +518,9 @@ static int kill_and_reap(struct run *r)
 static int adopt_ready(struct run *r, struct audit *a, const struct msg *m, int *fds, size_t n,
 		       struct ab_err *e)
 {
-	size_t need = (m->value & READY_LISTENER ? 1 : 0) + (m->value & READY_PROXY ? 2 : 0), i = 0;
+	size_t need = (m->value & READY_LISTENER ? 1 : 0) + (m->value & READY_PROXY ? 2 : 0) +
+		      (m->value & READY_CHANGES ? 1 : 0),
+	       i = 0;
 
 	if (n != need) {
 		for (size_t k = 0; k < n; k++)
@@ -529,6 +539,8 @@ static int adopt_ready(struct run *r, struct audit *a, const struct msg *m, int 
 		if (proxy_start(&r->proxy, r->p, pfds, a, e) < 0)
 			return -1;
 	}
+	if (m->value & READY_CHANGES)
+		r->changes_fs = fds[i++];
 	return 0;
 fail:
 	for (; i < n; i++)
@@ -539,7 +551,7 @@ fail:
 /* Waits for pid 1 to finish setup: READY, or an error (reported), or its death. */
 static int wait_ready(struct run *r, struct audit *a, struct ab_err *e)
 {
-	int fds[MAX_PASSED_FDS] = {-1, -1, -1};
+	int fds[MAX_PASSED_FDS] = {-1, -1, -1, -1};
 	size_t n;
 	struct msg m;
 	int rc = recv_msg_fds(r->sock[0], &m, fds, MAX_PASSED_FDS, &n);
@@ -1125,6 +1137,8 @@ static void close_run(struct run *r)
 	free(r->changes);
 	if (r->changes_lock >= 0)
 		close(r->changes_lock);
+	if (r->changes_fs >= 0)
+		close(r->changes_fs);
 	protect_release(&r->protect);
 	sigprocmask(SIG_SETMASK, &r->oldmask, NULL);
 }
@@ -1138,6 +1152,7 @@ int sandbox_run(const struct policy *p, struct audit *a, const struct mount_prot
 			.listener = -1,
 			.proxy_fds = {-1, -1},
 			.changes_lock = -1,
+			.changes_fs = -1,
 			.outer_uid = getuid(),
 			.outer_gid = getgid()};
 	int rc = -1;
@@ -1169,6 +1184,9 @@ int sandbox_run(const struct policy *p, struct audit *a, const struct mount_prot
 	if (wait_ready(&r, a, e) < 0)
 		goto out;
 	rc = supervise(&r, a, res, e);
+	/* changes-size: the upper layers were on a tmpfs; whatever ended the run, keep them */
+	if (r.changes_fs >= 0 && overlay_save(r.changes, r.changes_fs, p->limits.changes_size, a, e) < 0)
+		rc = -1;
 out:
 	close_run(&r);
 	return rc;

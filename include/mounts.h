@@ -45,6 +45,8 @@ struct mount_plan {
 	uint64_t tmpfs_size; /* for /dev/shm */
 	bool guard_proc;     /* the command is host root: kernel tunables in /proc read-only */
 	bool limit_userns;   /* no user namespaces below the sandbox's own */
+	uint64_t changes_size; /* [limits] changes-size: overlays' upper layers on a tmpfs */
+	char *changes_dir;     /* the run's changes directory, when it has overlays */
 };
 
 /* Paths agentbox itself uses (its binary, the profiles, the audit file): visible only when the
@@ -71,6 +73,7 @@ struct mount_sources {
 	int *fds;   /* per plan op: the cloned tree, flags set; -1 where none */
 	bool *dirs; /* whether that tree's root is a directory */
 	size_t n;
+	int changes_fs; /* changes-size: the tmpfs the upper layers are on, or -1 */
 };
 
 /* In the sandbox's mount namespace: clones every bind source's tree (symlinks refused on the

@@ -20,6 +20,11 @@ bool overlay_in_plan(const struct mount_plan *plan);
 int overlay_prepare(const struct policy *p, const char *run_id, struct mount_plan *plan, char **dir,
 		    int *lock, struct ab_err *e);
 
+/* After a run with [limits] changes-size: copies the upper layers from fs (the tmpfs they were
+ * on, passed out by pid 1) into the changes directory dir, and audits a `limit` event when
+ * the budget was used up. */
+int overlay_save(const char *dir, int fs, uint64_t size, struct audit *a, struct ab_err *e);
+
 /* `agentbox changes|diff|promote|discard [--audit DEST] RUN_ID|DIR [PATH...]`: argv[1] is the
  * subcommand. Returns the exit status. */
 int overlay_command(int argc, char **argv);

@@ -51,6 +51,7 @@ struct limits {
 	uint64_t open_files;
 	uint64_t file_size;
 	uint64_t tmpfs_size;
+	uint64_t changes_size; /* overlays' upper layers together; 0: no cap (on disk) */
 };
 
 /* The values ${HOME}, ${CWD}, ${USER}, ${UID} and ${TMPDIR} expand to. */

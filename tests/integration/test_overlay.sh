@@ -273,6 +273,39 @@ t_protected_missing() {
 	unset XDG_STATE_HOME
 }
 
+# [limits] changes-size: a filler gets ENOSPC at the cap, the run goes on, the audit says so,
+# and what was written before is kept, also when the timeout ends the run. Control: the same
+# filler without the cap writes everything.
+t_changes_size() {
+	local fill='cd "$1"; echo small >small.txt; head -c 3000000 /dev/zero >big 2>/dev/null; echo "big:$?"; echo after >>small.txt; exit 3'
+	mk_project
+	expect_exit 3 "$AGENTBOX" -p shell --overlay "$PROJ" --changes "$META/free" -- sh -c "$fill" sh "$PROJ"
+	assert_eq big:0 "$OUT" "without changes-size the filler writes all of it"
+	assert_eq 3000000 "$(stat -c %s "$META/free/upper/0/big")" "the whole file is in the changes"
+	cat >"$META/cap.ini" <<-EOF
+		[sandbox]
+		include = $AGENTBOX_PROFILES/shell.ini
+		[filesystem]
+		overlay = $PROJ
+		[limits]
+		changes-size = 1M
+	EOF
+	expect_exit 3 "$AGENTBOX" -p "$META/cap.ini" --changes "$META/cap" --audit "$META/cap.jsonl" -- \
+		sh -c "$fill" sh "$PROJ"
+	assert_eq big:1 "$OUT" "the filler stopped at the cap"
+	assert_contains "$ERR" "reached [limits] changes-size (1048576 bytes)" "the limit on stderr"
+	assert_contains "$(cat "$META/cap.jsonl")" '"event":"limit","prev":' "a limit event"
+	assert_contains "$(cat "$META/cap.jsonl")" '"limit":"changes-size","size":1048576' "naming changes-size"
+	[ "$(stat -c %s "$META/cap/upper/0/big")" -le 1048576 ] || fail "the kept file is larger than the cap"
+	assert_eq "$(printf 'small\nafter')" "$(cat "$META/cap/upper/0/small.txt")" "writes before and after the cap are kept"
+	assert_absent "$PROJ/big" "the host tree has no filler"
+	# the timeout kills the sandbox; the changes made so far are still saved
+	expect_exit 124 "$AGENTBOX" -p "$META/cap.ini" --changes "$META/late" --timeout 1s -- \
+		sh -c 'echo kept >"$1/late.txt"; sleep 30' sh "$PROJ"
+	expect_exit 0 "$AGENTBOX" changes "$META/late"
+	assert_eq "A $PROJ/late.txt" "$OUT" "the change made before the timeout"
+}
+
 # What a hostile command can leave behind: read-only directories with content, a name that
 # tries to forge a line of the list; and a promote or discard while the run still goes.
 t_promote_hard_cases() {
@@ -314,4 +347,5 @@ run_case discard t_discard
 run_case setup_errors t_setup_errors
 run_case protected_paths t_protected_paths
 run_case protected_missing t_protected_missing
+run_case changes_size t_changes_size
 finish

@@ -516,7 +516,8 @@ static void test_limits_every_key(void **state)
 				     "processes = 64\n"
 				     "open-files = 256\n"
 				     "file-size = 1G\n"
-				     "tmpfs-size = 64k\n");
+				     "tmpfs-size = 64k\n"
+				     "changes-size = 2G\n");
 	(void)state;
 
 	assert_int_equal(p->limits.timeout_ms, 90000);
@@ -526,6 +527,7 @@ static void test_limits_every_key(void **state)
 	assert_int_equal(p->limits.open_files, 256);
 	assert_int_equal(p->limits.file_size, 1ull << 30);
 	assert_int_equal(p->limits.tmpfs_size, 64ull << 10);
+	assert_int_equal(p->limits.changes_size, 2ull << 30);
 	policy_free(p);
 
 	p = must_load("[limits]\ntimeout = 250ms\ncpu = 2m\nmemory = 4096\nfile-size = 1TiB\n");
@@ -544,7 +546,7 @@ static void test_limits_every_key(void **state)
 static void test_limits_zero_rejected(void **state)
 {
 	static const char *const keys[] = {"timeout",	 "cpu",	      "memory",	   "processes",
-					   "open-files", "file-size", "tmpfs-size"};
+					   "open-files", "file-size", "tmpfs-size", "changes-size"};
 	char text[128], what[64];
 	(void)state;
 
