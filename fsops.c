@@ -180,8 +180,7 @@ static int copy_dir(int from, int to, const char *name, const struct stat *st, s
 	return rc;
 }
 
-static int copy_file(int from, int to, const char *name, const struct stat *st,
-		     struct ab_err *e)
+static int copy_file(int from, int to, const char *name, const struct stat *st, struct ab_err *e)
 {
 	int in = open_own(from, name, st, O_RDONLY | O_NONBLOCK), out, rc = 0;
 

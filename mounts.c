@@ -1143,7 +1143,8 @@ static int changes_tmpfs(const struct mount_plan *plan, struct ab_err *e)
 		return -1;
 	}
 	for (size_t i = 0; i < 2 && rc == 0; i++) {
-		int from = openat(dir, layers[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), to;
+		int from = openat(dir, layers[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int to = -1;
 		if (from < 0 || mkdirat(mnt, layers[i], 0700) < 0 ||
 		    (to = openat(mnt, layers[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
 			rc = ab_fail(e, errno, "changes-size: cannot set up %s/%s",
@@ -1155,8 +1156,10 @@ static int changes_tmpfs(const struct mount_plan *plan, struct ab_err *e)
 		if (from >= 0)
 			close(from);
 	}
-	if (rc == 0 && move_mount(mnt, "", dir, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-		rc = ab_fail(e, errno, "changes-size: cannot mount a tmpfs on %s", plan->changes_dir);
+	if (rc == 0 &&
+	    move_mount(mnt, "", dir, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		rc = ab_fail(e, errno, "changes-size: cannot mount a tmpfs on %s",
+			     plan->changes_dir);
 	close(dir);
 	if (rc < 0) {
 		close(mnt);

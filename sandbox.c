@@ -72,7 +72,7 @@ struct run {
 	char *tmpdir;         /* fallback: the private directory standing in for /tmp */
 	char *changes;	      /* overlays: the changes directory */
 	int changes_lock;     /* overlays: held while the run lives */
-	int changes_fs;       /* changes-size: the tmpfs holding the upper layers, or -1 */
+	int changes_fs;	      /* changes-size: the tmpfs holding the upper layers, or -1 */
 	struct protect_hold protect; /* rw trees' placeholders, removed by the last run out */
 	pid_t supervisor;
 	int proxy_fds[2]; /* proxy mode: listeners made in the sandbox's network namespace */
@@ -1185,7 +1185,8 @@ int sandbox_run(const struct policy *p, struct audit *a, const struct mount_prot
 		goto out;
 	rc = supervise(&r, a, res, e);
 	/* changes-size: the upper layers were on a tmpfs; whatever ended the run, keep them */
-	if (r.changes_fs >= 0 && overlay_save(r.changes, r.changes_fs, p->limits.changes_size, a, e) < 0)
+	if (r.changes_fs >= 0 &&
+	    overlay_save(r.changes, r.changes_fs, p->limits.changes_size, a, e) < 0)
 		rc = -1;
 out:
 	close_run(&r);

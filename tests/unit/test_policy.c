@@ -545,7 +545,7 @@ static void test_limits_every_key(void **state)
 
 static void test_limits_zero_rejected(void **state)
 {
-	static const char *const keys[] = {"timeout",	 "cpu",	      "memory",	   "processes",
+	static const char *const keys[] = {"timeout",	 "cpu",	      "memory",	    "processes",
 					   "open-files", "file-size", "tmpfs-size", "changes-size"};
 	char text[128], what[64];
 	(void)state;
