@@ -1094,27 +1094,22 @@ out:
 	return mnt;
 }
 
-/* Clones one bind source's mount tree, flags set, ready to attach. */
-static int clone_source(const struct mount_op *op, bool *dir, struct ab_err *e)
+/* Clones one bind source's mount tree (src: its O_PATH fd), flags set, ready to attach. */
+static int clone_source(const struct mount_op *op, int src, bool *dir, struct ab_err *e)
 {
 	uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
 			 (op->kind == MOP_BIND_RO ? MOUNT_ATTR_RDONLY : 0);
 	struct stat st;
-	int fd, tree;
+	int tree;
 
 	if (op->kind == MOP_OVERLAY) {
 		*dir = true;
 		return overlay_tree(op, e);
 	}
-	if ((fd = open_source(op->source, e)) < 0)
-		return -1;
-	if (fstat(fd, &st) < 0) {
-		close(fd);
+	if (fstat(src, &st) < 0)
 		return ab_fail(e, errno, "fstat %s", op->source);
-	}
 	*dir = S_ISDIR(st.st_mode);
-	tree = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
-	close(fd);
+	tree = open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
 	if (tree < 0)
 		return ab_fail(e, errno, "cannot clone mount of %s", op->source);
 	if (set_attr(tree, attrs, true) < 0) {
@@ -1123,6 +1118,37 @@ static int clone_source(const struct mount_op *op, bool *dir, struct ab_err *e)
 		return ab_fail(e, err, "cannot set mount flags on %s", op->source);
 	}
 	return tree;
+}
+
+/* Op i's source, opened. Below a bind source already open (a protected path in its tree, a
+ * nested bind) it is opened from there: one lookup of the tree's path serves all of it, so
+ * every bind from that tree comes from the same directory, and a rename race on the path
+ * has one moment to hit instead of one per bind. */
+static int open_op_source(const struct mount_plan *plan, const int *opened, size_t i,
+			  struct ab_err *e)
+{
+	const struct mount_op *op = &plan->ops[i];
+	size_t best = i;
+
+	for (size_t j = 0; j < i; j++) {
+		const struct mount_op *o = &plan->ops[j];
+		if (opened[j] >= 0 && o->kind != MOP_OVERLAY && is_under(op->source, o->source) &&
+		    (best == i || strlen(o->source) > strlen(plan->ops[best].source)))
+			best = j;
+	}
+	if (best < i) {
+		const char *above = plan->ops[best].source;
+		const char *rel = op->source + (strcmp(above, "/") ? strlen(above) : 0);
+		int fd = openat2_fd(opened[best], *rel ? rel + 1 : ".", O_PATH,
+				    RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+		if (fd >= 0)
+			return fd;
+		return ab_fail(e, errno, "cannot open %s", op->source),
+		       ab_hint(e, errno == ELOOP ? "a symlink appeared on the path after the profile "
+						   "was read; check who can write there"
+						 : "check that nothing moves it while agentbox starts");
+	}
+	return open_source(op->source, e);
 }
 
 /* [limits] changes-size: the overlays' upper and work directories go on a tmpfs of that size,
@@ -1168,6 +1194,34 @@ static int changes_tmpfs(const struct mount_plan *plan, struct ab_err *e)
 	return mnt;
 }
 
+static int clone_sources(const struct mount_plan *plan, struct mount_sources *out,
+			 struct ab_err *e)
+{
+	int *opened = malloc((plan->n ? plan->n : 1) * sizeof(*opened));
+	int rc = 0;
+
+	if (!opened)
+		return ab_fail(e, ENOMEM, "mount plan");
+	for (size_t i = 0; i < plan->n; i++)
+		opened[i] = -1;
+	for (size_t i = 0; i < plan->n && rc == 0; i++) {
+		const struct mount_op *op = &plan->ops[i];
+		if (!is_bind(op))
+			continue;
+		if (op->kind != MOP_OVERLAY && (opened[i] = open_op_source(plan, opened, i, e)) < 0)
+			rc = -1;
+		else if ((out->fds[i] = clone_source(op, opened[i], &out->dirs[i], e)) < 0)
+			rc = -1;
+		if (rc < 0)
+			ab_context(e, "mount %s %s", mount_op_name(op->kind), op->dest);
+	}
+	for (size_t i = 0; i < plan->n; i++)
+		if (opened[i] >= 0)
+			close(opened[i]);
+	free(opened);
+	return rc;
+}
+
 int mounts_open_sources(const struct mount_plan *plan, struct mount_sources *out,
 			struct ab_err *e)
 {
@@ -1184,12 +1238,7 @@ int mounts_open_sources(const struct mount_plan *plan, struct mount_sources *out
 	for (size_t i = 0; i < plan->n; i++)
 		out->fds[i] = -1;
 	/* every tree is cloned before the staging mount exists: no clone can contain it */
-	for (size_t i = 0; i < plan->n; i++)
-		if (is_bind(&plan->ops[i]) &&
-		    (out->fds[i] = clone_source(&plan->ops[i], &out->dirs[i], e)) < 0)
-			return ab_context(e, "mount %s %s", mount_op_name(plan->ops[i].kind),
-					  plan->ops[i].dest);
-	return 0;
+	return clone_sources(plan, out, e);
 }
 
 void mounts_close_sources(struct mount_sources *src)

@@ -57,57 +57,57 @@ static int open_record(const char *root, struct ab_err *e)
 	return fd;
 }
 
-/* The tree's record, locked shared: opened on the first placeholder in that tree. */
+/* The tree's record, locked shared, and its root: opened on the first protected path in that
+ * tree. Returns its index in h. */
 static int hold_tree(struct protect_hold *h, const char *root, struct ab_err *e)
 {
-	int *records;
-	char **roots;
+	struct protect_tree *trees;
 
 	for (size_t i = 0; i < h->n; i++)
-		if (!strcmp(h->roots[i], root))
-			return h->records[i];
-	records = realloc(h->records, (h->n + 1) * sizeof(*records));
-	if (records)
-		h->records = records;
-	roots = realloc(h->roots, (h->n + 1) * sizeof(*roots));
-	if (roots)
-		h->roots = roots;
-	if (!records || !roots || !(h->roots[h->n] = strdup(root)))
+		if (!strcmp(h->trees[i].root, root))
+			return (int)i;
+	if (!(trees = realloc(h->trees, (h->n + 1) * sizeof(*trees))))
 		return ab_fail(e, ENOMEM, "protect");
-	if ((h->records[h->n] = open_record(root, e)) < 0) {
-		free(h->roots[h->n]);
+	h->trees = trees;
+	trees[h->n] = (struct protect_tree){.root = strdup(root), .record = -1, .fd = -1};
+	if (!trees[h->n].root)
+		return ab_fail(e, ENOMEM, "protect");
+	h->n++;
+	/* resolved when the plan was made: a link on the path now is a swap */
+	if ((trees[h->n - 1].fd = open_dir(AT_FDCWD, root)) < 0)
+		return ab_fail(e, errno, "cannot open %s", root);
+	if ((trees[h->n - 1].record = open_record(root, e)) < 0)
 		return -1;
-	}
-	return h->records[h->n++];
+	return (int)h->n - 1;
 }
 
-static int make_placeholder(const struct mount_op *op, const char *root, int record,
+static int make_placeholder(const struct mount_op *op, const struct protect_tree *t,
 			    struct ab_err *e)
 {
-	const char *rel = op->source + (strcmp(root, "/") ? strlen(root) + 1 : 1);
-	const char *name = strrchr(op->source, '/') + 1;
+	const char *rel = op->source + (strcmp(t->root, "/") ? strlen(t->root) + 1 : 1);
+	const char *name = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
 	char parent[PATH_MAX], line[PATH_MAX + 1];
 	int n = snprintf(line, sizeof(line), "%s\n", rel), fd;
 
 	/* recorded first: a run killed between the two leaves a line for nothing, not the
 	 * reverse */
-	if (n < 0 || (size_t)n >= sizeof(line) || fs_write_all(record, line, (size_t)n) < 0)
+	if (n < 0 || (size_t)n >= sizeof(line) || fs_write_all(t->record, line, (size_t)n) < 0)
 		return ab_fail(e, errno, "cannot record the placeholder %s", op->source);
-	/* the parent was resolved when the plan was made: a link there now is a swap */
-	snprintf(parent, sizeof(parent), "%.*s", (int)(name - 1 - op->source), op->source);
-	fd = open_dir(AT_FDCWD, parent[0] ? parent : "/");
+	snprintf(parent, sizeof(parent), "%.*s", (int)(name - rel), rel);
+	fd = name == rel ? t->fd : open_dir(t->fd, parent);
 	if (fd < 0)
-		return ab_fail(e, errno, "cannot open %s", parent);
+		return ab_fail(e, errno, "cannot open %s/%s", t->root, parent);
 	if (mkdirat(fd, name, 0755) < 0 && errno != EEXIST) { /* another run made it meanwhile */
 		int err = errno;
-		close(fd);
+		if (fd != t->fd)
+			close(fd);
 		return ab_fail(e, err, "cannot create the placeholder %s", op->source),
-		       ab_hint(e,
-			       "an empty directory there keeps the command from creating that "
-			       "protected path: make its directory writable, use overlay instead "
-			       "of rw, or unprotect it");
+		       ab_hint(e, "an empty directory there keeps the command from creating that "
+				  "protected path: make its directory writable, use overlay instead "
+				  "of rw, or unprotect it");
 	}
-	close(fd);
+	if (fd != t->fd)
+		close(fd);
 	return 0;
 }
 
@@ -117,14 +117,14 @@ int protect_prepare(const struct mount_plan *plan, struct protect_hold *h, struc
 	for (size_t i = 0; i < plan->n; i++) {
 		const struct mount_op *op = &plan->ops[i];
 		const struct mount_op *tree = op->protects ? mount_plan_tree(plan, op) : NULL;
-		int record;
+		int t;
 		if (!tree || tree->kind != MOP_BIND_RW)
 			continue;
-		if ((record = hold_tree(h, tree->source, e)) < 0)
+		if ((t = hold_tree(h, tree->source, e)) < 0)
 			return -1;
 		/* an existing one may be another run's placeholder, removed by the last run out
 		 * before this one took the lock: then pid 1 cannot open it, and the run stops */
-		if (op->placeholder && make_placeholder(op, tree->source, record, e) < 0)
+		if (op->placeholder && make_placeholder(op, &h->trees[t], e) < 0)
 			return -1;
 	}
 	return 0;
@@ -149,13 +149,12 @@ static void remove_placeholder(int rootfd, const char *rel)
 }
 
 /* The last run out: every recorded placeholder that is still one goes, newest first. */
-static void clear_record(int record, const char *root)
+static void clear_record(const struct protect_tree *t)
 {
 	char *buf = malloc(RECORD_MAX + 1);
-	ssize_t n = buf ? pread(record, buf, RECORD_MAX + 1, 0) : -1;
-	int rootfd = open_dir(AT_FDCWD, root);
+	ssize_t n = buf ? pread(t->record, buf, RECORD_MAX + 1, 0) : -1;
 
-	if (n >= 0 && n <= RECORD_MAX && rootfd >= 0) {
+	if (n >= 0 && n <= RECORD_MAX) {
 		buf[n] = '\0';
 		for (char *line = buf + n; line > buf;) {
 			do /* back to the start of the line before this one */
@@ -163,26 +162,27 @@ static void clear_record(int record, const char *root)
 			while (line > buf && line[-1] != '\n');
 			line[strcspn(line, "\n")] = '\0';
 			if (*line && *line != '/')
-				remove_placeholder(rootfd, line);
+				remove_placeholder(t->fd, line);
 		}
-		if (ftruncate(record, 0) < 0)
+		if (ftruncate(t->record, 0) < 0)
 			fprintf(stderr, "agentbox: cannot empty the record of placeholders in %s\n",
-				root);
+				t->root);
 	}
-	if (rootfd >= 0)
-		close(rootfd);
 	free(buf);
 }
 
 void protect_release(struct protect_hold *h)
 {
 	for (size_t i = 0; i < h->n; i++) {
-		if (flock(h->records[i], LOCK_EX | LOCK_NB) == 0)
-			clear_record(h->records[i], h->roots[i]);
-		close(h->records[i]);
-		free(h->roots[i]);
+		struct protect_tree *t = &h->trees[i];
+		if (t->record >= 0 && t->fd >= 0 && flock(t->record, LOCK_EX | LOCK_NB) == 0)
+			clear_record(t);
+		if (t->record >= 0)
+			close(t->record);
+		if (t->fd >= 0)
+			close(t->fd);
+		free(t->root);
 	}
-	free(h->records);
-	free(h->roots);
+	free(h->trees);
 	memset(h, 0, sizeof(*h));
 }

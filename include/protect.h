@@ -11,9 +11,14 @@
 
 /* The rw trees this run made or uses placeholders in: each holds a shared lock on the tree's
  * record of placeholders, so none is removed while another run still has it mounted. */
+struct protect_tree {
+	char *root;
+	int fd;     /* the tree's root, opened once: every placeholder is made below it */
+	int record; /* its record, locked shared */
+};
+
 struct protect_hold {
-	int *records;
-	char **roots;
+	struct protect_tree *trees;
 	size_t n;
 };
 
