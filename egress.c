@@ -273,17 +273,18 @@ static bool rule_match(const struct egress_rule *r, const char *host, int family
 	return family ? address_match(r, family, addr) : name_match(r, host);
 }
 
-/* Lower case, no trailing dot; false when empty or too long to be a name. */
-static bool normalize(const char *host, char name[256])
+bool egress_host_name(const char *host, char name[256], const char **why)
 {
 	size_t n = strlen(host);
 
+	*why = "empty or over-long host name";
 	if (n == 0 || n >= 256)
 		return false;
 	for (size_t i = 0; i <= n; i++)
 		name[i] = (char)tolower((unsigned char)host[i]);
 	if (n > 1 && name[n - 1] == '.')
 		name[n - 1] = '\0';
+	*why = NULL;
 	return true;
 }
 
@@ -292,10 +293,11 @@ bool egress_decide(const struct egress_rules *r, const char *host, unsigned port
 {
 	char name[256];
 	uint8_t addr[16];
+	const char *why;
 	int family;
 
 	*rule = NULL;
-	if (!normalize(host, name))
+	if (!egress_host_name(host, name, &why))
 		return false;
 	family = literal(name, addr);
 	for (size_t i = 0; i < r->n_deny; i++) {
@@ -317,9 +319,10 @@ const struct egress_pin *egress_pinned(const struct egress_rules *r, const char 
 				       unsigned port, const char **text)
 {
 	char name[256];
+	const char *why;
 
 	*text = NULL;
-	if (!normalize(host, name))
+	if (!egress_host_name(host, name, &why))
 		return NULL;
 	for (size_t i = 0; i < r->n_pins; i++) {
 		const struct egress_rule *n = &r->pins[i].name;

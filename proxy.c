@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "egress.h"
+#include "hostlimits.h"
 
 #define RELAY_BUF 16384
 
@@ -56,7 +57,8 @@ struct conn {
 	size_t head_len;
 	char method[16];
 	char url[2048];
-	char host[256];
+	char host[256]; /* as the client wrote it */
+	char name[256]; /* as the rules see it: the key of the per-host limits */
 	unsigned port;
 	const char *rule;
 	const char *pin; /* the resolve entry that chose the address, if any */
@@ -72,6 +74,7 @@ struct conn {
 	bool dead;              /* closed; freed when the lookup returns */
 	bool audited;
 	bool counted; /* holds one of the run's max-connections */
+	struct host_entry *per_host; /* holds one of its host's connections, when limited */
 	struct conn *next_dead; /* closed, freed at the end of the dispatch round */
 };
 
@@ -94,6 +97,8 @@ struct proxy {
 	uint64_t bytes_out, bytes_in;
 	bool bytes_out_hit, bytes_in_hit;
 	bool cap_hit; /* PROXY_MAX_CONNECTIONS was reached at least once */
+	struct hostlimits hosts; /* [network] *-per-host; no table without them */
+	bool hosts_full_hit;
 	int audit_failed;
 	struct ab_err audit_err;
 };
@@ -210,6 +215,8 @@ static void close_conn(struct conn *c, const char *reason)
 		audit_conn(c, c->counted ? "allow" : "none", reason);
 	if (c->counted)
 		px->upstreams--;
+	if (c->per_host)
+		hostlimits_release(c->per_host);
 	close_endpoint(px, &c->cl);
 	close_endpoint(px, &c->up);
 	c->dead = true;
@@ -285,23 +292,38 @@ static void bad_request(struct conn *c, const char *why)
 
 /* ---------- run limits ---------- */
 
-static void audit_limit(struct proxy *px, const char *limit)
+/* host: the host a per-host limit counts, else NULL */
+static void audit_limit(struct proxy *px, const char *limit, const char *host)
 {
+	struct json *j = audit_begin(px->a, "limit");
 	struct ab_err e;
 
-	json_kv_str(audit_begin(px->a, "limit"), "limit", limit);
+	json_kv_str(j, "limit", limit);
+	if (host)
+		json_kv_str(j, "host", host);
 	if (audit_emit(px->a, &e) < 0)
 		audit_note(px, &e);
 }
 
 /* A new allowed connection: NULL when it may go on, else why not. */
-static const char *admit(struct proxy *px)
+/* The run's limits on a new allowed connection: NULL when it may go on, else why not, and *limit
+ * names the limit for the audit trail. */
+static const char *admit_run(struct proxy *px, const char **limit)
 {
 	const struct policy *p = px->p;
 	uint64_t now = now_ms();
 
+	*limit = "connections";
 	if (p->net_max_connections && px->upstreams >= p->net_max_connections)
 		return "max-connections reached";
+	/* a spent byte budget refuses at once, rather than after the tunnel was promised */
+	*limit = "bytes-out";
+	if (p->net_max_bytes_out && px->bytes_out >= p->net_max_bytes_out)
+		return "max-bytes-out reached";
+	*limit = "bytes-in";
+	if (p->net_max_bytes_in && px->bytes_in >= p->net_max_bytes_in)
+		return "max-bytes-in reached";
+	*limit = "rate";
 	if (p->net_rate) {
 		px->tokens += (double)(now - px->refilled_ms) * (double)p->net_rate / 1000.0;
 		if (px->tokens > (double)p->net_rate)
@@ -312,6 +334,72 @@ static const char *admit(struct proxy *px)
 		px->tokens -= 1.0;
 	}
 	return NULL;
+}
+
+/* The per-host limit's name in the audit trail. */
+static const char *host_limit_name(enum host_verdict v)
+{
+	switch (v) {
+	case HOST_CONNECTIONS:
+		return "connections-per-host";
+	case HOST_RATE:
+		return "rate-per-host";
+	case HOST_BYTES_OUT:
+		return "bytes-out-per-host";
+	case HOST_BYTES_IN:
+		return "bytes-in-per-host";
+	case HOST_TABLE_FULL:
+		return "hosts";
+	case HOST_OK:
+		break;
+	}
+	return NULL;
+}
+
+static void host_refusal(const struct conn *c, enum host_verdict v, char *why, size_t size)
+{
+	if (v == HOST_TABLE_FULL)
+		snprintf(why, size,
+			 "per-host limits: %d hosts are tracked and none is idle, so a "
+			 "new host (%s) is refused",
+			 HOSTLIMITS_MAX_HOSTS, c->name);
+	else if (v == HOST_RATE)
+		snprintf(why, size, "rate-per-host: too many new connections per second to %s",
+			 c->name);
+	else
+		snprintf(why, size, "%s reached for %s", host_verdict_key(v), c->name);
+}
+
+/* Per-host limits, then the run's: true when the connection may go on (it then holds its
+ * share of both), else it was refused and audited. */
+static bool admit(struct conn *c)
+{
+	struct proxy *px = c->px;
+	struct host_entry *h = NULL;
+	const char *limit, *limited;
+	char why[512];
+
+	if (px->hosts.cap) {
+		enum host_verdict v = hostlimits_check(&px->hosts, c->name, now_ms(), &h);
+		if (v != HOST_OK) {
+			host_refusal(c, v, why, sizeof(why));
+			audit_limit(px, host_limit_name(v), c->name);
+			refuse(c, why);
+			return false;
+		}
+	}
+	if ((limited = admit_run(px, &limit))) {
+		audit_limit(px, limit, NULL);
+		refuse(c, limited);
+		return false;
+	}
+	c->counted = true;
+	px->upstreams++;
+	if (h) {
+		hostlimits_take(&px->hosts, h);
+		c->per_host = h;
+	}
+	return true;
 }
 
 static bool method_allowed(const struct policy *p, const char *method)
@@ -475,8 +563,14 @@ static void decide(struct conn *c)
 	uint8_t raw[16];
 	char bare[256];
 	size_t n = strlen(c->host);
+	const char *bad;
 
-	if (!egress_decide(&c->px->rules, c->host, c->port, &c->rule)) {
+	if (!egress_host_name(c->host, c->name, &bad)) {
+		snprintf(why, sizeof(why), "the host name is refused: %s", bad);
+		refuse(c, why);
+		return;
+	}
+	if (!egress_decide(&c->px->rules, c->name, c->port, &c->rule)) {
 		if (c->rule)
 			snprintf(why, sizeof(why), "denied by rule '%s'", c->rule);
 		else
@@ -489,16 +583,8 @@ static void decide(struct conn *c)
 		refuse(c, why);
 		return;
 	}
-	{
-		const char *limited = admit(c->px);
-		if (limited) {
-			audit_limit(c->px, strncmp(limited, "rate", 4) ? "connections" : "rate");
-			refuse(c, limited);
-			return;
-		}
-		c->counted = true;
-		c->px->upstreams++;
-	}
+	if (!admit(c))
+		return;
 	/* an address literal was allowed by an address rule: dial it as it is */
 	snprintf(bare, sizeof(bare), "%.*s", (int)(n >= 2 && c->host[0] == '[' ? n - 2 : n),
 		 c->host[0] == '[' ? c->host + 1 : c->host);
@@ -677,23 +763,39 @@ static void read_head(struct conn *c)
 
 /* ---------- relaying ---------- */
 
-/* Counts relayed bytes against the run's budgets; past one, the connection ends (false). */
+/* Counts relayed bytes against the run's and the host's budgets; past one, the connection ends
+ * (false). Each budget passed is audited once (for the run, for each host). */
 static bool over_budget(struct conn *c, bool outbound, uint64_t n)
 {
 	struct proxy *px = c->px;
 	uint64_t max = outbound ? px->p->net_max_bytes_out : px->p->net_max_bytes_in;
 	uint64_t *total = outbound ? &px->bytes_out : &px->bytes_in;
 	bool *hit = outbound ? &px->bytes_out_hit : &px->bytes_in_hit;
+	struct host_entry *h = c->per_host;
+	char why[512];
 
 	*total += n;
-	if (!max || *total <= max)
-		return true;
-	if (!*hit) {
-		*hit = true;
-		audit_limit(px, outbound ? "bytes-out" : "bytes-in");
+	if (max && *total > max) {
+		if (!*hit) {
+			*hit = true;
+			audit_limit(px, outbound ? "bytes-out" : "bytes-in", NULL);
+		}
+		close_conn(c, outbound ? "max-bytes-out reached" : "max-bytes-in reached");
+		return false;
 	}
-	close_conn(c, outbound ? "max-bytes-out reached" : "max-bytes-in reached");
-	return false;
+	if (h && !hostlimits_count(&px->hosts, h, outbound, n)) {
+		hit = outbound ? &h->out_hit : &h->in_hit;
+		if (!*hit) {
+			*hit = true;
+			audit_limit(px, outbound ? "bytes-out-per-host" : "bytes-in-per-host",
+				    h->name);
+		}
+		snprintf(why, sizeof(why), "%s reached for %s",
+			 host_verdict_key(outbound ? HOST_BYTES_OUT : HOST_BYTES_IN), h->name);
+		close_conn(c, why);
+		return false;
+	}
+	return true;
 }
 
 /* Moves what it can along one flow; returns false when the connection was closed. */
@@ -812,7 +914,7 @@ static void on_accept(struct proxy *px, int which)
 			close(fd); /* over the limit: refused at once, the loop stays responsive */
 			if (!px->cap_hit) {
 				px->cap_hit = true;
-				audit_limit(px, "connections");
+				audit_limit(px, "connections", NULL);
 			}
 			continue;
 		}
@@ -915,6 +1017,9 @@ int proxy_start(struct proxy **out, const struct policy *p, const int fds[2], st
 		struct ab_err *e)
 {
 	struct itimerspec its = {{1, 0}, {1, 0}};
+	const struct hostlimits_conf per_host = {p->net_host_max_connections, p->net_host_rate,
+						 p->net_host_max_bytes_out,
+						 p->net_host_max_bytes_in};
 	struct proxy *px = calloc(1, sizeof(*px));
 
 	if (!px) {
@@ -935,7 +1040,9 @@ int proxy_start(struct proxy **out, const struct policy *p, const int fds[2], st
 	    (px->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) < 0 ||
 	    timerfd_settime(px->tfd, 0, &its, NULL) < 0 || add_fixed(px, &px->lep[0], fds[0]) < 0 ||
 	    add_fixed(px, &px->lep[1], fds[1]) < 0 || add_fixed(px, &px->timer_ep, px->tfd) < 0 ||
-	    add_fixed(px, &px->resolved_ep, px->resolved[0]) < 0) {
+	    add_fixed(px, &px->resolved_ep, px->resolved[0]) < 0 ||
+	    (hostlimits_enabled(&per_host) &&
+	     hostlimits_init(&px->hosts, &per_host, HOSTLIMITS_MAX_HOSTS) < 0)) {
 		if (!e->msg[0])
 			ab_fail(e, errno, "cannot start the egress proxy");
 		proxy_stop(px);
@@ -965,6 +1072,7 @@ void proxy_stop(struct proxy *px)
 	if (px->epfd >= 0)
 		close(px->epfd);
 	egress_rules_free(&px->rules);
+	hostlimits_free(&px->hosts);
 	/* A resolver thread still running will write to the pipe: closing it could hand its fd
 	 * number to something else. Left open (with the engine) for the few moments until exit. */
 	if (px->lookups)

@@ -50,6 +50,10 @@ struct egress_rules {
 int egress_rules_build(const struct policy *p, struct egress_rules *out, struct ab_err *e);
 void egress_rules_free(struct egress_rules *r);
 
+/* A requested host (name or address literal) in the form the rules compare and the per-host
+ * limits count: lower case, without a trailing dot. False, with *why, when it cannot be one. */
+bool egress_host_name(const char *host, char name[256], const char **why);
+
 /* A name (or address literal) and port against the rules: deny first, then allow, no match
  * denies. Returns true when allowed; *rule is the text of the deciding rule, or NULL. */
 bool egress_decide(const struct egress_rules *r, const char *host, unsigned port,
