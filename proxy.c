@@ -105,7 +105,7 @@ struct proxy {
 
 struct lookup {
 	struct conn *c;
-	char host[256];
+	char host[256 + 1]; /* a name and, when the client wrote one, the trailing dot */
 	struct addrinfo *res;
 	int err;
 	int fd; /* where to report */
@@ -440,7 +440,10 @@ static void start_lookup(struct conn *c)
 	}
 	l->c = c;
 	l->fd = c->px->resolved[1];
-	snprintf(l->host, sizeof(l->host), "%s", c->host);
+	/* the name the rules allowed (a Unicode name in its ASCII form), absolute if the client
+	 * wrote it so: without the dot, a resolver's search list could add a suffix */
+	snprintf(l->host, sizeof(l->host), "%s%s", c->name,
+		 c->host[strlen(c->host) - 1] == '.' ? "." : "");
 	c->st = ST_RESOLVE;
 	c->lookup_pending = true;
 	c->px->lookups++;
@@ -513,15 +516,17 @@ static void on_resolved(struct lookup *l)
 		      : (const void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
 	if ((denied = egress_address_denied(&c->px->rules, ai->ai_family, raw, c->port))) {
 		c->rule = denied;
-		snprintf(why, sizeof(why), "%s resolves to %s, denied by rule '%s'", c->host, c->addr,
-			 denied);
+		snprintf(why, sizeof(why), "%s resolves to %s, denied by rule '%s'", c->name,
+			 c->addr, denied);
 		refuse(c, why);
 		goto out;
 	}
 	refused = egress_address_refused(&c->px->rules, ai->ai_family, raw, c->port);
 	if (refused) {
-		snprintf(why, sizeof(why), "%s resolves to %s, %s (allow its address or range to "
-					   "permit it)", c->host, c->addr, refused);
+		snprintf(why, sizeof(why),
+			 "%s resolves to %s, %s (allow its address or range to "
+			 "permit it)",
+			 c->name, c->addr, refused);
 		refuse(c, why);
 		goto out;
 	}
@@ -549,7 +554,7 @@ static bool dial_pinned(struct conn *c)
 	if ((denied = egress_address_denied(&c->px->rules, pin->to.family, pin->to.addr, port))) {
 		c->rule = denied;
 		snprintf(why, sizeof(why), "%s is resolved to %s by '%s', denied by rule '%s'",
-			 c->host, c->addr, c->pin, denied);
+			 c->name, c->addr, c->pin, denied);
 		refuse(c, why);
 		return true;
 	}
@@ -574,7 +579,7 @@ static void decide(struct conn *c)
 		if (c->rule)
 			snprintf(why, sizeof(why), "denied by rule '%s'", c->rule);
 		else
-			snprintf(why, sizeof(why), "no allow rule matches %s:%u", c->host, c->port);
+			snprintf(why, sizeof(why), "no allow rule matches %s:%u", c->name, c->port);
 		refuse(c, why);
 		return;
 	}

@@ -747,6 +747,44 @@ t_resolve_pins() {
 	assert_not_contains "$OUT" "$BODY" "a refused request reached the server"
 }
 
+# ------------------------------------------------------------------ IDN ----
+
+# International names are compared in punycode: a rule written in Unicode matches a request in
+# punycode and the other way round, in any case, over HTTP, CONNECT and SOCKS5; the pin is
+# found by the ASCII form too. Invalid UTF-8 is refused with a reason.
+t_idn() {
+	mk_www
+	helpers_in
+	local u=$'b\xc3\xbccher.test' U=$'B\xc3\x9cCHER.TEST' ace=xn--bcher-kva.test
+	box idn-unicode-rule --allow "$u" --resolve "$ace=127.0.0.1:$WWW_PORT" -- sh -c "
+		/usr/bin/python3 egress_client.py get http://$ace/file.txt
+		/usr/bin/python3 egress_client.py tunnel $U 80 /file.txt
+		/usr/bin/python3 egress_client.py socks $u 80 /file.txt"
+	expect_exit 0 "${BOX[@]}"
+	assert_eq 3 "$(printf '%s\n' "$OUT" | grep -c "^BODY:$BODY\$")" \
+		"the content through HTTP (punycode), CONNECT (upper-case Unicode) and SOCKS5 (Unicode)"
+	net decision=allow
+	assert_contains "$NET" "count=3" "three allowed connections"
+	assert_contains "$NET" " rule=$u " "the Unicode rule decided"
+	# a host that is not UTF-8 ("b\xc3\xbccher\xff.test"), sent as raw bytes
+	cat >raw.py <<-'EOF'
+		import socket
+		s = socket.create_connection(("127.0.0.1", 3128), timeout=15)
+		s.sendall(b"GET http://b\xc3\xbccher\xff.test/ HTTP/1.1\r\nHost: x\r\n\r\n")
+		print("RAW:" + s.recv(300).split(b"\r\n")[0].decode())
+	EOF
+	box idn-ace-rule --allow "$ace:80" --resolve "$u=127.0.0.1:$WWW_PORT" -- sh -c "
+		/usr/bin/python3 egress_client.py get http://$U/file.txt
+		/usr/bin/python3 egress_client.py get http://bucher.test/file.txt
+		/usr/bin/python3 raw.py"
+	expect_exit 0 "${BOX[@]}"
+	assert_contains "$OUT" "BODY:$BODY" "a Unicode request matched by the punycode rule"
+	assert_contains "$OUT" "DENIED:no allow rule matches bucher.test:80" "a name without the umlaut"
+	assert_contains "$OUT" "RAW:HTTP/1.1 403 Forbidden" "a host that is not UTF-8"
+	net reason="the host name is refused: not valid UTF-8"
+	assert_contains "$NET" "count=1" "the refusal of invalid UTF-8, audited"
+}
+
 # ---------------------------------------------------------- per-host limits ----
 
 # perhost_profile NAME LIMIT...: $META/NAME.ini: the shell profile in proxy mode, hosta.test and
@@ -910,6 +948,7 @@ run_case hostile_garbage t_hostile_garbage
 run_case hostile_half_close t_hostile_half_close
 run_case hostile_many_connections t_hostile_many_connections
 run_case audit_no_request_not_allowed t_audit_no_request_not_allowed
+run_case idn t_idn
 run_case limits_connections_per_host t_limits_connections_per_host
 run_case limits_rate_per_host t_limits_rate_per_host
 run_case limits_bytes_per_host t_limits_bytes_per_host
