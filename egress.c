@@ -111,6 +111,10 @@ static const char *idn_ascii(const char *in, char *out)
 		why = idn2_strerror(rc);
 	else if (strlen(a) > 253 || !labels_ok(a))
 		why = "its ASCII form is not a host name";
+	else if (strspn(a, "0123456789.") == strlen(a))
+		/* "1\u034f27.0.0.1" maps to 127.0.0.1 (an ignored character dropped): an address
+		 * must be written as one, not reached as a name */
+		why = "its ASCII form is an IPv4 address";
 	else
 		strcpy(out, a);
 	idn2_free(a);

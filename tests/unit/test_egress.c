@@ -262,6 +262,11 @@ static void test_idn_refused(void **state)
 	expect_refused("a\xef\xbc\x8f"
 		       "b.com",
 		       "its ASCII form is not a host name");
+	/* U+034F (combining grapheme joiner) is ignored by the mapping: found by the fuzzer */
+	expect_refused("0\xcd\x8f", "its ASCII form is an IPv4 address");
+	expect_refused("1\xcd\x8f"
+		       "27.0.0.1",
+		       "its ASCII form is an IPv4 address");
 }
 
 static void test_bad_labels(void **state)
@@ -485,6 +490,10 @@ static void test_idn_host_name(void **state)
 				      name, &why));
 	assert_string_equal(why, "its ASCII form is not a host name");
 	assert_false(egress_host_name("", name, &why));
+	assert_false(egress_host_name("1\xcd\x8f"
+				      "27.0.0.1",
+				      name, &why));
+	assert_string_equal(why, "its ASCII form is an IPv4 address");
 }
 
 int main(void)
