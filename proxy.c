@@ -23,7 +23,11 @@
 #include "egress.h"
 #include "hostlimits.h"
 
-#define RELAY_BUF 16384
+/* One read's worth of relayed bytes, in a buffer the whole loop shares: what the other side takes
+ * at once is never copied into the connection, so an idle or keeping-up tunnel holds no buffer of
+ * its own (1,000 open tunnels cost the supervisor a few MiB), and a bulk transfer moves in large
+ * steps (few system calls and wake-ups per GiB). */
+#define RELAY_CHUNK (256 * 1024)
 
 enum side { CLIENT, UPSTREAM };
 enum state { ST_HTTP_HEAD, ST_SOCKS_GREETING, ST_SOCKS_REQUEST, ST_RESOLVE, ST_CONNECT, ST_RELAY };
@@ -39,7 +43,8 @@ struct endpoint {
 	uint32_t events; /* what it is registered for; 0: not in the epoll set at all */
 };
 
-/* Bytes on their way from one side to the other. */
+/* Bytes on their way from one side to the other that it has not taken yet: malloc'd to fit, freed
+ * once sent. */
 struct flow {
 	char *buf;
 	size_t len, off;
@@ -53,7 +58,7 @@ struct conn {
 	struct endpoint cl, up;
 	enum state st;
 	const char *proto; /* "http", "connect", "socks" */
-	char head[EGRESS_MAX_HEAD];
+	char *head; /* EGRESS_MAX_HEAD bytes until relaying starts, then NULL */
 	size_t head_len;
 	char method[16];
 	char url[2048];
@@ -89,6 +94,7 @@ struct proxy {
 	size_t n_conns;
 	size_t lookups; /* resolver threads still running */
 	struct conn *graveyard;
+	char *chunk; /* RELAY_CHUNK bytes: see there */
 	/* [network] limits for the whole run */
 	const struct policy *p;
 	size_t upstreams;          /* allowed connections open now */
@@ -201,6 +207,7 @@ static void free_graveyard(struct proxy *px)
 		px->graveyard = c->next_dead;
 		free(c->to_up.buf);
 		free(c->to_client.buf);
+		free(c->head);
 		free(c);
 	}
 }
@@ -231,11 +238,24 @@ static void close_conn(struct conn *c, const char *reason)
 		bury(c);
 }
 
-static bool flow_alloc(struct flow *f)
+/* Appends n bytes to what the flow holds; false when out of memory. */
+static bool flow_put(struct flow *f, const void *data, size_t n)
 {
-	if (!f->buf)
-		f->buf = malloc(RELAY_BUF);
-	return f->buf != NULL;
+	char *buf = realloc(f->buf, f->len + n);
+
+	if (!buf)
+		return false;
+	memcpy(buf + f->len, data, n);
+	f->buf = buf;
+	f->len += n;
+	return true;
+}
+
+static void flow_drained(struct flow *f)
+{
+	free(f->buf);
+	f->buf = NULL;
+	f->len = f->off = 0;
 }
 
 /* Queues bytes for the client and, with close_after, ends the connection once they are sent. */
@@ -243,12 +263,10 @@ static void to_client(struct conn *c, const void *data, size_t n, bool close_aft
 {
 	struct flow *f = &c->to_client;
 
-	if (!flow_alloc(f) || n > RELAY_BUF - f->len) {
+	if (!flow_put(f, data, n)) {
 		close_conn(c, "out of memory");
 		return;
 	}
-	memcpy(f->buf + f->len, data, n);
-	f->len += n;
 	c->close_after_flush |= close_after;
 	watch(c->px, &c->cl, EPOLLOUT);
 }
@@ -640,25 +658,19 @@ static void on_connected(struct conn *c)
 		refuse(c, why);
 		return;
 	}
-	if (!flow_alloc(&c->to_up) || !flow_alloc(&c->to_client)) {
-		close_conn(c, "out of memory");
-		return;
-	}
 	if (!strcmp(c->proto, "http")) {
 		struct http_request req;
 		size_t n;
 		char *head;
 		http_parse_request(c->head, c->head_len, &req);
 		head = http_upstream_head(c->head, &req, &n);
-		if (!head || n + (c->head_len - req.head_len) > RELAY_BUF) {
+		/* body bytes that came with the head follow it */
+		if (!head || !flow_put(&c->to_up, head, n) ||
+		    !flow_put(&c->to_up, c->head + req.head_len, c->head_len - req.head_len)) {
 			free(head);
-			close_conn(c, "request head too large to forward");
+			close_conn(c, "out of memory");
 			return;
 		}
-		memcpy(c->to_up.buf, head, n);
-		/* body bytes that came with the head follow it */
-		memcpy(c->to_up.buf + n, c->head + req.head_len, c->head_len - req.head_len);
-		c->to_up.len = n + c->head_len - req.head_len;
 		free(head);
 	} else {
 		if (!strcmp(c->proto, "connect"))
@@ -666,9 +678,13 @@ static void on_connected(struct conn *c)
 		else
 			to_client(c, socks_ok, sizeof(socks_ok), false);
 		/* bytes the client sent early (a TLS ClientHello) go upstream */
-		memcpy(c->to_up.buf, c->head, c->head_len);
-		c->to_up.len = c->head_len;
+		if (c->dead || !flow_put(&c->to_up, c->head, c->head_len)) {
+			close_conn(c, "out of memory");
+			return;
+		}
 	}
+	free(c->head);
+	c->head = NULL;
 	c->head_len = 0;
 	c->st = ST_RELAY;
 	c->deadline_ms = 0;
@@ -746,7 +762,7 @@ static void parse_socks(struct conn *c)
 
 static void read_head(struct conn *c)
 {
-	ssize_t n = read(c->cl.fd, c->head + c->head_len, sizeof(c->head) - c->head_len);
+	ssize_t n = read(c->cl.fd, c->head + c->head_len, EGRESS_MAX_HEAD - c->head_len);
 
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
 		close_conn(c, "client closed before its request");
@@ -759,10 +775,8 @@ static void read_head(struct conn *c)
 		parse_socks(c);
 	else
 		parse_http(c);
-	if (!c->dead && !c->close_after_flush && !c->audited && c->head_len == sizeof(c->head) &&
-	    (c->st == ST_HTTP_HEAD ||
-							     c->st == ST_SOCKS_GREETING ||
-							     c->st == ST_SOCKS_REQUEST))
+	if (!c->dead && !c->close_after_flush && !c->audited && c->head_len == EGRESS_MAX_HEAD &&
+	    (c->st == ST_HTTP_HEAD || c->st == ST_SOCKS_GREETING || c->st == ST_SOCKS_REQUEST))
 		bad_request(c, "request head too large");
 }
 
@@ -803,34 +817,59 @@ static bool over_budget(struct conn *c, bool outbound, uint64_t n)
 	return true;
 }
 
-/* Moves what it can along one flow; returns false when the connection was closed. */
-static bool pump(struct conn *c, struct endpoint *src, struct endpoint *dst, struct flow *f,
-		 uint64_t *counter)
+/* Sends what the flow holds; false when the connection was closed. */
+static bool flush(struct conn *c, struct endpoint *dst, struct flow *f)
 {
-	if (f->len == 0 && !f->eof && src->fd >= 0) {
-		ssize_t n = read(src->fd, f->buf, RELAY_BUF);
-		if (n > 0) {
-			f->len = (size_t)n;
-			f->off = 0;
-			*counter += (uint64_t)n;
-			if (!over_budget(c, src->side == CLIENT, (uint64_t)n))
-				return false;
-		} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-			f->eof = true;
-		}
-	}
 	while (f->len > f->off && dst->fd >= 0) {
 		ssize_t n = send(dst->fd, f->buf + f->off, f->len - f->off, MSG_NOSIGNAL);
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
-				break;
+				return true;
 			close_conn(c, "write failed");
 			return false;
 		}
 		f->off += (size_t)n;
 	}
 	if (f->off == f->len)
-		f->len = f->off = 0;
+		flow_drained(f);
+	return true;
+}
+
+/* Moves what it can along one flow: what is held first, then one read passed straight on, and
+ * only the part dst does not take now kept. Returns false when the connection was closed. */
+static bool pump(struct conn *c, struct endpoint *src, struct endpoint *dst, struct flow *f,
+		 uint64_t *counter)
+{
+	char *chunk = c->px->chunk;
+
+	if (!flush(c, dst, f))
+		return false;
+	if (f->len == 0 && !f->eof && src->fd >= 0) {
+		ssize_t n = read(src->fd, chunk, RELAY_CHUNK);
+		if (n > 0) {
+			size_t sent = 0;
+			*counter += (uint64_t)n;
+			if (!over_budget(c, src->side == CLIENT, (uint64_t)n))
+				return false;
+			while (sent < (size_t)n && dst->fd >= 0) {
+				ssize_t w =
+				    send(dst->fd, chunk + sent, (size_t)n - sent, MSG_NOSIGNAL);
+				if (w < 0 && errno != EAGAIN && errno != EINTR) {
+					close_conn(c, "write failed");
+					return false;
+				}
+				if (w < 0)
+					break;
+				sent += (size_t)w;
+			}
+			if (sent < (size_t)n && !flow_put(f, chunk + sent, (size_t)n - sent)) {
+				close_conn(c, "out of memory");
+				return false;
+			}
+		} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+			f->eof = true;
+		}
+	}
 	if (f->eof && f->len == 0 && !f->shut && dst->fd >= 0) {
 		shutdown(dst->fd, SHUT_WR); /* pass the half-close on */
 		f->shut = true;
@@ -912,10 +951,12 @@ static void on_accept(struct proxy *px, int which)
 {
 	for (;;) {
 		int fd = accept4(px->listeners[which], NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		struct conn *c;
+		struct conn *c = NULL;
 		if (fd < 0)
 			return;
-		if (px->n_conns >= PROXY_MAX_CONNECTIONS || !(c = calloc(1, sizeof(*c)))) {
+		if (px->n_conns >= PROXY_MAX_CONNECTIONS || !(c = calloc(1, sizeof(*c))) ||
+		    !(c->head = malloc(EGRESS_MAX_HEAD))) {
+			free(c);
 			close(fd); /* over the limit: refused at once, the loop stays responsive */
 			if (!px->cap_hit) {
 				px->cap_hit = true;
@@ -1040,7 +1081,8 @@ int proxy_start(struct proxy **out, const struct policy *p, const int fds[2], st
 	px->listeners[1] = fds[1];
 	px->resolved[0] = px->resolved[1] = px->tfd = -1;
 	px->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (px->epfd < 0 || egress_rules_build(p, &px->rules, e) < 0 ||
+	if (px->epfd < 0 || !(px->chunk = malloc(RELAY_CHUNK)) ||
+	    egress_rules_build(p, &px->rules, e) < 0 ||
 	    pipe2(px->resolved, O_CLOEXEC | O_NONBLOCK) < 0 ||
 	    (px->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) < 0 ||
 	    timerfd_settime(px->tfd, 0, &its, NULL) < 0 || add_fixed(px, &px->lep[0], fds[0]) < 0 ||
@@ -1078,6 +1120,8 @@ void proxy_stop(struct proxy *px)
 		close(px->epfd);
 	egress_rules_free(&px->rules);
 	hostlimits_free(&px->hosts);
+	free(px->chunk);
+	px->chunk = NULL;
 	/* A resolver thread still running will write to the pipe: closing it could hand its fd
 	 * number to something else. Left open (with the engine) for the few moments until exit. */
 	if (px->lookups)
