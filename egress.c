@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <idn2.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -72,9 +73,58 @@ static bool label_ok(const char *l, size_t n)
 	return true;
 }
 
+static bool labels_ok(const char *name)
+{
+	for (const char *l = name; l;) {
+		const char *dot = strchr(l, '.');
+		size_t n = dot ? (size_t)(dot - l) : strlen(l);
+		if (!label_ok(l, n))
+			return false;
+		l = dot ? dot + 1 : NULL;
+	}
+	return true;
+}
+
+static bool ascii(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s >= 0x80)
+			return false;
+	return true;
+}
+
+/* A Unicode name (UTF-8, no trailing dot) to its ASCII form in out (254 bytes or more), as
+ * IDNA2008 with UTS #46 non-transitional mapping has it: case folded, full-width dots and the like
+ * mapped, each label punycode (xn--). The mapping, not our own lower-casing, is what makes the
+ * upper- and lower-case forms of a non-ASCII letter one name; STD3 rules are left off so that '_'
+ * stays allowed as in ASCII names, and the result must pass the ASCII label checks instead (a
+ * mapping can yield '/'). NULL on success, else why not. in may be out. */
+static const char *idn_ascii(const char *in, char *out)
+{
+	char *a = NULL;
+	const char *why = NULL;
+	int rc = idn2_to_ascii_8z(in, &a, IDN2_NFC_INPUT | IDN2_NONTRANSITIONAL);
+
+	if (rc == IDN2_ENCODING_ERROR)
+		why = "not valid UTF-8";
+	else if (rc != IDN2_OK)
+		why = idn2_strerror(rc);
+	else if (strlen(a) > 253 || !labels_ok(a))
+		why = "its ASCII form is not a host name";
+	else if (strspn(a, "0123456789.") == strlen(a))
+		/* "1\u034f27.0.0.1" maps to 127.0.0.1 (an ignored character dropped): an address
+		 * must be written as one, not reached as a name */
+		why = "its ASCII form is an IPv4 address";
+	else
+		strcpy(out, a);
+	idn2_free(a);
+	return why;
+}
+
 static int parse_hostname(const char *text, char *name, struct egress_rule *r, struct ab_err *e)
 {
 	size_t len;
+	const char *why;
 
 	r->kind = RULE_HOST;
 	if (strncmp(name, "**.", 3) == 0) {
@@ -87,22 +137,22 @@ static int parse_hostname(const char *text, char *name, struct egress_rule *r, s
 	len = strlen(name);
 	if (len && name[len - 1] == '.')
 		name[--len] = '\0';
-	if (len == 0 || len > 253)
+	if (len == 0)
 		return ab_fail(e, 0, "'%s' is not a host name", text);
-	for (size_t i = 0; i < len; i++) {
-		if ((unsigned char)name[i] >= 0x80)
-			return ab_fail(e, 0, "'%s' is not ASCII", text),
-			       ab_hint(e, "write international names in punycode (xn--...)");
+	if (!ascii(name)) {
+		if ((why = idn_ascii(name, r->host)))
+			return ab_fail(e, 0, "'%s' is not an international host name: %s", text,
+				       why),
+			       ab_hint(e, "check the name, or write it in punycode (xn--...)");
+		return 0;
+	}
+	if (len > 253)
+		return ab_fail(e, 0, "'%s' is not a host name", text);
+	for (size_t i = 0; i < len; i++)
 		name[i] = (char)tolower((unsigned char)name[i]);
-	}
-	for (const char *l = name; l;) {
-		const char *dot = strchr(l, '.');
-		size_t n = dot ? (size_t)(dot - l) : strlen(l);
-		if (!label_ok(l, n))
-			return ab_fail(e, 0, "'%s' is not a host name", text),
-			       ab_hint(e, "use HOST, *.SUFFIX or **.SUFFIX, with an optional :PORT");
-		l = dot ? dot + 1 : NULL;
-	}
+	if (!labels_ok(name))
+		return ab_fail(e, 0, "'%s' is not a host name", text),
+		       ab_hint(e, "use HOST, *.SUFFIX or **.SUFFIX, with an optional :PORT");
 	memcpy(r->host, name, len + 1);
 	return 0;
 }
@@ -273,18 +323,19 @@ static bool rule_match(const struct egress_rule *r, const char *host, int family
 	return family ? address_match(r, family, addr) : name_match(r, host);
 }
 
-/* Lower case, no trailing dot; false when empty or too long to be a name. */
-static bool normalize(const char *host, char name[256])
+bool egress_host_name(const char *host, char name[256], const char **why)
 {
 	size_t n = strlen(host);
 
+	*why = "empty or over-long host name";
 	if (n == 0 || n >= 256)
 		return false;
 	for (size_t i = 0; i <= n; i++)
 		name[i] = (char)tolower((unsigned char)host[i]);
 	if (n > 1 && name[n - 1] == '.')
 		name[n - 1] = '\0';
-	return true;
+	*why = ascii(name) ? NULL : idn_ascii(name, name);
+	return !*why;
 }
 
 bool egress_decide(const struct egress_rules *r, const char *host, unsigned port,
@@ -292,10 +343,11 @@ bool egress_decide(const struct egress_rules *r, const char *host, unsigned port
 {
 	char name[256];
 	uint8_t addr[16];
+	const char *why;
 	int family;
 
 	*rule = NULL;
-	if (!normalize(host, name))
+	if (!egress_host_name(host, name, &why))
 		return false;
 	family = literal(name, addr);
 	for (size_t i = 0; i < r->n_deny; i++) {
@@ -317,9 +369,10 @@ const struct egress_pin *egress_pinned(const struct egress_rules *r, const char 
 				       unsigned port, const char **text)
 {
 	char name[256];
+	const char *why;
 
 	*text = NULL;
-	if (!normalize(host, name))
+	if (!egress_host_name(host, name, &why))
 		return NULL;
 	for (size_t i = 0; i < r->n_pins; i++) {
 		const struct egress_rule *n = &r->pins[i].name;
@@ -602,9 +655,11 @@ enum parse_result socks_parse_request(const unsigned char *buf, size_t len,
 	} else {
 		if (buf[4] == 0)
 			return PARSE_BAD;
+		/* no control bytes into headers or the audit; bytes >= 0x80 are a Unicode name,
+		 * which egress_host_name converts (or refuses, when not UTF-8) */
 		for (size_t i = 0; i < buf[4]; i++)
-			if (buf[5 + i] <= ' ' || buf[5 + i] >= 0x7f)
-				return PARSE_BAD; /* no control bytes into headers or the audit */
+			if (buf[5 + i] <= ' ' || buf[5 + i] == 0x7f)
+				return PARSE_BAD;
 		memcpy(req->host, buf + 5, buf[4]);
 		req->host[buf[4]] = '\0';
 	}

@@ -1029,6 +1029,10 @@ NET_LIMIT_HANDLER(on_max_connections, net_max_connections, parse_count)
 NET_LIMIT_HANDLER(on_rate, net_rate, parse_count)
 NET_LIMIT_HANDLER(on_max_bytes_out, net_max_bytes_out, parse_size)
 NET_LIMIT_HANDLER(on_max_bytes_in, net_max_bytes_in, parse_size)
+NET_LIMIT_HANDLER(on_host_max_connections, net_host_max_connections, parse_count)
+NET_LIMIT_HANDLER(on_host_rate, net_host_rate, parse_count)
+NET_LIMIT_HANDLER(on_host_max_bytes_out, net_host_max_bytes_out, parse_size)
+NET_LIMIT_HANDLER(on_host_max_bytes_in, net_host_max_bytes_in, parse_size)
 
 static int on_cpu(const struct setting *s, const char *value, struct ab_err *e)
 {
@@ -1079,6 +1083,10 @@ static const struct key_spec keys[] = {
 	{"network", "rate", SINGLE, on_rate},
 	{"network", "max-bytes-out", SINGLE, on_max_bytes_out},
 	{"network", "max-bytes-in", SINGLE, on_max_bytes_in},
+	{"network", "max-connections-per-host", SINGLE, on_host_max_connections},
+	{"network", "rate-per-host", SINGLE, on_host_rate},
+	{"network", "max-bytes-out-per-host", SINGLE, on_host_max_bytes_out},
+	{"network", "max-bytes-in-per-host", SINGLE, on_host_max_bytes_in},
 	{"limits", "timeout", SINGLE, on_timeout},
 	{"limits", "cpu", SINGLE, on_cpu},
 	{"limits", "memory", SINGLE, on_memory},
@@ -1408,9 +1416,10 @@ int policy_finish(struct policy *p, struct ab_err *e)
 		return ab_fail(e, 0, "[network] has allow/deny/resolve rules but mode is %s",
 			       net_mode_name(p->net_mode)),
 		       ab_hint(e, "set [network] mode = proxy (or --net proxy) for rules to apply");
-	if (p->net_mode != NET_PROXY && (p->net_methods.n || p->net_max_connections ||
-					 p->net_rate || p->net_max_bytes_out ||
-					 p->net_max_bytes_in))
+	if (p->net_mode != NET_PROXY &&
+	    (p->net_methods.n || p->net_max_connections || p->net_rate || p->net_max_bytes_out ||
+	     p->net_max_bytes_in || p->net_host_max_connections || p->net_host_rate ||
+	     p->net_host_max_bytes_out || p->net_host_max_bytes_in))
 		return ab_fail(e, 0, "[network] has egress limits but mode is %s",
 			       net_mode_name(p->net_mode)),
 		       ab_hint(e, "set [network] mode = proxy (or --net proxy) for them to apply");
@@ -1575,6 +1584,10 @@ void policy_explain(const struct policy *p, struct json *j)
 	json_limit(j, "rate", p->net_rate);
 	json_limit(j, "max_bytes_out", p->net_max_bytes_out);
 	json_limit(j, "max_bytes_in", p->net_max_bytes_in);
+	json_limit(j, "max_connections_per_host", p->net_host_max_connections);
+	json_limit(j, "rate_per_host", p->net_host_rate);
+	json_limit(j, "max_bytes_out_per_host", p->net_host_max_bytes_out);
+	json_limit(j, "max_bytes_in_per_host", p->net_host_max_bytes_in);
 	json_obj_end(j);
 	json_key(j, "limits");
 	json_obj_begin(j);

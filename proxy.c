@@ -21,8 +21,13 @@
 #include <unistd.h>
 
 #include "egress.h"
+#include "hostlimits.h"
 
-#define RELAY_BUF 16384
+/* One read's worth of relayed bytes, in a buffer the whole loop shares: what the other side takes
+ * at once is never copied into the connection, so an idle or keeping-up tunnel holds no buffer of
+ * its own (1,000 open tunnels cost the supervisor a few MiB), and a bulk transfer moves in large
+ * steps (few system calls and wake-ups per GiB). */
+#define RELAY_CHUNK (256 * 1024)
 
 enum side { CLIENT, UPSTREAM };
 enum state { ST_HTTP_HEAD, ST_SOCKS_GREETING, ST_SOCKS_REQUEST, ST_RESOLVE, ST_CONNECT, ST_RELAY };
@@ -38,7 +43,8 @@ struct endpoint {
 	uint32_t events; /* what it is registered for; 0: not in the epoll set at all */
 };
 
-/* Bytes on their way from one side to the other. */
+/* Bytes on their way from one side to the other that it has not taken yet: malloc'd to fit, freed
+ * once sent. */
 struct flow {
 	char *buf;
 	size_t len, off;
@@ -52,11 +58,12 @@ struct conn {
 	struct endpoint cl, up;
 	enum state st;
 	const char *proto; /* "http", "connect", "socks" */
-	char head[EGRESS_MAX_HEAD];
+	char *head; /* EGRESS_MAX_HEAD bytes until relaying starts, then NULL */
 	size_t head_len;
 	char method[16];
 	char url[2048];
-	char host[256];
+	char host[256]; /* as the client wrote it */
+	char name[256]; /* as the rules see it: the key of the per-host limits */
 	unsigned port;
 	const char *rule;
 	const char *pin; /* the resolve entry that chose the address, if any */
@@ -72,6 +79,7 @@ struct conn {
 	bool dead;              /* closed; freed when the lookup returns */
 	bool audited;
 	bool counted; /* holds one of the run's max-connections */
+	struct host_entry *per_host; /* holds one of its host's connections, when limited */
 	struct conn *next_dead; /* closed, freed at the end of the dispatch round */
 };
 
@@ -86,6 +94,7 @@ struct proxy {
 	size_t n_conns;
 	size_t lookups; /* resolver threads still running */
 	struct conn *graveyard;
+	char *chunk; /* RELAY_CHUNK bytes: see there */
 	/* [network] limits for the whole run */
 	const struct policy *p;
 	size_t upstreams;          /* allowed connections open now */
@@ -94,13 +103,15 @@ struct proxy {
 	uint64_t bytes_out, bytes_in;
 	bool bytes_out_hit, bytes_in_hit;
 	bool cap_hit; /* PROXY_MAX_CONNECTIONS was reached at least once */
+	struct hostlimits hosts; /* [network] *-per-host; no table without them */
+	bool hosts_full_hit;
 	int audit_failed;
 	struct ab_err audit_err;
 };
 
 struct lookup {
 	struct conn *c;
-	char host[256];
+	char host[256 + 1]; /* a name and, when the client wrote one, the trailing dot */
 	struct addrinfo *res;
 	int err;
 	int fd; /* where to report */
@@ -196,6 +207,7 @@ static void free_graveyard(struct proxy *px)
 		px->graveyard = c->next_dead;
 		free(c->to_up.buf);
 		free(c->to_client.buf);
+		free(c->head);
 		free(c);
 	}
 }
@@ -210,6 +222,8 @@ static void close_conn(struct conn *c, const char *reason)
 		audit_conn(c, c->counted ? "allow" : "none", reason);
 	if (c->counted)
 		px->upstreams--;
+	if (c->per_host)
+		hostlimits_release(c->per_host);
 	close_endpoint(px, &c->cl);
 	close_endpoint(px, &c->up);
 	c->dead = true;
@@ -224,11 +238,24 @@ static void close_conn(struct conn *c, const char *reason)
 		bury(c);
 }
 
-static bool flow_alloc(struct flow *f)
+/* Appends n bytes to what the flow holds; false when out of memory. */
+static bool flow_put(struct flow *f, const void *data, size_t n)
 {
-	if (!f->buf)
-		f->buf = malloc(RELAY_BUF);
-	return f->buf != NULL;
+	char *buf = realloc(f->buf, f->len + n);
+
+	if (!buf)
+		return false;
+	memcpy(buf + f->len, data, n);
+	f->buf = buf;
+	f->len += n;
+	return true;
+}
+
+static void flow_drained(struct flow *f)
+{
+	free(f->buf);
+	f->buf = NULL;
+	f->len = f->off = 0;
 }
 
 /* Queues bytes for the client and, with close_after, ends the connection once they are sent. */
@@ -236,12 +263,10 @@ static void to_client(struct conn *c, const void *data, size_t n, bool close_aft
 {
 	struct flow *f = &c->to_client;
 
-	if (!flow_alloc(f) || n > RELAY_BUF - f->len) {
+	if (!flow_put(f, data, n)) {
 		close_conn(c, "out of memory");
 		return;
 	}
-	memcpy(f->buf + f->len, data, n);
-	f->len += n;
 	c->close_after_flush |= close_after;
 	watch(c->px, &c->cl, EPOLLOUT);
 }
@@ -285,23 +310,38 @@ static void bad_request(struct conn *c, const char *why)
 
 /* ---------- run limits ---------- */
 
-static void audit_limit(struct proxy *px, const char *limit)
+/* host: the host a per-host limit counts, else NULL */
+static void audit_limit(struct proxy *px, const char *limit, const char *host)
 {
+	struct json *j = audit_begin(px->a, "limit");
 	struct ab_err e;
 
-	json_kv_str(audit_begin(px->a, "limit"), "limit", limit);
+	json_kv_str(j, "limit", limit);
+	if (host)
+		json_kv_str(j, "host", host);
 	if (audit_emit(px->a, &e) < 0)
 		audit_note(px, &e);
 }
 
 /* A new allowed connection: NULL when it may go on, else why not. */
-static const char *admit(struct proxy *px)
+/* The run's limits on a new allowed connection: NULL when it may go on, else why not, and *limit
+ * names the limit for the audit trail. */
+static const char *admit_run(struct proxy *px, const char **limit)
 {
 	const struct policy *p = px->p;
 	uint64_t now = now_ms();
 
+	*limit = "connections";
 	if (p->net_max_connections && px->upstreams >= p->net_max_connections)
 		return "max-connections reached";
+	/* a spent byte budget refuses at once, rather than after the tunnel was promised */
+	*limit = "bytes-out";
+	if (p->net_max_bytes_out && px->bytes_out >= p->net_max_bytes_out)
+		return "max-bytes-out reached";
+	*limit = "bytes-in";
+	if (p->net_max_bytes_in && px->bytes_in >= p->net_max_bytes_in)
+		return "max-bytes-in reached";
+	*limit = "rate";
 	if (p->net_rate) {
 		px->tokens += (double)(now - px->refilled_ms) * (double)p->net_rate / 1000.0;
 		if (px->tokens > (double)p->net_rate)
@@ -312,6 +352,72 @@ static const char *admit(struct proxy *px)
 		px->tokens -= 1.0;
 	}
 	return NULL;
+}
+
+/* The per-host limit's name in the audit trail. */
+static const char *host_limit_name(enum host_verdict v)
+{
+	switch (v) {
+	case HOST_CONNECTIONS:
+		return "connections-per-host";
+	case HOST_RATE:
+		return "rate-per-host";
+	case HOST_BYTES_OUT:
+		return "bytes-out-per-host";
+	case HOST_BYTES_IN:
+		return "bytes-in-per-host";
+	case HOST_TABLE_FULL:
+		return "hosts";
+	case HOST_OK:
+		break;
+	}
+	return NULL;
+}
+
+static void host_refusal(const struct conn *c, enum host_verdict v, char *why, size_t size)
+{
+	if (v == HOST_TABLE_FULL)
+		snprintf(why, size,
+			 "per-host limits: %d hosts are tracked and none is idle, so a "
+			 "new host (%s) is refused",
+			 HOSTLIMITS_MAX_HOSTS, c->name);
+	else if (v == HOST_RATE)
+		snprintf(why, size, "rate-per-host: too many new connections per second to %s",
+			 c->name);
+	else
+		snprintf(why, size, "%s reached for %s", host_verdict_key(v), c->name);
+}
+
+/* Per-host limits, then the run's: true when the connection may go on (it then holds its
+ * share of both), else it was refused and audited. */
+static bool admit(struct conn *c)
+{
+	struct proxy *px = c->px;
+	struct host_entry *h = NULL;
+	const char *limit, *limited;
+	char why[512];
+
+	if (px->hosts.cap) {
+		enum host_verdict v = hostlimits_check(&px->hosts, c->name, now_ms(), &h);
+		if (v != HOST_OK) {
+			host_refusal(c, v, why, sizeof(why));
+			audit_limit(px, host_limit_name(v), c->name);
+			refuse(c, why);
+			return false;
+		}
+	}
+	if ((limited = admit_run(px, &limit))) {
+		audit_limit(px, limit, NULL);
+		refuse(c, limited);
+		return false;
+	}
+	c->counted = true;
+	px->upstreams++;
+	if (h) {
+		hostlimits_take(&px->hosts, h);
+		c->per_host = h;
+	}
+	return true;
 }
 
 static bool method_allowed(const struct policy *p, const char *method)
@@ -352,7 +458,10 @@ static void start_lookup(struct conn *c)
 	}
 	l->c = c;
 	l->fd = c->px->resolved[1];
-	snprintf(l->host, sizeof(l->host), "%s", c->host);
+	/* the name the rules allowed (a Unicode name in its ASCII form), absolute if the client
+	 * wrote it so: without the dot, a resolver's search list could add a suffix */
+	snprintf(l->host, sizeof(l->host), "%s%s", c->name,
+		 c->host[strlen(c->host) - 1] == '.' ? "." : "");
 	c->st = ST_RESOLVE;
 	c->lookup_pending = true;
 	c->px->lookups++;
@@ -425,15 +534,17 @@ static void on_resolved(struct lookup *l)
 		      : (const void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
 	if ((denied = egress_address_denied(&c->px->rules, ai->ai_family, raw, c->port))) {
 		c->rule = denied;
-		snprintf(why, sizeof(why), "%s resolves to %s, denied by rule '%s'", c->host, c->addr,
-			 denied);
+		snprintf(why, sizeof(why), "%s resolves to %s, denied by rule '%s'", c->name,
+			 c->addr, denied);
 		refuse(c, why);
 		goto out;
 	}
 	refused = egress_address_refused(&c->px->rules, ai->ai_family, raw, c->port);
 	if (refused) {
-		snprintf(why, sizeof(why), "%s resolves to %s, %s (allow its address or range to "
-					   "permit it)", c->host, c->addr, refused);
+		snprintf(why, sizeof(why),
+			 "%s resolves to %s, %s (allow its address or range to "
+			 "permit it)",
+			 c->name, c->addr, refused);
 		refuse(c, why);
 		goto out;
 	}
@@ -461,7 +572,7 @@ static bool dial_pinned(struct conn *c)
 	if ((denied = egress_address_denied(&c->px->rules, pin->to.family, pin->to.addr, port))) {
 		c->rule = denied;
 		snprintf(why, sizeof(why), "%s is resolved to %s by '%s', denied by rule '%s'",
-			 c->host, c->addr, c->pin, denied);
+			 c->name, c->addr, c->pin, denied);
 		refuse(c, why);
 		return true;
 	}
@@ -475,12 +586,18 @@ static void decide(struct conn *c)
 	uint8_t raw[16];
 	char bare[256];
 	size_t n = strlen(c->host);
+	const char *bad;
 
-	if (!egress_decide(&c->px->rules, c->host, c->port, &c->rule)) {
+	if (!egress_host_name(c->host, c->name, &bad)) {
+		snprintf(why, sizeof(why), "the host name is refused: %s", bad);
+		refuse(c, why);
+		return;
+	}
+	if (!egress_decide(&c->px->rules, c->name, c->port, &c->rule)) {
 		if (c->rule)
 			snprintf(why, sizeof(why), "denied by rule '%s'", c->rule);
 		else
-			snprintf(why, sizeof(why), "no allow rule matches %s:%u", c->host, c->port);
+			snprintf(why, sizeof(why), "no allow rule matches %s:%u", c->name, c->port);
 		refuse(c, why);
 		return;
 	}
@@ -489,16 +606,8 @@ static void decide(struct conn *c)
 		refuse(c, why);
 		return;
 	}
-	{
-		const char *limited = admit(c->px);
-		if (limited) {
-			audit_limit(c->px, strncmp(limited, "rate", 4) ? "connections" : "rate");
-			refuse(c, limited);
-			return;
-		}
-		c->counted = true;
-		c->px->upstreams++;
-	}
+	if (!admit(c))
+		return;
 	/* an address literal was allowed by an address rule: dial it as it is */
 	snprintf(bare, sizeof(bare), "%.*s", (int)(n >= 2 && c->host[0] == '[' ? n - 2 : n),
 		 c->host[0] == '[' ? c->host + 1 : c->host);
@@ -549,25 +658,19 @@ static void on_connected(struct conn *c)
 		refuse(c, why);
 		return;
 	}
-	if (!flow_alloc(&c->to_up) || !flow_alloc(&c->to_client)) {
-		close_conn(c, "out of memory");
-		return;
-	}
 	if (!strcmp(c->proto, "http")) {
 		struct http_request req;
 		size_t n;
 		char *head;
 		http_parse_request(c->head, c->head_len, &req);
 		head = http_upstream_head(c->head, &req, &n);
-		if (!head || n + (c->head_len - req.head_len) > RELAY_BUF) {
+		/* body bytes that came with the head follow it */
+		if (!head || !flow_put(&c->to_up, head, n) ||
+		    !flow_put(&c->to_up, c->head + req.head_len, c->head_len - req.head_len)) {
 			free(head);
-			close_conn(c, "request head too large to forward");
+			close_conn(c, "out of memory");
 			return;
 		}
-		memcpy(c->to_up.buf, head, n);
-		/* body bytes that came with the head follow it */
-		memcpy(c->to_up.buf + n, c->head + req.head_len, c->head_len - req.head_len);
-		c->to_up.len = n + c->head_len - req.head_len;
 		free(head);
 	} else {
 		if (!strcmp(c->proto, "connect"))
@@ -575,9 +678,13 @@ static void on_connected(struct conn *c)
 		else
 			to_client(c, socks_ok, sizeof(socks_ok), false);
 		/* bytes the client sent early (a TLS ClientHello) go upstream */
-		memcpy(c->to_up.buf, c->head, c->head_len);
-		c->to_up.len = c->head_len;
+		if (c->dead || !flow_put(&c->to_up, c->head, c->head_len)) {
+			close_conn(c, "out of memory");
+			return;
+		}
 	}
+	free(c->head);
+	c->head = NULL;
 	c->head_len = 0;
 	c->st = ST_RELAY;
 	c->deadline_ms = 0;
@@ -655,7 +762,7 @@ static void parse_socks(struct conn *c)
 
 static void read_head(struct conn *c)
 {
-	ssize_t n = read(c->cl.fd, c->head + c->head_len, sizeof(c->head) - c->head_len);
+	ssize_t n = read(c->cl.fd, c->head + c->head_len, EGRESS_MAX_HEAD - c->head_len);
 
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
 		close_conn(c, "client closed before its request");
@@ -668,62 +775,101 @@ static void read_head(struct conn *c)
 		parse_socks(c);
 	else
 		parse_http(c);
-	if (!c->dead && !c->close_after_flush && !c->audited && c->head_len == sizeof(c->head) &&
-	    (c->st == ST_HTTP_HEAD ||
-							     c->st == ST_SOCKS_GREETING ||
-							     c->st == ST_SOCKS_REQUEST))
+	if (!c->dead && !c->close_after_flush && !c->audited && c->head_len == EGRESS_MAX_HEAD &&
+	    (c->st == ST_HTTP_HEAD || c->st == ST_SOCKS_GREETING || c->st == ST_SOCKS_REQUEST))
 		bad_request(c, "request head too large");
 }
 
 /* ---------- relaying ---------- */
 
-/* Counts relayed bytes against the run's budgets; past one, the connection ends (false). */
+/* Counts relayed bytes against the run's and the host's budgets; past one, the connection ends
+ * (false). Each budget passed is audited once (for the run, for each host). */
 static bool over_budget(struct conn *c, bool outbound, uint64_t n)
 {
 	struct proxy *px = c->px;
 	uint64_t max = outbound ? px->p->net_max_bytes_out : px->p->net_max_bytes_in;
 	uint64_t *total = outbound ? &px->bytes_out : &px->bytes_in;
 	bool *hit = outbound ? &px->bytes_out_hit : &px->bytes_in_hit;
+	struct host_entry *h = c->per_host;
+	char why[512];
 
 	*total += n;
-	if (!max || *total <= max)
-		return true;
-	if (!*hit) {
-		*hit = true;
-		audit_limit(px, outbound ? "bytes-out" : "bytes-in");
+	if (max && *total > max) {
+		if (!*hit) {
+			*hit = true;
+			audit_limit(px, outbound ? "bytes-out" : "bytes-in", NULL);
+		}
+		close_conn(c, outbound ? "max-bytes-out reached" : "max-bytes-in reached");
+		return false;
 	}
-	close_conn(c, outbound ? "max-bytes-out reached" : "max-bytes-in reached");
-	return false;
+	if (h && !hostlimits_count(&px->hosts, h, outbound, n)) {
+		hit = outbound ? &h->out_hit : &h->in_hit;
+		if (!*hit) {
+			*hit = true;
+			audit_limit(px, outbound ? "bytes-out-per-host" : "bytes-in-per-host",
+				    h->name);
+		}
+		snprintf(why, sizeof(why), "%s reached for %s",
+			 host_verdict_key(outbound ? HOST_BYTES_OUT : HOST_BYTES_IN), h->name);
+		close_conn(c, why);
+		return false;
+	}
+	return true;
 }
 
-/* Moves what it can along one flow; returns false when the connection was closed. */
-static bool pump(struct conn *c, struct endpoint *src, struct endpoint *dst, struct flow *f,
-		 uint64_t *counter)
+/* Sends what the flow holds; false when the connection was closed. */
+static bool flush(struct conn *c, struct endpoint *dst, struct flow *f)
 {
-	if (f->len == 0 && !f->eof && src->fd >= 0) {
-		ssize_t n = read(src->fd, f->buf, RELAY_BUF);
-		if (n > 0) {
-			f->len = (size_t)n;
-			f->off = 0;
-			*counter += (uint64_t)n;
-			if (!over_budget(c, src->side == CLIENT, (uint64_t)n))
-				return false;
-		} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-			f->eof = true;
-		}
-	}
 	while (f->len > f->off && dst->fd >= 0) {
 		ssize_t n = send(dst->fd, f->buf + f->off, f->len - f->off, MSG_NOSIGNAL);
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
-				break;
+				return true;
 			close_conn(c, "write failed");
 			return false;
 		}
 		f->off += (size_t)n;
 	}
 	if (f->off == f->len)
-		f->len = f->off = 0;
+		flow_drained(f);
+	return true;
+}
+
+/* Moves what it can along one flow: what is held first, then one read passed straight on, and
+ * only the part dst does not take now kept. Returns false when the connection was closed. */
+static bool pump(struct conn *c, struct endpoint *src, struct endpoint *dst, struct flow *f,
+		 uint64_t *counter)
+{
+	char *chunk = c->px->chunk;
+
+	if (!flush(c, dst, f))
+		return false;
+	if (f->len == 0 && !f->eof && src->fd >= 0) {
+		ssize_t n = read(src->fd, chunk, RELAY_CHUNK);
+		if (n > 0) {
+			size_t sent = 0;
+			*counter += (uint64_t)n;
+			if (!over_budget(c, src->side == CLIENT, (uint64_t)n))
+				return false;
+			while (sent < (size_t)n && dst->fd >= 0) {
+				ssize_t w =
+				    send(dst->fd, chunk + sent, (size_t)n - sent, MSG_NOSIGNAL);
+				if (w < 0 && errno != EAGAIN && errno != EINTR) {
+					close_conn(c, "write failed");
+					return false;
+				}
+				if (w < 0)
+					break;
+				sent += (size_t)w;
+			}
+			if (sent < (size_t)n && !flow_put(f, chunk + sent, (size_t)n - sent)) {
+				close_conn(c, "out of memory");
+				return false;
+			}
+		} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+			f->eof = true;
+		}
+	}
 	if (f->eof && f->len == 0 && !f->shut && dst->fd >= 0) {
 		shutdown(dst->fd, SHUT_WR); /* pass the half-close on */
 		f->shut = true;
@@ -805,14 +951,16 @@ static void on_accept(struct proxy *px, int which)
 {
 	for (;;) {
 		int fd = accept4(px->listeners[which], NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		struct conn *c;
+		struct conn *c = NULL;
 		if (fd < 0)
 			return;
-		if (px->n_conns >= PROXY_MAX_CONNECTIONS || !(c = calloc(1, sizeof(*c)))) {
+		if (px->n_conns >= PROXY_MAX_CONNECTIONS || !(c = calloc(1, sizeof(*c))) ||
+		    !(c->head = malloc(EGRESS_MAX_HEAD))) {
+			free(c);
 			close(fd); /* over the limit: refused at once, the loop stays responsive */
 			if (!px->cap_hit) {
 				px->cap_hit = true;
-				audit_limit(px, "connections");
+				audit_limit(px, "connections", NULL);
 			}
 			continue;
 		}
@@ -915,6 +1063,9 @@ int proxy_start(struct proxy **out, const struct policy *p, const int fds[2], st
 		struct ab_err *e)
 {
 	struct itimerspec its = {{1, 0}, {1, 0}};
+	const struct hostlimits_conf per_host = {p->net_host_max_connections, p->net_host_rate,
+						 p->net_host_max_bytes_out,
+						 p->net_host_max_bytes_in};
 	struct proxy *px = calloc(1, sizeof(*px));
 
 	if (!px) {
@@ -930,12 +1081,15 @@ int proxy_start(struct proxy **out, const struct policy *p, const int fds[2], st
 	px->listeners[1] = fds[1];
 	px->resolved[0] = px->resolved[1] = px->tfd = -1;
 	px->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (px->epfd < 0 || egress_rules_build(p, &px->rules, e) < 0 ||
+	if (px->epfd < 0 || !(px->chunk = malloc(RELAY_CHUNK)) ||
+	    egress_rules_build(p, &px->rules, e) < 0 ||
 	    pipe2(px->resolved, O_CLOEXEC | O_NONBLOCK) < 0 ||
 	    (px->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) < 0 ||
 	    timerfd_settime(px->tfd, 0, &its, NULL) < 0 || add_fixed(px, &px->lep[0], fds[0]) < 0 ||
 	    add_fixed(px, &px->lep[1], fds[1]) < 0 || add_fixed(px, &px->timer_ep, px->tfd) < 0 ||
-	    add_fixed(px, &px->resolved_ep, px->resolved[0]) < 0) {
+	    add_fixed(px, &px->resolved_ep, px->resolved[0]) < 0 ||
+	    (hostlimits_enabled(&per_host) &&
+	     hostlimits_init(&px->hosts, &per_host, HOSTLIMITS_MAX_HOSTS) < 0)) {
 		if (!e->msg[0])
 			ab_fail(e, errno, "cannot start the egress proxy");
 		proxy_stop(px);
@@ -965,6 +1119,9 @@ void proxy_stop(struct proxy *px)
 	if (px->epfd >= 0)
 		close(px->epfd);
 	egress_rules_free(&px->rules);
+	hostlimits_free(&px->hosts);
+	free(px->chunk);
+	px->chunk = NULL;
 	/* A resolver thread still running will write to the pipe: closing it could hand its fd
 	 * number to something else. Left open (with the engine) for the few moments until exit. */
 	if (px->lookups)

@@ -18,7 +18,7 @@ enum egress_rule_kind {
 
 struct egress_rule {
 	enum egress_rule_kind kind;
-	char host[254];   /* lower case, no trailing dot, no wildcard prefix */
+	char host[254];   /* lower case, no trailing dot, no wildcard prefix, IDN in punycode */
 	int family;       /* AF_INET or AF_INET6 for addresses and ranges */
 	uint8_t addr[16];
 	unsigned prefix;  /* CIDR prefix length */
@@ -49,6 +49,12 @@ struct egress_rules {
 
 int egress_rules_build(const struct policy *p, struct egress_rules *out, struct ab_err *e);
 void egress_rules_free(struct egress_rules *r);
+
+/* A requested host (name or address literal) in the form the rules compare and the per-host
+ * limits count: lower case, without a trailing dot, a Unicode (UTF-8) name in its ASCII form
+ * (IDNA2008 punycode, as rules written in Unicode are kept). False, with *why, when it cannot
+ * be one (e.g. invalid UTF-8). */
+bool egress_host_name(const char *host, char name[256], const char **why);
 
 /* A name (or address literal) and port against the rules: deny first, then allow, no match
  * denies. Returns true when allowed; *rule is the text of the deciding rule, or NULL. */

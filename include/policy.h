@@ -90,6 +90,9 @@ struct policy {
 	struct strv net_resolve;  /* NAME[:PORT]=ADDRESS[:PORT] pins */
 	struct strv net_methods;  /* plain HTTP methods allowed; empty: any */
 	uint64_t net_max_connections, net_rate, net_max_bytes_out, net_max_bytes_in; /* 0: none */
+	/* the same, counted for each requested host on its own */
+	uint64_t net_host_max_connections, net_host_rate, net_host_max_bytes_out,
+	    net_host_max_bytes_in;
 
 	struct limits limits;
 

@@ -110,6 +110,7 @@ t_schema_every_event_type() {
 		[network]
 		mode = proxy
 		allow = allowed.example
+		rate-per-host = 1
 	EOF
 	cat >fsize.ini <<-EOF
 		[sandbox]
@@ -141,6 +142,12 @@ t_schema_every_event_type() {
 	run_cmd "$AGENTBOX" -p ./proxy.ini --audit "$a" -- curl -s -o /dev/null -w '%{http_code}' \
 		-x http://127.0.0.1:3128 http://denied.example/
 	assert_eq 403 "$OUT" "the proxy's answer to a denied host"
+	# limit with a host: a second connection to one host within a second (rate-per-host = 1;
+	# the first one is allowed and fails to resolve, there is no DNS here)
+	run_cmd "$AGENTBOX" -p ./proxy.ini --audit "$a" -- sh -c "curl -s -o /dev/null \
+		-x http://127.0.0.1:3128 http://allowed.example/; curl -s -o /dev/null \
+		-w '%{http_code}' -x http://127.0.0.1:3128 http://allowed.example/"
+	assert_eq 403 "$OUT" "the proxy's answer past rate-per-host"
 	# the file-size limit, a killing action, and strict's ENOSYS
 	run_cmd "$AGENTBOX" -p ./fsize.ini --audit "$a" -- dd if=/dev/zero of=big bs=1M count=4 status=none
 	assert_eq 153 "$RC" "exit status past file-size"
@@ -169,6 +176,8 @@ t_schema_every_event_type() {
 	assert_contains "$(audit_get "$a" syscall action)" kill "a syscall event with action kill"
 	assert_contains "$(audit_get "$a" syscall errno)" ENOSYS "a syscall event with errno ENOSYS"
 	assert_contains "$(audit_get "$a" limit limit)" file-size "a file-size limit event"
+	assert_contains "$(audit_get "$a" limit limit)" rate-per-host "a per-host limit event"
+	assert_contains "$(audit_get "$a" limit host)" allowed.example "the per-host limit event's host"
 }
 
 # The events of a fallback run (no namespaces) and of an agentbox nested in another (no

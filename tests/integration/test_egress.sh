@@ -3,7 +3,8 @@
 # through agentbox's HTTP proxy (127.0.0.1:3128) and SOCKS5 proxy (127.0.0.1:1080) to test
 # servers on the host's 127.0.0.1; the rules (host, *.suffix, **.suffix, address, CIDR, port,
 # deny first), the SSRF guard, the 403 / SOCKS refusals, the `net` audit events, raw sockets
-# that try to go around the proxy, and hostile clients that must not disturb other connections.
+# that try to go around the proxy, hostile clients that must not disturb other connections, and
+# the per-host limits (each host counted on its own; the bounded table of hosts fails closed).
 #
 # Inside the sandbox 127.0.0.1 is the sandbox's own loopback and NO_PROXY names it, so every
 # client is told explicitly to use the proxy (curl --noproxy '' -x ..., `env -u NO_PROXY`).
@@ -12,7 +13,8 @@
 # guard (127.0.0.0/8).
 #
 # Not built in agentbox yet, so not tested here: capture of clients that ignore the proxy
-# variables, the in-sandbox DNS stub, `methods =`, rate/byte limits, a per-run proxy token.
+# variables, the in-sandbox DNS stub, `methods =`, the run-wide rate/byte limits, a per-run
+# proxy token.
 . "$(dirname "$0")/lib.sh"
 
 CURL=(curl -sS --max-time 15 --noproxy '')
@@ -745,6 +747,179 @@ t_resolve_pins() {
 	assert_not_contains "$OUT" "$BODY" "a refused request reached the server"
 }
 
+# ------------------------------------------------------------------ IDN ----
+
+# International names are compared in punycode: a rule written in Unicode matches a request in
+# punycode and the other way round, in any case, over HTTP, CONNECT and SOCKS5; the pin is
+# found by the ASCII form too. Invalid UTF-8 is refused with a reason.
+t_idn() {
+	mk_www
+	helpers_in
+	local u=$'b\xc3\xbccher.test' U=$'B\xc3\x9cCHER.TEST' ace=xn--bcher-kva.test
+	box idn-unicode-rule --allow "$u" --resolve "$ace=127.0.0.1:$WWW_PORT" -- sh -c "
+		/usr/bin/python3 egress_client.py get http://$ace/file.txt
+		/usr/bin/python3 egress_client.py tunnel $U 80 /file.txt
+		/usr/bin/python3 egress_client.py socks $u 80 /file.txt"
+	expect_exit 0 "${BOX[@]}"
+	assert_eq 3 "$(printf '%s\n' "$OUT" | grep -c "^BODY:$BODY\$")" \
+		"the content through HTTP (punycode), CONNECT (upper-case Unicode) and SOCKS5 (Unicode)"
+	net decision=allow
+	assert_contains "$NET" "count=3" "three allowed connections"
+	assert_contains "$NET" " rule=$u " "the Unicode rule decided"
+	# a host that is not UTF-8 ("b\xc3\xbccher\xff.test"), sent as raw bytes
+	cat >raw.py <<-'EOF'
+		import socket
+		s = socket.create_connection(("127.0.0.1", 3128), timeout=15)
+		s.sendall(b"GET http://b\xc3\xbccher\xff.test/ HTTP/1.1\r\nHost: x\r\n\r\n")
+		print("RAW:" + s.recv(300).split(b"\r\n")[0].decode())
+	EOF
+	box idn-ace-rule --allow "$ace:80" --resolve "$u=127.0.0.1:$WWW_PORT" -- sh -c "
+		/usr/bin/python3 egress_client.py get http://$U/file.txt
+		/usr/bin/python3 egress_client.py get http://bucher.test/file.txt
+		/usr/bin/python3 raw.py"
+	expect_exit 0 "${BOX[@]}"
+	assert_contains "$OUT" "BODY:$BODY" "a Unicode request matched by the punycode rule"
+	assert_contains "$OUT" "DENIED:no allow rule matches bucher.test:80" "a name without the umlaut"
+	assert_contains "$OUT" "RAW:HTTP/1.1 403 Forbidden" "a host that is not UTF-8"
+	net reason="the host name is refused: not valid UTF-8"
+	assert_contains "$NET" "count=1" "the refusal of invalid UTF-8, audited"
+}
+
+# ---------------------------------------------------------- per-host limits ----
+
+# perhost_profile NAME LIMIT...: $META/NAME.ini: the shell profile in proxy mode, hosta.test and
+# hostb.test allowed and pinned to the host's servers on $WWW_PORT and $WWW2_PORT, and each
+# LIMIT line in [network]. Needs mk_www and mk_www2.
+perhost_profile() {
+	local name=$1
+	shift
+	{
+		printf '[sandbox]\ninclude = %s/shell.ini\n[network]\nmode = proxy\n' "$AGENTBOX_PROFILES"
+		printf 'allow = hosta.test, hostb.test\n'
+		printf 'resolve = hosta.test=127.0.0.1:%s, hostb.test=127.0.0.1:%s\n' "$WWW_PORT" "$WWW2_PORT"
+		printf '%s\n' "$@"
+	} >"$META/$name.ini"
+}
+
+# mk_www2: a second server, whose file.txt holds "second-$BODY", on $WWW2_PORT.
+mk_www2() {
+	mkdir -p "$META/www2"
+	echo "second-$BODY" >"$META/www2/file.txt"
+	serve www2 "$META/www2"
+	WWW2_PORT=$PORT
+}
+
+# limits [FIELD=VALUE...]: the limit events of $AUDIT as `limit=L host=H` lines, in LIMITS.
+limits() {
+	LIMITS=$("$PY" - "$AUDIT" "$@" <<-'EOF'
+		import json, sys
+		want = [a.split("=", 1) for a in sys.argv[2:]]
+		for line in open(sys.argv[1]):
+		    ev = json.loads(line)
+		    if ev["event"] != "limit":
+		        continue
+		    shown = {"limit": ev["limit"], "host": ev.get("host", "null")}
+		    if all(shown.get(k) == v for k, v in want):
+		        print(f"limit={shown['limit']} host={shown['host']}")
+	EOF
+	) || fail "cannot read the limit events of $AUDIT: $LIMITS"
+}
+
+t_limits_connections_per_host() {
+	mk_www
+	mk_www2
+	helpers_in
+	local hold=(/usr/bin/python3 egress_client.py hold hosta.test hostb.test 80 /file.txt)
+	# positive control: without the limit, a second tunnel to the same host opens
+	perhost_profile nolimit
+	pbox "$META/nolimit.ini" nolimit -- "${hold[@]}"
+	expect_exit 0 "${BOX[@]}"
+	assert_contains "$OUT" "SECOND_A:200" "positive control: a second tunnel to hosta.test without the limit"
+	perhost_profile limit "max-connections-per-host = 1"
+	pbox "$META/limit.ini" limit -- "${hold[@]}"
+	expect_exit 0 "${BOX[@]}"
+	assert_contains "$OUT" "HOLD_A:200" "the first tunnel to hosta.test"
+	assert_contains "$OUT" "SECOND_A:403" "a second tunnel to hosta.test while the first is open"
+	assert_contains "$OUT" "SECOND_DENIED:max-connections-per-host reached for hosta.test" \
+		"the refusal names the limit and the host"
+	assert_contains "$OUT" "B_CONNECT:200" "hostb.test has its own count (positive control)"
+	assert_contains "$OUT" "B_BODY:second-$BODY" "content through the tunnel to hostb.test"
+	assert_contains "$OUT" "HELD_BODY:$BODY" "the held tunnel to hosta.test still works"
+	assert_contains "$OUT" "AGAIN_CONNECT:200" "a tunnel to hosta.test once the first one closed"
+	assert_contains "$OUT" "AGAIN_BODY:$BODY" "content through the new tunnel to hosta.test"
+	limits
+	assert_eq "limit=connections-per-host host=hosta.test" "$LIMITS" "the limit events of the run"
+	net decision=deny
+	assert_contains "$NET" " host=hosta.test port=80 rule=hosta.test method=CONNECT reason=max-connections-per-host reached for hosta.test " \
+		"the refused tunnel's net event"
+	assert_contains "$NET" "count=1" "one connection refused"
+	expect_exit 0 "$AGENTBOX" audit verify "$AUDIT"
+}
+
+t_limits_rate_per_host() {
+	mk_www
+	mk_www2
+	helpers_in
+	perhost_profile rate "rate-per-host = 1"
+	pbox "$META/rate.ini" rate -- /usr/bin/python3 egress_client.py gets \
+		http://hosta.test/file.txt http://hosta.test/file.txt http://hostb.test/file.txt
+	expect_exit 0 "${BOX[@]}"
+	assert_contains "$OUT" "BODY:$BODY" "the first request to hosta.test"
+	assert_contains "$OUT" "DENIED:rate-per-host: too many new connections per second to hosta.test" \
+		"the second request to hosta.test within a second"
+	assert_contains "$OUT" "BODY:second-$BODY" "hostb.test has its own bucket (positive control)"
+	limits
+	assert_eq "limit=rate-per-host host=hosta.test" "$LIMITS" "the limit events of the run"
+}
+
+t_limits_bytes_per_host() {
+	mk_www
+	mk_www2
+	helpers_in
+	head -c 5000 /dev/zero | tr '\0' y >"$META/www/big.txt"
+	perhost_profile bytes "max-bytes-in-per-host = 2000"
+	pbox "$META/bytes.ini" bytes -- /usr/bin/python3 egress_client.py gets \
+		http://hosta.test/big.txt http://hosta.test/file.txt http://hostb.test/file.txt
+	expect_exit 0 "${BOX[@]}"
+	assert_not_contains "$OUT" "$(head -c 5000 /dev/zero | tr '\0' y)" \
+		"5000 bytes came through a 2000-byte budget"
+	assert_contains "$OUT" "DENIED:max-bytes-in-per-host reached for hosta.test" \
+		"a new request to hosta.test once its budget is spent"
+	assert_contains "$OUT" "BODY:second-$BODY" "hostb.test has its own budget (positive control)"
+	limits
+	assert_eq "limit=bytes-in-per-host host=hosta.test
+limit=bytes-in-per-host host=hosta.test" "$LIMITS" \
+		"the limit events: the budget passed (once), then the refused request"
+	net host=hosta.test reason="max-bytes-in-per-host reached for hosta.test"
+	assert_contains "$NET" "count=2" "the cut-off connection and the refused one"
+}
+
+# The table of per-host counts is bounded: with every one of its 4096 entries holding state
+# (bytes counted against max-bytes-out-per-host), a new host is refused, not let through.
+# 4100 tunnels, to a sink that drops what it gets (helpers/egress_sink.py).
+t_limits_per_host_table_full() {
+	local i pf="$META/port.sink"
+	helpers_in
+	bg "$PY" "$HELPERS/egress_sink.py" "$pf"
+	wait_for_file "$pf" 10 || fail "the host's sink server did not start"
+	WWW_PORT=$(cat "$pf")
+	{
+		printf '[sandbox]\ninclude = %s/shell.ini\n[network]\nmode = proxy\n' "$AGENTBOX_PROFILES"
+		printf 'allow = **.test\nmax-bytes-out-per-host = 1M\n'
+		for ((i = 0; i < 4100; i++)); do
+			printf 'resolve = h%d.test=127.0.0.1:%s\n' "$i" "$WWW_PORT"
+		done
+	} >"$META/many.ini"
+	pbox "$META/many.ini" many -- /usr/bin/python3 egress_client.py manyhosts 4100 80
+	expect_exit 0 "${BOX[@]}"
+	assert_eq 4096 "$(out_value OK_COUNT)" "tunnels opened to distinct hosts"
+	assert_eq 4 "$(out_value REFUSED_COUNT)" "tunnels refused once the table was full"
+	assert_contains "$(out_value FIRST_REFUSED)" "per-host limits: 4096 hosts are tracked and none is idle, so a new host (h" \
+		"the refusal says why"
+	limits limit=hosts
+	assert_eq 4 "$(printf '%s\n' "$LIMITS" | grep -c .)" "a limit event for each refused host"
+}
+
 run_case http_allow_and_deny t_http_allow_and_deny
 run_case proxy_env t_proxy_env
 run_case http_request_bytes_counted t_http_request_bytes_counted
@@ -773,4 +948,9 @@ run_case hostile_garbage t_hostile_garbage
 run_case hostile_half_close t_hostile_half_close
 run_case hostile_many_connections t_hostile_many_connections
 run_case audit_no_request_not_allowed t_audit_no_request_not_allowed
+run_case idn t_idn
+run_case limits_connections_per_host t_limits_connections_per_host
+run_case limits_rate_per_host t_limits_rate_per_host
+run_case limits_bytes_per_host t_limits_bytes_per_host
+run_case limits_per_host_table_full t_limits_per_host_table_full
 finish

@@ -1,5 +1,6 @@
 /* Unit tests for egress_rule_parse: host names, wildcards, ports, IPv4/IPv6 addresses and ranges,
- * and the inputs it must refuse; and for resolve pins (egress_pin_parse, egress_pinned). */
+ * international names (kept as punycode), and the inputs it must refuse; for resolve pins
+ * (egress_pin_parse, egress_pinned); and for rule matching of Unicode and punycode names. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -216,18 +217,56 @@ static void test_ipv6_malformed(void **state)
 	expect_refused("[example.com]", "not an IPv6 address");
 }
 
-static void test_non_ascii(void **state)
+/* "bücher" and "例子" in UTF-8, and their punycode (IDNA2008) */
+#define BUECHER                                                                                    \
+	"b\xc3\xbc"                                                                                \
+	"cher"
+#define BUECHER_UPPER                                                                              \
+	"B\xc3\x9c"                                                                                \
+	"CHER"
+#define BUECHER_ACE "xn--bcher-kva"
+#define LIZI "\xe4\xbe\x8b\xe5\xad\x90"
+#define LIZI_ACE "xn--fsqu00a"
+
+/* Unicode rules are kept in their ASCII form: the form requests are compared in. */
+static void test_idn_rules(void **state)
 {
 	(void)state;
-	expect_refused("b\xc3\xbc"
-		       "cher.de",
-		       "punycode");
-	expect_refused("b\xc3\xbc"
-		       "cher.de",
-		       "not ASCII");
-	expect_refused("*.\xe4\xbe\x8b\xe5\xad\x90.com", "punycode");
-	expect_refused("example.com\xff", "punycode");
-	expect_refused("ex\xc3\xa4mple.com:443", "punycode");
+	expect_host(BUECHER ".example", RULE_HOST, BUECHER_ACE ".example", 0);
+	expect_host(BUECHER_UPPER ".EXAMPLE:443", RULE_HOST, BUECHER_ACE ".example", 443);
+	expect_host("*." LIZI ".com", RULE_SUBDOMAINS, LIZI_ACE ".com", 0);
+	expect_host("**." LIZI ".com.", RULE_DOMAIN, LIZI_ACE ".com", 0);
+	/* a full-width ideographic full stop (U+3002) separates labels, as UTS #46 maps it */
+	expect_host(BUECHER "\xe3\x80\x82"
+			    "example",
+		    RULE_HOST, BUECHER_ACE ".example", 0);
+	/* non-transitional: sharp s stays itself (not "ss") */
+	expect_host("fa\xc3\x9f.de", RULE_HOST, "xn--fa-hia.de", 0);
+	/* punycode written by hand is the same rule */
+	expect_host(BUECHER_ACE ".example", RULE_HOST, BUECHER_ACE ".example", 0);
+}
+
+static void test_idn_refused(void **state)
+{
+	(void)state;
+	expect_refused("example.com\xff", "not valid UTF-8");
+	expect_refused("ex\xc3.com", "not valid UTF-8"); /* cut short */
+	expect_refused("\xc0\xaf"
+		       "example.com",
+		       "not valid UTF-8");		       /* overlong '/' */
+	expect_refused("\xed\xa0\x80.com", "not valid UTF-8"); /* a UTF-16 surrogate */
+	expect_refused("-" BUECHER ".com", "is not an international host name");
+	expect_refused(BUECHER "..com", "not a host name");
+	/* a mapping that yields a character no host name has: U+FF0F (full-width '/') */
+	expect_refused("a\xef\xbc\x8f" BUECHER ".com", "is not an international host name");
+	expect_refused("a\xef\xbc\x8f"
+		       "b.com",
+		       "its ASCII form is not a host name");
+	/* U+034F (combining grapheme joiner) is ignored by the mapping: found by the fuzzer */
+	expect_refused("0\xcd\x8f", "its ASCII form is an IPv4 address");
+	expect_refused("1\xcd\x8f"
+		       "27.0.0.1",
+		       "its ASCII form is an IPv4 address");
 }
 
 static void test_bad_labels(void **state)
@@ -376,6 +415,87 @@ static void test_pinned_lookup(void **state)
 	strv_free(&p.net_resolve);
 }
 
+static void rules_of(struct policy *p, struct egress_rules *r, const char *allow1,
+		     const char *allow2)
+{
+	struct ab_err e = {0};
+
+	assert_int_equal(strv_push(&p->net_allow, allow1), 0);
+	assert_int_equal(strv_push(&p->net_allow, allow2), 0);
+	assert_int_equal(egress_rules_build(p, r, &e), 0);
+}
+
+/* A Unicode rule matches the punycode request and the other way round, in any case. */
+static void test_idn_decide(void **state)
+{
+	struct policy p = {0}, q = {0};
+	struct egress_rules r, ace;
+	const char *rule;
+
+	(void)state;
+	rules_of(&p, &r, BUECHER ".example:443", "**." LIZI ".com");
+	assert_true(egress_decide(&r, BUECHER_ACE ".example", 443, &rule));
+	assert_string_equal(rule, BUECHER ".example:443");
+	assert_true(egress_decide(&r, BUECHER ".example", 443, &rule));
+	assert_true(egress_decide(&r, BUECHER_UPPER ".Example.", 443, &rule));
+	assert_true(egress_decide(&r, "XN--BCHER-KVA.example", 443, &rule));
+	assert_false(egress_decide(&r, BUECHER ".example", 80, &rule)); /* the port still counts */
+	assert_true(egress_decide(&r, "www." LIZI_ACE ".com", 443, &rule));
+	assert_true(egress_decide(&r, "www." LIZI ".com", 443, &rule));
+	assert_string_equal(rule, "**." LIZI ".com");
+	/* not the same name: "bucher", and a look-alike with a Cyrillic "е" (U+0435) */
+	assert_false(egress_decide(&r, "bucher.example", 443, &rule));
+	assert_null(rule);
+	assert_false(egress_decide(&r,
+				   "b\xc3\xbc"
+				   "ch\xd0\xb5r.example",
+				   443, &rule));
+	/* invalid UTF-8 in a request matches nothing */
+	assert_false(egress_decide(&r,
+				   "b\xc3\xbc"
+				   "cher\xff.example",
+				   443, &rule));
+	assert_false(egress_decide(&r, "\xc3", 443, &rule));
+
+	rules_of(&q, &ace, BUECHER_ACE ".example", "*." LIZI_ACE ".com");
+	assert_true(egress_decide(&ace, BUECHER ".example", 443, &rule));
+	assert_string_equal(rule, BUECHER_ACE ".example");
+	assert_true(egress_decide(&ace, BUECHER_UPPER ".EXAMPLE", 80, &rule));
+	assert_true(egress_decide(&ace, "a." LIZI ".com", 443, &rule));
+	assert_false(egress_decide(&ace, LIZI ".com", 443, &rule)); /* *. is not the apex */
+
+	egress_rules_free(&r);
+	egress_rules_free(&ace);
+	strv_free(&p.net_allow);
+	strv_free(&q.net_allow);
+}
+
+static void test_idn_host_name(void **state)
+{
+	char name[256];
+	const char *why;
+
+	(void)state;
+	assert_true(egress_host_name("Example.COM.", name, &why));
+	assert_string_equal(name, "example.com");
+	assert_true(egress_host_name(BUECHER_UPPER ".example.", name, &why));
+	assert_string_equal(name, BUECHER_ACE ".example");
+	assert_null(why);
+	assert_true(egress_host_name("[2001:DB8::1]", name, &why));
+	assert_string_equal(name, "[2001:db8::1]");
+	assert_false(egress_host_name("caf\xc3\xa9-\xff\xfe.example", name, &why));
+	assert_string_equal(why, "not valid UTF-8");
+	assert_false(egress_host_name("a\xef\xbc\x8f"
+				      "b.example",
+				      name, &why));
+	assert_string_equal(why, "its ASCII form is not a host name");
+	assert_false(egress_host_name("", name, &why));
+	assert_false(egress_host_name("1\xcd\x8f"
+				      "27.0.0.1",
+				      name, &why));
+	assert_string_equal(why, "its ASCII form is an IPv4 address");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -393,7 +513,10 @@ int main(void)
 	    cmocka_unit_test(test_ipv6_bare),
 	    cmocka_unit_test(test_ipv6_cidr),
 	    cmocka_unit_test(test_ipv6_malformed),
-	    cmocka_unit_test(test_non_ascii),
+	    cmocka_unit_test(test_idn_rules),
+	    cmocka_unit_test(test_idn_refused),
+	    cmocka_unit_test(test_idn_decide),
+	    cmocka_unit_test(test_idn_host_name),
 	    cmocka_unit_test(test_bad_labels),
 	    cmocka_unit_test(test_long_names),
 	    cmocka_unit_test(test_rule_is_reset),

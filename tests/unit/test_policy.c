@@ -446,13 +446,17 @@ static void test_network(void **state)
 	struct policy *p = must_load("[network]\n"
 				     "mode = proxy\n"
 				     "allow = example.com, *.GitHub.com:443\n"
-				     "allow = 192.0.2.1, example.com\n"
+				     "allow = 192.0.2.1, example.com, b\xc3\xbc"
+				     "cher.de\n"
 				     "deny = 10.0.0.0/8, [fd00::]/8\n");
 	(void)state;
 
 	assert_int_equal(p->net_mode, NET_PROXY);
-	/* rules are kept as written; a repeated rule is listed once */
-	expect_strv(&p->net_allow, 3, "example.com", "*.GitHub.com:443", "192.0.2.1");
+	/* rules are kept as written (an international name too, converted only for matching); a
+	 * repeated rule is listed once */
+	expect_strv(&p->net_allow, 4, "example.com", "*.GitHub.com:443", "192.0.2.1",
+		    "b\xc3\xbc"
+		    "cher.de");
 	expect_strv(&p->net_deny, 2, "10.0.0.0/8", "[fd00::]/8");
 	policy_free(p);
 
@@ -468,8 +472,8 @@ static void test_network(void **state)
 	expect_error("[network]\nmode = proxy\nallow = example.com:0\n",
 		     MAIN ":3: ", "is not a port number");
 	expect_error("[network]\ndeny = b\xc3\xbc"
-		     "cher.de\n",
-		     MAIN ":2: ", "punycode");
+		     "cher\xc3.de\n",
+		     MAIN ":2: ", "not valid UTF-8; fix: check the name, or write it in punycode");
 	expect_error("[network]\nallow = ok.com, -bad.com\n", MAIN ":2: ", "is not a host name");
 }
 
@@ -503,6 +507,48 @@ static void test_network_resolve(void **state)
 		     MAIN ":4: ", "one host name");
 	expect_error("[network]\nmode = proxy\nresolve = pypi.org=files.example\n",
 		     MAIN ":3: ", "needs an IP address");
+}
+
+/* Egress limits for the run and for each host: parsed, shown by --explain, only with proxy. */
+static void test_network_limits(void **state)
+{
+	struct policy *p =
+	    must_load("[network]\nmode = proxy\n"
+		      "max-connections = 64\nrate = 20\n"
+		      "max-bytes-out = 1M\nmax-bytes-in = 1G\n"
+		      "max-connections-per-host = 4\nrate-per-host = 2\n"
+		      "max-bytes-out-per-host = 64K\nmax-bytes-in-per-host = 100M\n");
+	struct ab_err e = {0};
+	struct json j;
+	(void)state;
+
+	assert_int_equal(p->net_max_connections, 64);
+	assert_int_equal(p->net_rate, 20);
+	assert_int_equal(p->net_max_bytes_out, 1ull << 20);
+	assert_int_equal(p->net_max_bytes_in, 1ull << 30);
+	assert_int_equal(p->net_host_max_connections, 4);
+	assert_int_equal(p->net_host_rate, 2);
+	assert_int_equal(p->net_host_max_bytes_out, 64ull << 10);
+	assert_int_equal(p->net_host_max_bytes_in, 100ull << 20);
+	assert_int_equal(policy_finish(p, &e), 0);
+	json_init(&j);
+	policy_explain(p, &j);
+	assert_non_null(strstr(json_text(&j), "\"max_connections_per_host\":4,\"rate_per_host\":2,"
+					      "\"max_bytes_out_per_host\":65536,"
+					      "\"max_bytes_in_per_host\":104857600"));
+	json_free(&j);
+	policy_free(p);
+
+	expect_error("[network]\nmode = proxy\nrate-per-host = 0\n",
+		     MAIN ":3: ", "'rate-per-host' must be greater than 0");
+	expect_error("[network]\nmode = proxy\nmax-bytes-in-per-host = lots\n",
+		     MAIN ":3: ", "lots");
+	expect_error("[network]\nmax-connections-per-host = 2\nmax-connections-per-host = 3\n",
+		     MAIN ":3: ", "max-connections-per-host");
+	p = must_load("[network]\nmax-connections-per-host = 2\n");
+	assert_int_equal(policy_finish(p, &e), -1);
+	expect_msg(&e, "", "[network] has egress limits but mode is none");
+	policy_free(p);
 }
 
 /* ---------- [limits] ---------- */
@@ -1386,9 +1432,9 @@ static void test_override_errors_name_the_option(void **state)
 	expect_msg(&e, "--timeout: ", "'timeout' must be greater than 0");
 	assert_int_equal(policy_override(p, "network", "mode", "wifi", "--net", &e), -1);
 	expect_msg(&e, "--net: ", "'wifi' is not a valid mode");
-	assert_int_equal(policy_override(p, "network", "allow", "b\xc3\xa4r.de", "--allow", &e),
+	assert_int_equal(policy_override(p, "network", "allow", "b\xc3\xa4r\xff.de", "--allow", &e),
 			 -1);
-	expect_msg(&e, "--allow: ", "punycode");
+	expect_msg(&e, "--allow: ", "not valid UTF-8");
 	assert_int_equal(policy_override(p, "env", "set", "NOEQ", "--setenv", &e), -1);
 	expect_msg(&e, "--setenv: ", "'NOEQ' is not NAME=VALUE");
 	assert_int_equal(policy_override(p, "filesystem", "ro", "${PROFILE_DIR}/x", "--ro", &e),
@@ -2328,6 +2374,7 @@ int main(void)
 	    cmocka_unit_test(test_value_types_from_reference),
 	    cmocka_unit_test(test_override_repeats),
 	    cmocka_unit_test(test_explain_sandbox_fields),
+	    cmocka_unit_test(test_network_limits),
 	    cmocka_unit_test_setup_teardown(test_real_files_and_symlinks, search_setup,
 					    search_teardown),
 	    cmocka_unit_test_setup_teardown(test_real_files_refused, search_setup, search_teardown),

@@ -18,6 +18,17 @@
 #                            (no_proxy cleared: inside the sandbox 127.0.0.1 is the sandbox's
 #                            own). Prints BODY:..., or HTTPERROR:<code>, DENIED:..., ERROR:...
 #   connect HOST PORT        a raw TCP connect, no proxy: CONNECTED, or ERRNO:<name>.
+#   gets URL...              `get` for each URL in turn, in one process (so quickly).
+#   hold HOST_A HOST_B PORT PATH
+#                            per-host connection counts: a tunnel to HOST_A held open
+#                            (HOLD_A:<code>), a second one to HOST_A (SECOND_A:<code>, DENIED),
+#                            one to HOST_B with a GET (B_CONNECT, B_STATUS, B_BODY), a GET
+#                            through the held tunnel (HELD_BODY), then the held tunnel closed
+#                            and a new one to HOST_A with a GET (AGAIN_CONNECT, AGAIN_BODY).
+#   manyhosts N PORT         CONNECT to h0.test ... h<N-1>.test:PORT, 16 at a time, one byte
+#                            sent early, each closed both ways before the next one
+#                            (the server must close on EOF): OK_COUNT:<200s>, REFUSED_COUNT:<403s>,
+#                            FIRST_REFUSED:<index>:<X-Agentbox-Denied>, OTHER_COUNT.
 import errno, os, socket, ssl, sys, time
 
 PROXY = ("127.0.0.1", 3128)
@@ -108,6 +119,83 @@ def cmd_tunnel(host, port, path, shut=False):
     get_through(s, host, port, path, shut)
 
 
+def open_tunnel(host, port):
+    """A CONNECT tunnel: (socket, code, head of the proxy's answer)."""
+    s = socket.create_connection(PROXY, timeout=TIMEOUT)
+    s.sendall(f"CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
+    head = read_head(s)
+    code = head.split(b" ")[1].decode() if head.startswith(b"HTTP/") else "none"
+    return s, code, head
+
+
+def denied_of(head):
+    for line in head.decode("latin-1").split("\r\n"):
+        name, _, value = line.partition(":")
+        if name.lower() == "x-agentbox-denied":
+            return value.strip()
+    return ""
+
+
+def body_through(s, host, port, path):
+    s.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n".encode())
+    data = read_all(s)
+    return data.partition(b"\r\n\r\n")[2].decode("latin-1").strip()
+
+
+def cmd_hold(host_a, host_b, port, path):
+    held, code, _ = open_tunnel(host_a, port)
+    out("HOLD_A", code)
+    s, code, head = open_tunnel(host_a, port)
+    out("SECOND_A", code)
+    out("SECOND_DENIED", denied_of(head))
+    s.close()
+    s, code, _ = open_tunnel(host_b, port)
+    out("B_CONNECT", code)
+    if code == "200":
+        out("B_BODY", body_through(s, host_b, port, path))
+    s.close()
+    out("HELD_BODY", body_through(held, host_a, port, path))
+    held.close()
+    time.sleep(0.3)  # the proxy sees the close and gives the host's connection back
+    s, code, _ = open_tunnel(host_a, port)
+    out("AGAIN_CONNECT", code)
+    if code == "200":
+        out("AGAIN_BODY", body_through(s, host_a, port, path))
+    s.close()
+
+
+def cmd_manyhosts(n, port):
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(i):
+        try:
+            s = socket.create_connection(PROXY, timeout=TIMEOUT)
+            s.sendall(f"CONNECT h{i}.test:{port} HTTP/1.1\r\n\r\nx".encode())
+            head = read_head(s)
+            # the end passed on both ways, so the proxy holds at most 16 connections at once
+            s.shutdown(socket.SHUT_WR)
+            read_all(s)
+            s.close()
+        except OSError as e:
+            return i, "error", str(e)
+        code = head.split(b" ")[1].decode() if head.startswith(b"HTTP/") else "none"
+        return i, code, denied_of(head)
+
+    with ThreadPoolExecutor(16) as pool:
+        results = sorted(pool.map(one, range(int(n))))
+    ok = [r for r in results if r[1] == "200"]
+    refused = [r for r in results if r[1] == "403"]
+    out("OK_COUNT", len(ok))
+    out("REFUSED_COUNT", len(refused))
+    out("OTHER_COUNT", len(results) - len(ok) - len(refused))
+    if refused:
+        out("FIRST_REFUSED", f"{refused[0][0]}:{refused[0][2]}")
+    for r in results:
+        if r[1] not in ("200", "403"):
+            out("OTHER", f"{r[0]}:{r[1]}:{r[2]}")
+            break
+
+
 def cmd_socks(host, port, path, shut=False):
     s = socket.create_connection(SOCKS, timeout=TIMEOUT)
     s.sendall(b"\x05\x01\x00")
@@ -189,6 +277,13 @@ def main():
         cmd_urllib(*args)
     elif cmd == "connect":
         cmd_connect(args[0], args[1])
+    elif cmd == "gets":
+        for url in args:
+            cmd_get(url)
+    elif cmd == "hold":
+        cmd_hold(*args)
+    elif cmd == "manyhosts":
+        cmd_manyhosts(*args)
     else:
         sys.exit(f"unknown command {cmd}")
     out("ELAPSED", f"{time.monotonic() - t0:.1f}")
