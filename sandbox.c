@@ -609,14 +609,17 @@ static int on_timer(struct run *r, struct supervision *s, struct audit *a, struc
 	return 0;
 }
 
-static void on_message(struct run *r, struct supervision *s)
+/* Returns false at end of stream (pid 1 is exiting) or on error: the socket is done. */
+static bool on_message(struct run *r, struct supervision *s)
 {
 	struct msg m;
+	int rc = recv_msg(r->sock[0], &m);
 
-	if (recv_msg(r->sock[0], &m) == 1 && m.type == MSG_EXIT) {
+	if (rc == 1 && m.type == MSG_EXIT) {
 		s->have_exit = true;
 		s->cmd_status = m.value;
 	}
+	return rc == 1;
 }
 
 /* Which rlimit ended the run, judged from how the command died; a shell in between reports
@@ -689,8 +692,10 @@ static int supervise(struct run *r, struct audit *a, struct sandbox_result *res,
 		}
 		if ((fds[0].revents & POLLIN) && read(r->sigfd, &si, sizeof(si)) == sizeof(si))
 			on_signal(r, &s, &si);
-		if (fds[1].revents & POLLIN)
-			on_message(r, &s);
+		/* at end of stream the socket stays readable: polling it again would spin while the
+		 * kernel tears pid 1's namespaces down, until SIGCHLD says it can be reaped */
+		if ((fds[1].revents & POLLIN) && !on_message(r, &s))
+			fds[1].fd = -1;
 		if (fds[2].revents & POLLIN && on_timer(r, &s, a, e) < 0) {
 			rc = -1;
 			kill_and_reap(r);
