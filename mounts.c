@@ -622,13 +622,41 @@ static int split_parent(const char *dest, char *parent, size_t size, const char 
 	return 0;
 }
 
+static int ensure(struct root *r, const char *dest, bool dir, struct ab_err *e);
+
+/* The directory a new entry goes in, opened in *pfd: 0, or 1 when it is a host directory (no
+ * entry may be made there), or -1 on error. The new root itself is held open already (the
+ * common case: no lookup at all); close *pfd with put_parent. */
+static int owned_parent(struct root *r, const char *parent, int *pfd, struct ab_err *e)
+{
+	struct stat st;
+
+	if (!strcmp(parent, "/")) {
+		*pfd = r->fd; /* agentbox's own tmpfs, owned from the start */
+		return 0;
+	}
+	if ((*pfd = ensure(r, parent, true, e)) < 0)
+		return -1;
+	if (fstat(*pfd, &st) < 0 || !owned(r, st.st_dev)) {
+		close(*pfd);
+		*pfd = -1;
+		return 1;
+	}
+	return 0;
+}
+
+static void put_parent(const struct root *r, int pfd)
+{
+	if (pfd != r->fd)
+		close(pfd);
+}
+
 /* Opens dest inside the new root, creating it (and its parents) as a directory or an empty file
  * when missing, but only on agentbox's own tmpfs mounts: never on a host directory. */
 static int ensure(struct root *r, const char *dest, bool dir, struct ab_err *e)
 {
 	char parent[PATH_MAX];
 	const char *name;
-	struct stat st;
 	int fd, pfd, rc;
 
 	fd = in_root(r, dest, O_PATH);
@@ -636,20 +664,18 @@ static int ensure(struct root *r, const char *dest, bool dir, struct ab_err *e)
 		return fd >= 0 ? fd : ab_fail(e, errno, "mount point %s", dest);
 	if (split_parent(dest, parent, sizeof(parent), &name) < 0)
 		return ab_fail(e, ENAMETOOLONG, "mount point %s", dest);
-	if ((pfd = ensure(r, parent, true, e)) < 0)
+	if ((rc = owned_parent(r, parent, &pfd, e)) < 0)
 		return -1;
-	if (fstat(pfd, &st) < 0 || !owned(r, st.st_dev)) {
-		close(pfd);
+	if (rc > 0)
 		return ab_fail(e, 0, "cannot create mount point %s: %s is a host directory", dest,
 			       parent),
 		       ab_hint(e, "create %s on the host, or list a path that exists", dest);
-	}
 	if (dir)
 		rc = mkdirat(pfd, name, 0755);
 	else
 		rc = (fd = openat(pfd, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW,
 				  0644)) < 0 ? -1 : close(fd);
-	close(pfd);
+	put_parent(r, pfd);
 	if (rc < 0 && errno != EEXIST)
 		return ab_fail(e, errno, "cannot create mount point %s", dest);
 	fd = in_root(r, dest, O_PATH);
@@ -799,19 +825,17 @@ static int make_symlink(struct root *r, const char *target, const char *dest, st
 {
 	char parent[PATH_MAX];
 	const char *name;
-	struct stat st;
 	int pfd, rc;
 
 	if (split_parent(dest, parent, sizeof(parent), &name) < 0)
 		return ab_fail(e, ENAMETOOLONG, "symlink %s", dest);
-	if ((pfd = ensure(r, parent, true, e)) < 0)
+	if ((rc = owned_parent(r, parent, &pfd, e)) < 0)
 		return -1;
-	if (fstat(pfd, &st) < 0 || !owned(r, st.st_dev)) {
-		close(pfd);
-		return ab_fail(e, 0, "cannot create symlink %s: %s is a host directory", dest, parent);
-	}
+	if (rc > 0)
+		return ab_fail(e, 0, "cannot create symlink %s: %s is a host directory", dest,
+			       parent);
 	rc = symlinkat(target, pfd, name);
-	close(pfd);
+	put_parent(r, pfd);
 	if (rc < 0)
 		return ab_fail(e, errno, "symlink %s -> %s", dest, target);
 	return 0;

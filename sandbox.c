@@ -46,11 +46,12 @@ extern char **environ;
 /* Signals the supervisor and pid 1 pass on to the command. */
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
 
-enum msg_type { MSG_GO = 1, MSG_READY, MSG_ERROR, MSG_EXIT };
+enum msg_type { MSG_GO = 1, MSG_READY, MSG_ERROR, MSG_EXIT, MSG_FILTER };
 
 struct msg {
 	int type;
-	int value; /* MSG_ERROR: errno; MSG_EXIT: the command's wait status */
+	int value; /* MSG_ERROR: errno; MSG_EXIT: the command's wait status; MSG_FILTER: the
+		    * number of instructions that follow the message */
 	char text[AB_ERR_MAX];
 };
 
@@ -85,6 +86,7 @@ struct run {
 	sigset_t sigs, oldmask;
 	pid_t pid1;
 	struct seccomp_monitor *monitor;
+	struct seccomp_program filter; /* compiled by the supervisor, loaded by pid 1 */
 };
 
 #define MAX_PASSED_FDS 4
@@ -134,12 +136,19 @@ static int recv_msg_fds(int fd, struct msg *m, int *fds, size_t max, size_t *n)
 			    .msg_controllen = sizeof(u.buf)};
 	struct cmsghdr *c;
 	ssize_t got;
+	bool reset = false;
 
 	if (n)
 		*n = 0;
-	do
+	/* ECONNRESET, once: pid 1 exited leaving a message of ours (the filter) unread; what it
+	 * sent before that is still queued behind the error */
+	do {
 		got = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
-	while (got < 0 && errno == EINTR);
+		if (got < 0 && errno == ECONNRESET && !reset) {
+			reset = true;
+			errno = EINTR;
+		}
+	} while (got < 0 && errno == EINTR);
 	if (got <= 0)
 		return got < 0 ? -1 : 0;
 	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
@@ -228,6 +237,27 @@ static int become(const struct run *r, struct ab_err *e)
 	return 0;
 }
 
+/* pid 1 waits for the filter the supervisor compiled meanwhile; end of stream means the
+ * supervisor failed, and nothing runs. */
+static int recv_filter(struct run *r, struct ab_err *e)
+{
+	struct msg m;
+	struct iovec iov[2] = {{&m, sizeof(m)}, {r->filter.insns, sizeof(r->filter.insns)}};
+	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
+	ssize_t got;
+
+	do
+		got = recvmsg(r->sock[1], &mh, MSG_CMSG_CLOEXEC);
+	while (got < 0 && errno == EINTR);
+	if (got < (ssize_t)sizeof(m) || m.type != MSG_FILTER || m.value < 0 ||
+	    m.value > BPF_MAXINSNS ||
+	    (size_t)got != sizeof(m) + (size_t)m.value * sizeof(struct sock_filter))
+		return ab_fail(e, got < 0 ? errno : EPROTO,
+			       "no seccomp filter from the supervisor");
+	r->filter.len = (unsigned short)m.value;
+	return 0;
+}
+
 static int child_setup(struct run *r, struct ab_err *e)
 {
 	const struct policy *p = r->p;
@@ -257,7 +287,8 @@ static int child_setup(struct run *r, struct ab_err *e)
 	if (caps_drop(e) < 0 || landlock_apply(&r->plan, r->landlock_abi, e) < 0)
 		return -1;
 	/* last: the filter binds pid 1 and every process it forks */
-	if (seccomp_install(p, false, &r->listener, &r->seccomp_unnamed, e) < 0)
+	if (recv_filter(r, e) < 0 ||
+	    seccomp_install_program(p, &r->filter, &r->listener, &r->seccomp_unnamed, e) < 0)
 		return -1;
 	/* the command (same uid) must not reach pid 1's fds or memory through /proc/1 */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
@@ -548,6 +579,26 @@ fail:
 	return -1;
 }
 
+/* The supervisor compiles the filter while pid 1 builds the view, and sends it. A failed send
+ * means pid 1 is gone (its reason is on the socket for wait_ready) or cannot get the filter:
+ * the socket is shut so that pid 1 stops instead of waiting. */
+static int send_filter(struct run *r, struct ab_err *e)
+{
+	struct msg m = {.type = MSG_FILTER};
+	struct iovec iov[2] = {{&m, sizeof(m)}, {r->filter.insns, 0}};
+	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
+
+	if (seccomp_export(r->p, &r->filter, e) < 0) {
+		kill_and_reap(r);
+		return -1;
+	}
+	m.value = r->filter.len;
+	iov[1].iov_len = r->filter.len * sizeof(struct sock_filter);
+	if (sendmsg(r->sock[0], &mh, MSG_NOSIGNAL) != (ssize_t)(iov[0].iov_len + iov[1].iov_len))
+		shutdown(r->sock[0], SHUT_WR);
+	return 0;
+}
+
 /* Waits for pid 1 to finish setup: READY, or an error (reported), or its death. */
 static int wait_ready(struct run *r, struct audit *a, struct ab_err *e)
 {
@@ -623,14 +674,17 @@ static int on_timer(struct run *r, struct supervision *s, struct audit *a, struc
 	return 0;
 }
 
-static void on_message(struct run *r, struct supervision *s)
+/* Returns false at end of stream (pid 1 is exiting) or on error: the socket is done. */
+static bool on_message(struct run *r, struct supervision *s)
 {
 	struct msg m;
+	int rc = recv_msg(r->sock[0], &m);
 
-	if (recv_msg(r->sock[0], &m) == 1 && m.type == MSG_EXIT) {
+	if (rc == 1 && m.type == MSG_EXIT) {
 		s->have_exit = true;
 		s->cmd_status = m.value;
 	}
+	return rc == 1;
 }
 
 /* Which rlimit ended the run, judged from how the command died; a shell in between reports
@@ -703,8 +757,10 @@ static int supervise(struct run *r, struct audit *a, struct sandbox_result *res,
 		}
 		if ((fds[0].revents & POLLIN) && read(r->sigfd, &si, sizeof(si)) == sizeof(si))
 			on_signal(r, &s, &si);
-		if (fds[1].revents & POLLIN)
-			on_message(r, &s);
+		/* at end of stream the socket stays readable: polling it again would spin while the
+		 * kernel tears pid 1's namespaces down, until SIGCHLD says it can be reaped */
+		if ((fds[1].revents & POLLIN) && !on_message(r, &s))
+			fds[1].fd = -1;
 		if (fds[2].revents & POLLIN && on_timer(r, &s, a, e) < 0) {
 			rc = -1;
 			kill_and_reap(r);
@@ -1181,7 +1237,7 @@ int sandbox_run(const struct policy *p, struct audit *a, const struct mount_prot
 		kill_and_reap(&r);
 		goto out;
 	}
-	if (wait_ready(&r, a, e) < 0)
+	if (send_filter(&r, e) < 0 || wait_ready(&r, a, e) < 0)
 		goto out;
 	rc = supervise(&r, a, res, e);
 	/* changes-size: the upper layers were on a tmpfs; whatever ended the run, keep them */

@@ -2,15 +2,18 @@
 #include "seccomp.h"
 
 #include <errno.h>
+#include <linux/filter.h>
 #include <linux/sched.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* Syscalls the default preset refuses outright. Names the kernel or libseccomp does not know
@@ -297,48 +300,141 @@ static int build_default(struct builder *b)
 	return 0;
 }
 
-/* Builds and loads the filter; notify selects named violations (a listener) over plain errno. */
-static int load(const struct policy *p, bool no_inet, bool notify, struct ab_err *e)
+/* The filter's rules in a new context (NULL on error); notify selects named violations (a
+ * listener) over plain errno. */
+static scmp_filter_ctx build(const struct policy *p, bool no_inet, bool notify, struct ab_err *e)
 {
 	bool strict = p->seccomp_preset == SECCOMP_PRESET_STRICT;
 	uint32_t deny_action = notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EPERM);
 	struct builder b = {NULL, p, e, deny_action, no_inet};
-	int rc = -1;
 
 	b.ctx = seccomp_init(strict ? (notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(ENOSYS))
 				    : SCMP_ACT_ALLOW);
-	if (!b.ctx)
-		return ab_fail(e, ENOMEM, "seccomp_init");
+	if (!b.ctx) {
+		ab_fail(e, ENOMEM, "seccomp_init");
+		return NULL;
+	}
 	/* only the native ABI: x32 numbers and the int 0x80 entry kill the process */
 	if (seccomp_attr_set(b.ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS) < 0) {
 		ab_fail(e, EINVAL, "seccomp: bad-arch action");
-		goto out;
+		goto fail;
 	}
 	/* a binary tree on the syscall number: an allowed call passes a few comparisons, not
 	 * every rule (an optimisation only; older libseccomp keeps the linear chain) */
 	(void)seccomp_attr_set(b.ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
 	if (!strict && p->seccomp_preset == SECCOMP_PRESET_DEFAULT && build_default(&b) < 0)
-		goto out;
+		goto fail;
 	if (strict && build_strict(&b) < 0)
-		goto out;
+		goto fail;
 	/* under strict, a denied name is simply left off the allowlist */
 	for (size_t i = 0; !strict && i < p->seccomp_deny.n; i++)
 		if (deny(&b, p->seccomp_deny.v[i]) < 0)
-			goto out;
+			goto fail;
 	if (!strict && no_inet &&
 	    (deny_if(&b, "socket", SCMP_A0(SCMP_CMP_EQ, AF_INET, 0)) < 0 ||
 	     deny_if(&b, "socket", SCMP_A0(SCMP_CMP_EQ, AF_INET6, 0)) < 0))
-		goto out;
-	if ((rc = seccomp_load(b.ctx)) < 0) {
+		goto fail;
+	return b.ctx;
+fail:
+	seccomp_release(b.ctx);
+	return NULL;
+}
+
+/* Builds and loads the filter; returns the listener with notify, else 0. */
+static int load(const struct policy *p, bool no_inet, bool notify, struct ab_err *e)
+{
+	scmp_filter_ctx ctx = build(p, no_inet, notify, e);
+	int rc;
+
+	if (!ctx)
+		return -1;
+	if ((rc = seccomp_load(ctx)) < 0) {
 		ab_fail(e, -rc, "cannot load the seccomp filter");
 		goto out;
 	}
-	rc = notify ? seccomp_notify_fd(b.ctx) : 0;
+	rc = notify ? seccomp_notify_fd(ctx) : 0;
 	if (rc < 0)
 		ab_fail(e, -rc, "no seccomp notification fd");
 out:
-	seccomp_release(b.ctx);
+	seccomp_release(ctx);
 	return rc;
+}
+
+/* libseccomp 2.5 exports only to an fd: a memfd, read back. */
+static int export_program(scmp_filter_ctx ctx, struct seccomp_program *out, struct ab_err *e)
+{
+	int fd = (int)syscall(SYS_memfd_create, "agentbox-seccomp", MFD_CLOEXEC);
+	off_t size;
+	int rc;
+
+	if (fd < 0)
+		return ab_fail(e, errno, "memfd_create for the seccomp filter");
+	if ((rc = seccomp_export_bpf(ctx, fd)) < 0) {
+		ab_fail(e, -rc, "cannot export the seccomp filter");
+		goto out;
+	}
+	rc = -1;
+	size = lseek(fd, 0, SEEK_END);
+	if (size <= 0 || size % sizeof(struct sock_filter) ||
+	    size > (off_t)(BPF_MAXINSNS * sizeof(struct sock_filter))) {
+		ab_fail(e, size < 0 ? errno : EINVAL, "the exported seccomp filter has %lld bytes",
+			(long long)size);
+		goto out;
+	}
+	if (pread(fd, out->insns, (size_t)size, 0) != size) {
+		ab_fail(e, errno ? errno : EIO, "cannot read the exported seccomp filter");
+		goto out;
+	}
+	out->len = (unsigned short)(size / sizeof(struct sock_filter));
+	rc = 0;
+out:
+	close(fd);
+	return rc;
+}
+
+int seccomp_export(const struct policy *p, struct seccomp_program *out, struct ab_err *e)
+{
+	scmp_filter_ctx ctx;
+	int rc;
+
+	out->len = 0;
+	if (!has_filter(p, false))
+		return 0;
+	if (!(ctx = build(p, false, true, e)))
+		return -1;
+	rc = export_program(ctx, out, e);
+	seccomp_release(ctx);
+	return rc;
+}
+
+int seccomp_install_program(const struct policy *p, const struct seccomp_program *prog,
+			    int *listener, bool *unnamed, struct ab_err *e)
+{
+	struct sock_fprog fprog = {prog->len, (struct sock_filter *)prog->insns};
+	int fd, err;
+
+	*listener = -1;
+	*unnamed = false;
+	if (has_filter(p, false) != (prog->len > 0))
+		return ab_fail(e, EPROTO, "the supervisor sent a seccomp filter of %u instructions",
+			       (unsigned)prog->len);
+	if (!prog->len)
+		return 0;
+	/* what seccomp_load does: no_new_privs, then the filter with a new listener */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return ab_fail(e, errno, "cannot set no_new_privs");
+	fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
+			  &fprog);
+	if (fd >= 0) {
+		*listener = fd;
+		return 0;
+	}
+	err = errno;
+	/* as in seccomp_install: under an outer listener, the same calls refused unnamed */
+	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != 2)
+		return ab_fail(e, err, "cannot load the seccomp filter");
+	*unnamed = true;
+	return load(p, false, false, e) < 0 ? -1 : 0;
 }
 
 int seccomp_install(const struct policy *p, bool no_inet, int *listener, bool *unnamed,

@@ -4,6 +4,7 @@
 #ifndef AGENTBOX_SECCOMP_H
 #define AGENTBOX_SECCOMP_H
 
+#include <linux/filter.h>
 #include <stdbool.h>
 
 #include "audit.h"
@@ -25,6 +26,20 @@ bool seccomp_blocks_tty_injection(const struct policy *p);
  * no_inet also refuses inet sockets (fallback mode has no network namespace). */
 int seccomp_install(const struct policy *p, bool no_inet, int *listener, bool *unnamed,
 		    struct ab_err *e);
+
+/* A compiled filter, built by the supervisor while pid 1 builds the view. */
+struct seccomp_program {
+	unsigned short len; /* instructions; 0: the policy installs no filter */
+	struct sock_filter insns[BPF_MAXINSNS];
+};
+
+/* In the supervisor: compiles the filter seccomp_install(p, false, ...) would load. */
+int seccomp_export(const struct policy *p, struct seccomp_program *out, struct ab_err *e);
+
+/* In pid 1, after no_new_privs: loads a program from seccomp_export, with a notification
+ * listener; nested under another listener, builds and loads the unnamed variant itself. */
+int seccomp_install_program(const struct policy *p, const struct seccomp_program *prog,
+			    int *listener, bool *unnamed, struct ab_err *e);
 
 /* The supervisor's side: answers notifications and audits them, coalescing repeats. */
 struct seccomp_monitor;
