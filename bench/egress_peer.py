@@ -1,9 +1,7 @@
-# egress_peer.py: both ends of bench/egress (standard library only, /usr/bin/python3).
+# egress_peer.py: the client end of bench/egress (standard library only, /usr/bin/python3);
+# the server end, a sink and echo server on the host's 127.0.0.1, is the test suite's
+# tests/integration/helpers/egress_sink.py.
 #
-#   egress_peer.py serve PORTFILE
-#       On the host's 127.0.0.1: a sink and echo server in one selector loop. A connection whose
-#       first byte is 'e' is echoed back; any other is read and dropped until EOF, then closed.
-#       The port goes to PORTFILE (written as PORTFILE.tmp, then renamed).
 #   egress_peer.py throughput PORT BYTES [proxy]
 #       Sends BYTES to the sink (through a CONNECT tunnel of 127.0.0.1:3128 with "proxy"),
 #       half-closes, waits for the sink's close: prints "SECONDS <s> MBPS <MB/s>".
@@ -22,49 +20,6 @@ PROXY = ("127.0.0.1", 3128)
 def raise_nofile():
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-
-
-def serve(portfile):
-    raise_nofile()
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(4096)
-    srv.setblocking(False)
-    sel = selectors.DefaultSelector()
-    sel.register(srv, selectors.EVENT_READ, None)
-    with open(portfile + ".tmp", "w") as f:
-        f.write(str(srv.getsockname()[1]))
-    os.rename(portfile + ".tmp", portfile)
-    buf = bytearray(1 << 20)
-    view = memoryview(buf)
-    while True:
-        for key, _ in sel.select():
-            s = key.fileobj
-            if s is srv:
-                while True:
-                    try:
-                        c, _ = srv.accept()
-                    except BlockingIOError:
-                        break
-                    c.setblocking(False)
-                    sel.register(c, selectors.EVENT_READ, "new")
-                continue
-            try:
-                n = s.recv_into(buf)
-            except BlockingIOError:
-                continue
-            except OSError:
-                n = 0
-            if n == 0:
-                sel.unregister(s)
-                s.close()
-                continue
-            if key.data == "new":
-                sel.modify(s, selectors.EVENT_READ, "echo" if buf[0:1] == b"e" else "sink")
-            if sel.get_key(s).data == "echo":
-                s.setblocking(True)
-                s.sendall(view[:n])
-                s.setblocking(False)
 
 
 def connect(port, proxied):
@@ -127,9 +82,7 @@ def hold(port, n, donefile):
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     proxied = args[-1:] == ["proxy"]
-    if cmd == "serve":
-        serve(args[0])
-    elif cmd == "throughput":
+    if cmd == "throughput":
         throughput(int(args[0]), int(args[1]), proxied)
     elif cmd == "latency":
         latency(int(args[0]), int(args[1]), proxied)
