@@ -12,22 +12,28 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-static int remove_entries(int fd, struct ab_err *e)
+int fs_each_entry(int dirfd, int (*fn)(int dirfd, const char *name, void *ctx), void *ctx,
+		  struct ab_err *e)
 {
-	int dfd = dup(fd), rc = 0;
+	int fd = dup(dirfd), rc = 0;
 	struct dirent *d;
 	DIR *dir;
 
-	if (dfd < 0 || !(dir = fdopendir(dfd))) {
-		if (dfd >= 0)
-			close(dfd);
-		return ab_fail(e, errno, "cannot read a directory to remove");
+	if (fd < 0 || !(dir = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return ab_fail(e, errno, "cannot read a directory");
 	}
 	while (rc == 0 && (d = readdir(dir)))
 		if (strcmp(d->d_name, ".") && strcmp(d->d_name, ".."))
-			rc = fs_remove_tree(fd, d->d_name, e);
+			rc = fn(dirfd, d->d_name, ctx);
 	closedir(dir);
 	return rc;
+}
+
+static int remove_one(int dirfd, const char *name, void *e)
+{
+	return fs_remove_tree(dirfd, name, e);
 }
 
 int fs_remove_tree(int dirfd, const char *name, struct ab_err *e)
@@ -47,7 +53,7 @@ int fs_remove_tree(int dirfd, const char *name, struct ab_err *e)
 	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return ab_fail(e, errno, "cannot open %s", name);
-	rc = remove_entries(fd, e);
+	rc = fs_each_entry(fd, remove_one, e, e);
 	close(fd);
 	if (rc == 0 && unlinkat(dirfd, name, AT_REMOVEDIR) < 0)
 		return ab_fail(e, errno, "cannot remove %s", name);
@@ -134,24 +140,17 @@ static int open_own(int dirfd, const char *name, const struct stat *st, int flag
 	return fd;
 }
 
-static int copy_entry(int from, int to, const char *name, struct ab_err *e);
+struct copy {
+	int to;
+	struct ab_err *e;
+};
+
+static int copy_entry(int from, const char *name, void *ctx);
 
 static int copy_entries(int from, int to, struct ab_err *e)
 {
-	int fd = dup(from), rc = 0;
-	struct dirent *d;
-	DIR *dir;
-
-	if (fd < 0 || !(dir = fdopendir(fd))) {
-		if (fd >= 0)
-			close(fd);
-		return ab_fail(e, errno, "cannot read a directory to copy");
-	}
-	while (rc == 0 && (d = readdir(dir)))
-		if (strcmp(d->d_name, ".") && strcmp(d->d_name, ".."))
-			rc = copy_entry(from, to, d->d_name, e);
-	closedir(dir);
-	return rc;
+	struct copy c = {to, e};
+	return fs_each_entry(from, copy_entry, &c, e);
 }
 
 static int copy_dir(int from, int to, const char *name, const struct stat *st, struct ab_err *e)
@@ -195,10 +194,13 @@ static int copy_file(int from, int to, const char *name, const struct stat *st, 
 	return rc;
 }
 
-static int copy_entry(int from, int to, const char *name, struct ab_err *e)
+static int copy_entry(int from, const char *name, void *ctx)
 {
+	const struct copy *c = ctx;
+	struct ab_err *e = c->e;
 	char target[PATH_MAX];
 	struct stat st;
+	int to = c->to;
 	ssize_t n;
 
 	if (fstatat(from, name, &st, AT_SYMLINK_NOFOLLOW) < 0)

@@ -531,23 +531,22 @@ static int walk_entry(struct walk *w, int dirfd, const char *rel, const char *na
 	return rc;
 }
 
+struct walk_dir {
+	struct walk *w;
+	const char *rel;
+};
+
+static int walk_one(int dirfd, const char *name, void *ctx)
+{
+	const struct walk_dir *d = ctx;
+	return walk_entry(d->w, dirfd, d->rel, name);
+}
+
 /* Pre-order: a directory comes before what is in it. */
 static int walk_upper(struct walk *w, int dirfd, const char *rel)
 {
-	int fd = dup(dirfd), rc = 0;
-	struct dirent *d;
-	DIR *dir;
-
-	if (fd < 0 || !(dir = fdopendir(fd))) {
-		if (fd >= 0)
-			close(fd);
-		return ab_fail(w->e, errno, "reading the changes of %s", rel);
-	}
-	while (rc == 0 && (d = readdir(dir)))
-		if (strcmp(d->d_name, ".") && strcmp(d->d_name, ".."))
-			rc = walk_entry(w, dirfd, rel, d->d_name);
-	closedir(dir);
-	return rc;
+	struct walk_dir d = {w, rel};
+	return fs_each_entry(dirfd, walk_one, &d, w->e);
 }
 
 static int cmp_change(const void *a, const void *b)

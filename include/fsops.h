@@ -7,6 +7,11 @@
 
 #include "error.h"
 
+/* fn(dirfd, name, ctx) for each entry of the directory dirfd but . and ..; stops at the first
+ * non-zero return, and returns it. */
+int fs_each_entry(int dirfd, int (*fn)(int dirfd, const char *name, void *ctx), void *ctx,
+		  struct ab_err *e);
+
 /* rm -r of dirfd/name without following a symlink anywhere; directories the owner cannot
  * enter or write (a module cache, overlayfs's work dir) are opened up first. A missing name
  * is not an error. Stops at the first failure. */
