@@ -140,29 +140,38 @@ static int open_own(int dirfd, const char *name, const struct stat *st, int flag
 	return fd;
 }
 
+/* A copy in progress: where to, how deep, and how many data bytes it may still write. */
 struct copy {
 	int to;
+	unsigned depth;
+	uint64_t *left; /* NULL: no budget */
 	struct ab_err *e;
 };
 
+#define COPY_MAX_DEPTH 1000
+
 static int copy_entry(int from, const char *name, void *ctx);
 
-static int copy_entries(int from, int to, struct ab_err *e)
+static int copy_entries(int from, int to, const struct copy *parent)
 {
-	struct copy c = {to, e};
-	return fs_each_entry(from, copy_entry, &c, e);
+	struct copy c = {to, parent->depth + 1, parent->left, parent->e};
+
+	if (c.depth > COPY_MAX_DEPTH)
+		return ab_fail(c.e, ELOOP, "more than %d directories deep", COPY_MAX_DEPTH);
+	return fs_each_entry(from, copy_entry, &c, c.e);
 }
 
-static int copy_dir(int from, int to, const char *name, const struct stat *st, struct ab_err *e)
+static int copy_dir(int from, const char *name, const struct stat *st, const struct copy *c)
 {
+	struct ab_err *e = c->e;
 	char opaque[2];
 	int in, out, rc;
 
-	if (mkdirat(to, name, 0700) < 0 && errno != EEXIST)
+	if (mkdirat(c->to, name, 0700) < 0 && errno != EEXIST)
 		return ab_fail(e, errno, "cannot create %s", name);
 	if ((in = open_own(from, name, st, O_RDONLY | O_DIRECTORY)) < 0)
 		return ab_fail(e, errno, "cannot open %s", name);
-	if ((out = openat(to, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+	if ((out = openat(c->to, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
 		close(in);
 		return ab_fail(e, errno, "cannot open the copy of %s", name);
 	}
@@ -171,7 +180,7 @@ static int copy_dir(int from, int to, const char *name, const struct stat *st, s
 	    fsetxattr(out, "user.overlay.opaque", opaque, 1, 0) < 0)
 		rc = ab_fail(e, errno, "cannot mark the copy of %s opaque", name);
 	else
-		rc = copy_entries(in, out, e);
+		rc = copy_entries(in, out, c);
 	if (rc == 0 && fchmod(out, st->st_mode & 07777) < 0)
 		rc = ab_fail(e, errno, "cannot set the mode of %s", name);
 	close(in);
@@ -179,52 +188,109 @@ static int copy_dir(int from, int to, const char *name, const struct stat *st, s
 	return rc;
 }
 
-static int copy_file(int from, int to, const char *name, const struct stat *st, struct ab_err *e)
+/* [off, end) of in to the same place in out. */
+static int copy_range(int in, int out, off_t off, off_t end)
+{
+	char buf[65536];
+
+	while (off < end) {
+		size_t want = (size_t)(end - off) < sizeof(buf) ? (size_t)(end - off) : sizeof(buf);
+		ssize_t n = pread(in, buf, want, off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			errno = n == 0 ? EIO : errno;
+			return -1;
+		}
+		for (ssize_t done = 0; done < n;) {
+			ssize_t w = pwrite(out, buf + done, (size_t)(n - done), off + done);
+			if (w < 0 && errno != EINTR)
+				return -1;
+			done += w > 0 ? w : 0;
+		}
+		off += n;
+	}
+	return 0;
+}
+
+/* Only the data: a hole stays a hole (a 1 PiB sparse file costs the tmpfs nothing, and must
+ * cost the disk nothing either), and the data counts against the budget. */
+static int copy_data(int in, int out, off_t size, uint64_t *left)
+{
+	off_t data, hole = 0;
+
+	while (hole < size && (data = lseek(in, hole, SEEK_DATA)) >= 0) {
+		if ((hole = lseek(in, data, SEEK_HOLE)) < 0)
+			return -1;
+		if (left && (uint64_t)(hole - data) > *left) {
+			errno = EDQUOT;
+			return -1;
+		}
+		if (left)
+			*left -= (uint64_t)(hole - data);
+		if (copy_range(in, out, data, hole) < 0)
+			return -1;
+	}
+	if (hole < size && errno != ENXIO) /* ENXIO: no data after hole */
+		return -1;
+	return ftruncate(out, size);
+}
+
+static int copy_file(int from, const char *name, const struct stat *st, const struct copy *c)
 {
 	int in = open_own(from, name, st, O_RDONLY | O_NONBLOCK), out, rc = 0;
 
 	if (in < 0)
-		return ab_fail(e, errno, "cannot open %s", name);
-	out = openat(to, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (out < 0 || fs_copy_fd(in, out) < 0 || fchmod(out, st->st_mode & 0777) < 0)
-		rc = ab_fail(e, errno, "cannot copy %s", name);
+		return ab_fail(c->e, errno, "cannot open %s", name);
+	out = openat(c->to, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (out < 0 || copy_data(in, out, st->st_size, c->left) < 0 ||
+	    fchmod(out, st->st_mode & 0777) < 0)
+		rc = ab_fail(c->e, errno, "cannot copy %s", name);
+	if (rc < 0 && c->e->errnum == EDQUOT)
+		ab_hint(c->e, "the changes hold more data than their budget (a hard link is "
+			      "copied once per name)");
 	close(in);
 	if (out >= 0)
 		close(out);
 	return rc;
 }
 
+static int copy_link(int from, const char *name, const struct copy *c)
+{
+	char target[PATH_MAX];
+	ssize_t n = readlinkat(from, name, target, sizeof(target) - 1);
+
+	if (n < 0)
+		return ab_fail(c->e, errno, "readlink %s", name);
+	target[n] = '\0';
+	return symlinkat(target, c->to, name) < 0 ? ab_fail(c->e, errno, "symlink %s", name) : 0;
+}
+
+/* Kept small: it is on the stack once per directory level. */
 static int copy_entry(int from, const char *name, void *ctx)
 {
 	const struct copy *c = ctx;
-	struct ab_err *e = c->e;
-	char target[PATH_MAX];
 	struct stat st;
-	int to = c->to;
-	ssize_t n;
 
 	if (fstatat(from, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return ab_fail(e, errno, "%s", name);
+		return ab_fail(c->e, errno, "%s", name);
 	if (S_ISDIR(st.st_mode))
-		return copy_dir(from, to, name, &st, e);
+		return copy_dir(from, name, &st, c);
 	if (S_ISREG(st.st_mode))
-		return copy_file(from, to, name, &st, e);
-	if (S_ISLNK(st.st_mode)) {
-		if ((n = readlinkat(from, name, target, sizeof(target) - 1)) < 0)
-			return ab_fail(e, errno, "readlink %s", name);
-		target[n] = '\0';
-		return symlinkat(target, to, name) < 0 ? ab_fail(e, errno, "symlink %s", name) : 0;
-	}
+		return copy_file(from, name, &st, c);
+	if (S_ISLNK(st.st_mode))
+		return copy_link(from, name, c);
 	/* overlayfs's whiteout (a deletion: unprivileged users may make one) and fifos; other
 	 * special files are not changes promote would apply */
 	if ((S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0)) || S_ISFIFO(st.st_mode))
-		return mknodat(to, name, st.st_mode & (S_IFMT | 0777), 0) < 0
-			   ? ab_fail(e, errno, "cannot copy %s", name)
+		return mknodat(c->to, name, st.st_mode & (S_IFMT | 0777), 0) < 0
+			   ? ab_fail(c->e, errno, "cannot copy %s", name)
 			   : 0;
 	return 0;
 }
 
-int fs_copy_tree(int from, int to, struct ab_err *e)
+int fs_copy_tree(int from, int to, uint64_t budget, struct ab_err *e)
 {
-	return copy_entries(from, to, e);
+	struct copy top = {to, 0, budget ? &budget : NULL, e};
+	return copy_entries(from, to, &top);
 }

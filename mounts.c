@@ -1200,7 +1200,7 @@ static int changes_tmpfs(const struct mount_plan *plan, struct ab_err *e)
 			rc = ab_fail(e, errno, "changes-size: cannot set up %s/%s",
 				     plan->changes_dir, layers[i]);
 		} else {
-			rc = fs_copy_tree(from, to, e);
+			rc = fs_copy_tree(from, to, 0, e);
 			close(to);
 		}
 		if (from >= 0)

@@ -283,15 +283,18 @@ int overlay_save(const char *dir, int fs, uint64_t size, struct audit *a, struct
 	if (from < 0 || to < 0)
 		rc = ab_fail(e, errno, "cannot open %s", from < 0 ? "the changes' tmpfs" : path);
 	else
-		rc = fs_copy_tree(from, to, e);
+		rc = fs_copy_tree(from, to, size, e);
 	if (from >= 0)
 		close(from);
 	if (to >= 0)
 		close(to);
-	if (rc < 0)
-		return ab_context(e, "cannot save the overlay's changes to %s", dir),
-		       ab_hint(e, "free space on that filesystem; the changes were lost with the "
-				  "run");
+	if (rc < 0) {
+		ab_context(e, "cannot save the overlay's changes to %s (what was copied is kept)",
+			   dir);
+		if (!strstr(e->msg, "; fix: "))
+			ab_hint(e, "free space on that filesystem");
+		return -1;
+	}
 	return audit_full(fs, size, a, e);
 }
 

@@ -27,6 +27,15 @@
 
 #define RECORD_MAX (1 << 20) /* larger is not a record agentbox wrote: left alone */
 
+/* path below dirfd, no symlink on the way. */
+static int open_beneath(int dirfd, const char *path, int flags)
+{
+	struct open_how how = {.flags = (uint64_t)flags | O_NOFOLLOW | O_CLOEXEC,
+			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+					  RESOLVE_NO_MAGICLINKS};
+	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+}
+
 /* A directory, with no symlink on the path; below dirfd only, when path is relative. */
 static int open_dir(int dirfd, const char *path)
 {
@@ -36,23 +45,36 @@ static int open_dir(int dirfd, const char *path)
 	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 }
 
+/* The record's directory may be within reach of a command that has $HOME bound read-write: no
+ * symlink on its path, and the record must be a plain file of the caller's own, so that a
+ * root caller cannot be made to write (or truncate) somewhere else. */
 static int open_record(const char *root, struct ab_err *e)
 {
-	char dir[PATH_MAX], path[PATH_MAX + SHA256_HEX_LEN + 2], hex[SHA256_HEX_LEN + 1];
-	int fd;
+	char dir[PATH_MAX], hex[SHA256_HEX_LEN + 1];
+	struct stat st;
+	int dfd, fd;
 
 	if (fs_state_dir("protect", dir, sizeof(dir), e) < 0 || fs_mkdirs(dir, e) < 0)
 		return ab_context(e, "the record of protected placeholders");
 	if (sha256_hex(root, strlen(root), hex) < 0)
 		return ab_fail(e, 0, "sha256");
-	snprintf(path, sizeof(path), "%s/%s", dir, hex);
-	fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if ((dfd = open_dir(AT_FDCWD, dir)) < 0)
+		return ab_fail(e, errno, "cannot open %s", dir),
+		       ab_hint(e, "it must be a directory with no symlink on its path");
+	fd = openat(dfd, hex, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+	close(dfd);
 	if (fd < 0)
-		return ab_fail(e, errno, "cannot open %s", path);
+		return ab_fail(e, errno, "cannot open %s/%s", dir, hex);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+	    st.st_uid != geteuid()) {
+		close(fd);
+		return ab_fail(e, 0, "%s/%s is not agentbox's own record", dir, hex),
+		       ab_hint(e, "remove it (it must be a plain file of yours with one link)");
+	}
 	if (flock(fd, LOCK_SH) < 0) {
 		int err = errno;
 		close(fd);
-		return ab_fail(e, err, "cannot lock %s", path);
+		return ab_fail(e, err, "cannot lock %s/%s", dir, hex);
 	}
 	return fd;
 }
@@ -111,6 +133,31 @@ static int make_placeholder(const struct mount_op *op, const struct protect_tree
 	return 0;
 }
 
+/* A shared lock on the protected entry itself, held for the run: whatever record another run
+ * keeps (another state directory, another tree root above this one), none removes a stand-in
+ * this run has mounted, since removing takes an exclusive lock on it. An entry this run cannot
+ * open (unreadable, a link) is no stand-in of agentbox's. An existing one may be another run's
+ * stand-in that was removed before this run got here: then pid 1 cannot open it, and the
+ * run stops. */
+static int hold_path(struct protect_hold *h, const struct mount_op *op,
+		     const struct protect_tree *t, struct ab_err *e)
+{
+	const char *rel = op->source + (strcmp(t->root, "/") ? strlen(t->root) + 1 : 1);
+	int fd = open_beneath(t->fd, rel, O_RDONLY | O_NONBLOCK), *held;
+
+	if (fd < 0)
+		return 0;
+	if (!(held = realloc(h->held, (h->n_held + 1) * sizeof(*held)))) {
+		close(fd);
+		return ab_fail(e, ENOMEM, "protect");
+	}
+	h->held = held;
+	h->held[h->n_held++] = fd;
+	if (flock(fd, LOCK_SH) < 0)
+		return ab_fail(e, errno, "cannot lock %s", op->source);
+	return 0;
+}
+
 int protect_prepare(const struct mount_plan *plan, struct protect_hold *h, struct ab_err *e)
 {
 	memset(h, 0, sizeof(*h));
@@ -122,9 +169,9 @@ int protect_prepare(const struct mount_plan *plan, struct protect_hold *h, struc
 			continue;
 		if ((t = hold_tree(h, tree->source, e)) < 0)
 			return -1;
-		/* an existing one may be another run's placeholder, removed by the last run out
-		 * before this one took the lock: then pid 1 cannot open it, and the run stops */
 		if (op->placeholder && make_placeholder(op, &h->trees[t], e) < 0)
+			return -1;
+		if (hold_path(h, op, &h->trees[t], e) < 0)
 			return -1;
 	}
 	return 0;
@@ -136,15 +183,18 @@ static void remove_placeholder(int rootfd, const char *rel)
 	const char *slash = strrchr(rel, '/');
 	const char *name = slash ? slash + 1 : rel;
 	char parent[PATH_MAX];
-	struct stat st;
-	int fd;
+	int fd, lock;
 
 	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - rel) : 1, slash ? rel : ".");
 	fd = open_dir(rootfd, parent);
 	if (fd < 0)
 		return;
-	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
+	/* only when no run holds it: every run that has it mounted has a shared lock on it */
+	lock = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) == 0)
 		unlinkat(fd, name, AT_REMOVEDIR); /* fails when not empty: kept */
+	if (lock >= 0)
+		close(lock);
 	close(fd);
 }
 
@@ -173,6 +223,10 @@ static void clear_record(const struct protect_tree *t)
 
 void protect_release(struct protect_hold *h)
 {
+	/* this run's own shared locks go first, or its exclusive ones would fail on them */
+	for (size_t i = 0; i < h->n_held; i++)
+		close(h->held[i]);
+	free(h->held);
 	for (size_t i = 0; i < h->n; i++) {
 		struct protect_tree *t = &h->trees[i];
 		if (t->record >= 0 && t->fd >= 0 && flock(t->record, LOCK_EX | LOCK_NB) == 0)

@@ -4,6 +4,7 @@
 #define AGENTBOX_FSOPS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "error.h"
 
@@ -20,11 +21,13 @@ int fs_remove_tree(int dirfd, const char *name, struct ab_err *e);
 /* Reads from until its end and writes it all to to; -1 with errno on failure. */
 int fs_copy_fd(int from, int to);
 
-/* Copies what is in directory from into directory to, without following a symlink: files,
- * directories (and overlayfs's opaque mark), symlinks, fifos, overlayfs's whiteouts; other
- * special files are left out. Directories that exist in to are merged into. Entries their
- * owner (the caller) made unreadable are opened up first. Stops at the first failure. */
-int fs_copy_tree(int from, int to, struct ab_err *e);
+/* Copies what is in directory from into directory to, without following a symlink: files
+ * (holes kept), directories (and overlayfs's opaque mark), symlinks, fifos, overlayfs's
+ * whiteouts; other special files are left out. Directories that exist in to are merged into.
+ * Entries their owner (the caller) made unreadable are opened up first. At most budget bytes
+ * of file data are written (0: no limit; EDQUOT past it) and 1000 directory levels. Stops at
+ * the first failure. */
+int fs_copy_tree(int from, int to, uint64_t budget, struct ab_err *e);
 
 /* mkdir -p, new directories 0700. */
 int fs_mkdirs(const char *path, struct ab_err *e);

@@ -9,8 +9,9 @@
 #include "error.h"
 #include "mounts.h"
 
-/* The rw trees this run made or uses placeholders in: each holds a shared lock on the tree's
- * record of placeholders, so none is removed while another run still has it mounted. */
+/* The rw trees this run protects paths in, each with a shared lock on the tree's record of
+ * placeholders; and a shared lock on every protected entry itself, so no run removes a
+ * placeholder while another still has it mounted. */
 struct protect_tree {
 	char *root;
 	int fd;     /* the tree's root, opened once: every placeholder is made below it */
@@ -20,6 +21,8 @@ struct protect_tree {
 struct protect_hold {
 	struct protect_tree *trees;
 	size_t n;
+	int *held; /* every protected entry in those trees, locked shared for the run */
+	size_t n_held;
 };
 
 /* In the supervisor, before the sandbox is cloned: makes the placeholders of the plan's rw
