@@ -251,26 +251,37 @@ static const struct mount_op *writable_cover(const struct mount_plan *plan, cons
 	return cover && cover->kind != MOP_BIND_RO ? cover : NULL;
 }
 
-/* The first component of path that the host does not have (path itself when only its last is
- * missing): 1 and its prefix in out, or 0 when every component is there or cannot be told.
- * The first known bytes of path are known to be a directory. */
+enum missing { ALL_THERE, MISSING, NOT_A_DIR, LINK_ON_THE_WAY };
+
+/* Walks path from its first known bytes (a directory): MISSING with out set to the first
+ * component the host does not have; NOT_A_DIR with out set to a component that is a file or
+ * a special file where path needs a directory (a worktree's .git file: protected itself);
+ * LINK_ON_THE_WAY at a symlink; ALL_THERE; or -1 when it cannot be told (errno set). */
 static int first_missing(const char *path, size_t known, char *out, size_t size)
 {
 	struct stat st;
 	size_t n = strlen(path);
 
-	if (n >= size || known >= n)
-		return 0;
+	if (n >= size) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
 	memcpy(out, path, n + 1);
+	if (known >= n)
+		return ALL_THERE;
 	for (char *s = out + known + 1;; s++) {
 		char c = *s;
 		if (c != '/' && c != '\0')
 			continue;
 		*s = '\0';
 		if (lstat(out, &st) < 0)
-			return errno == ENOENT;
-		if (!c || !S_ISDIR(st.st_mode))
-			return 0; /* all there, or a link or file on the way: realpath decides */
+			return errno == ENOENT ? MISSING : -1;
+		if (S_ISLNK(st.st_mode))
+			return LINK_ON_THE_WAY;
+		if (!c)
+			return ALL_THERE;
+		if (!S_ISDIR(st.st_mode))
+			return NOT_A_DIR;
 		*s = c;
 	}
 }
@@ -339,11 +350,26 @@ static int plan_protect(struct mount_plan *plan, const char *path, size_t known,
 	const struct mount_op *cover;
 	char dest[PATH_MAX], first[PATH_MAX];
 	char *real;
-	int r = 0;
+	int r = 0, where = missing ? first_missing(path, known, first, sizeof(first)) : ALL_THERE;
 
-	if (missing && first_missing(path, known, first, sizeof(first)))
+	if (where < 0)
+		return ab_fail(e, errno, "cannot tell whether %s exists", path),
+		       ab_hint(e, "make its directories readable, or unprotect it");
+	if (where == MISSING)
 		return protect_missing(plan, path, first, why, e);
-	if (!(real = realpath(path, NULL)))
+	if (where == LINK_ON_THE_WAY) {
+		/* the link's target is what the tree shows there: go on from it */
+		char *target = realpath(first, NULL), rest[PATH_MAX];
+		if (!target)
+			return 0; /* dangling: nothing there to cover, nor a place for a stand-in */
+		r = (size_t)snprintf(rest, sizeof(rest), "%s%s", strcmp(target, "/") ? target : "",
+				     path + strlen(first)) >= sizeof(rest)
+			    ? ab_fail(e, ENAMETOOLONG, "protecting %s", path)
+			    : plan_protect(plan, rest, strlen(target), missing, why, e);
+		free(target);
+		return r;
+	}
+	if (!(real = realpath(where == NOT_A_DIR ? first : path, NULL)))
 		return 0; /* a dangling link: nothing there to cover */
 	if ((cover = writable_cover(plan, real)) &&
 	    (r = view_path(cover, real, dest, sizeof(dest), e)) == 0)
@@ -1163,8 +1189,11 @@ static int open_op_source(const struct mount_plan *plan, const int *opened, size
 	if (best < i) {
 		const char *above = plan->ops[best].source;
 		const char *rel = op->source + (strcmp(above, "/") ? strlen(above) : 0);
-		int fd = openat2_fd(opened[best], *rel ? rel + 1 : ".", O_PATH,
-				    RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+		/* the same source twice (a file's "." would not open): the same fd again */
+		int fd = *rel ? openat2_fd(opened[best], rel + 1, O_PATH,
+					   RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+						   RESOLVE_NO_MAGICLINKS)
+			      : fcntl(opened[best], F_DUPFD_CLOEXEC, 0);
 		if (fd >= 0)
 			return fd;
 		return ab_fail(e, errno, "cannot open %s", op->source),

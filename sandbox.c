@@ -568,10 +568,13 @@ static int adopt_ready(struct run *r, struct audit *a, const struct msg *m, int 
 		int pfds[2] = {fds[i], fds[i + 1]};
 		i += 2;
 		if (proxy_start(&r->proxy, r->p, pfds, a, e) < 0)
-			return -1;
+			goto fail; /* it closed those two */
 	}
 	if (m->value & READY_CHANGES)
 		r->changes_fs = fds[i++];
+	/* overlays with changes-size keep their changes only on that tmpfs */
+	if (r->changes && r->p->limits.changes_size && r->changes_fs < 0)
+		return ab_fail(e, EPROTO, "the sandbox did not pass the changes' tmpfs");
 	return 0;
 fail:
 	for (; i < n; i++)
