@@ -327,9 +327,11 @@ static int protect_missing(struct mount_plan *plan, const char *path, const char
 	char *real;
 	int r = 0;
 
+	/* first_missing walked it: directories only, no link, so it is canonical already (one
+	 * lookup less for a rename race on the tree's path to turn into a refused run) */
 	snprintf(parent, sizeof(parent), "%.*s", (int)(name - 1 - missing), missing);
-	if (!(real = realpath(parent[0] ? parent : "/", NULL)))
-		return 0;
+	if (!(real = strdup(parent[0] ? parent : "/")))
+		return ab_fail(e, ENOMEM, "protecting %s", path);
 	cover = writable_cover(plan, real);
 	if (cover) {
 		if ((size_t)snprintf(source, sizeof(source), "%s/%s", strcmp(real, "/") ? real : "",
@@ -369,8 +371,10 @@ static int plan_protect(struct mount_plan *plan, const char *path, size_t known,
 		free(target);
 		return r;
 	}
-	if (!(real = realpath(where == NOT_A_DIR ? first : path, NULL)))
-		return 0; /* a dangling link: nothing there to cover */
+	/* what first_missing walked has no link in it; agentbox's own files it did not walk */
+	real = missing ? strdup(where == NOT_A_DIR ? first : path) : realpath(path, NULL);
+	if (!real)
+		return missing ? ab_fail(e, ENOMEM, "protecting %s", path) : 0; /* dangling link */
 	if ((cover = writable_cover(plan, real)) &&
 	    (r = view_path(cover, real, dest, sizeof(dest), e)) == 0)
 		r = push_protect(plan, cover, dest, real, false, why, e);
