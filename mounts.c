@@ -1246,6 +1246,8 @@ static int changes_tmpfs(const struct mount_plan *plan, struct ab_err *e)
 	close(dir);
 	if (rc < 0) {
 		close(mnt);
+		if (!strstr(e->msg, "; fix: "))
+			ab_hint(e, "remove [limits] changes-size to keep the changes on disk");
 		return -1;
 	}
 	return mnt;

@@ -158,6 +158,16 @@ static int hold_path(struct protect_hold *h, const struct mount_op *op,
 	return 0;
 }
 
+/* Every failure stops the run with 125; say what to do about the ones without a fix of their
+ * own. */
+static int protect_error(struct ab_err *e)
+{
+	if (!strstr(e->msg, "; fix: "))
+		ab_hint(e, "protecting a path in an rw tree needs its directory and agentbox's "
+			   "state directory writable; use overlay instead of rw, or unprotect it");
+	return -1;
+}
+
 int protect_prepare(const struct mount_plan *plan, struct protect_hold *h, struct ab_err *e)
 {
 	memset(h, 0, sizeof(*h));
@@ -168,11 +178,10 @@ int protect_prepare(const struct mount_plan *plan, struct protect_hold *h, struc
 		if (!tree || tree->kind != MOP_BIND_RW)
 			continue;
 		if ((t = hold_tree(h, tree->source, e)) < 0)
-			return -1;
-		if (op->placeholder && make_placeholder(op, &h->trees[t], e) < 0)
-			return -1;
-		if (hold_path(h, op, &h->trees[t], e) < 0)
-			return -1;
+			return protect_error(e);
+		if ((op->placeholder && make_placeholder(op, &h->trees[t], e) < 0) ||
+		    hold_path(h, op, &h->trees[t], e) < 0)
+			return protect_error(e);
 	}
 	return 0;
 }

@@ -574,7 +574,8 @@ static int adopt_ready(struct run *r, struct audit *a, const struct msg *m, int 
 		r->changes_fs = fds[i++];
 	/* overlays with changes-size keep their changes only on that tmpfs */
 	if (r->changes && r->p->limits.changes_size && r->changes_fs < 0)
-		return ab_fail(e, EPROTO, "the sandbox did not pass the changes' tmpfs");
+		return ab_fail(e, EPROTO, "the sandbox did not pass the changes' tmpfs"),
+		       ab_hint(e, "report this; without [limits] changes-size the changes go to disk");
 	return 0;
 fail:
 	for (; i < n; i++)
