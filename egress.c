@@ -338,6 +338,28 @@ bool egress_host_name(const char *host, char name[256], const char **why)
 	return !*why;
 }
 
+bool egress_name_allowed(const struct egress_rules *r, const char *name, const char **rule)
+{
+	uint8_t addr[16];
+
+	*rule = NULL;
+	if (literal(name, addr))
+		return false;
+	for (size_t i = 0; i < r->n_deny; i++) {
+		if (!r->deny[i].port && name_match(&r->deny[i], name)) {
+			*rule = r->deny_text.v[i];
+			return false;
+		}
+	}
+	for (size_t i = 0; i < r->n_allow; i++) {
+		if (name_match(&r->allow[i], name)) {
+			*rule = r->allow_text.v[i];
+			return true;
+		}
+	}
+	return false;
+}
+
 bool egress_decide(const struct egress_rules *r, const char *host, unsigned port,
 		   const char **rule)
 {
@@ -565,6 +587,111 @@ enum parse_result http_parse_request(const char *buf, size_t len, struct http_re
 	return PARSE_DONE;
 }
 
+/* ---------- what a captured connection's first bytes name ---------- */
+
+static unsigned get16(const unsigned char *p)
+{
+	return (unsigned)p[0] << 8 | p[1];
+}
+
+/* A ClientHello's server_name, walked with every length checked against what holds it. */
+static enum parse_result sniff_tls(const unsigned char *b, size_t len, struct sniff *s)
+{
+	size_t rec, hs, at, end, ext_end;
+
+	s->proto = "tls";
+	if (len < 5)
+		return PARSE_MORE;
+	rec = get16(b + 3);
+	if (b[1] != 3 || rec < 4 || rec > 16384)
+		return s->proto = "other", PARSE_DONE;
+	if (len < 5 + rec)
+		return PARSE_MORE;
+	/* one ClientHello within this record; one split over records cannot be checked, so it
+	 * counts as unreadable */
+	hs = (size_t)b[6] << 16 | get16(b + 7);
+	if (b[5] != 1 || hs > rec - 4)
+		return s->odd = true, PARSE_DONE;
+	end = 9 + hs;
+	at = 9 + 2 + 32; /* version, random */
+	if (at >= end || (at += 1 + b[at]) + 2 > end) /* session id */
+		return s->odd = true, PARSE_DONE;
+	if ((at += 2 + get16(b + at)) >= end || (at += 1 + b[at]) > end) /* suites, comp */
+		return s->odd = true, PARSE_DONE;
+	if (at == end) /* no extensions at all, so no name */
+		return PARSE_DONE;
+	if (at + 2 > end)
+		return s->odd = true, PARSE_DONE;
+	ext_end = at + 2 + get16(b + at);
+	if (ext_end > end)
+		return s->odd = true, PARSE_DONE;
+	for (at += 2; at + 4 <= ext_end; at += 4 + get16(b + at + 2)) {
+		size_t el = get16(b + at + 2), p = at + 4, nl;
+		if (p + el > ext_end)
+			return s->odd = true, PARSE_DONE;
+		if (get16(b + at) != 0) /* server_name */
+			continue;
+		/* list length, then the first entry: type 0 (host_name), length, name */
+		if (el < 5 || b[p + 2] != 0 || (nl = get16(b + p + 3)) == 0 ||
+		    nl > el - 5 || nl >= sizeof(s->name))
+			return s->odd = true, PARSE_DONE;
+		memcpy(s->name, b + p + 5, nl);
+		s->name[nl] = '\0';
+		for (size_t i = 0; i < nl; i++)
+			if ((unsigned char)s->name[i] <= ' ' || (unsigned char)s->name[i] >= 0x7f)
+				return s->name[0] = '\0', s->odd = true, PARSE_DONE;
+		return PARSE_DONE;
+	}
+	return PARSE_DONE;
+}
+
+/* An origin-form request's method and Host header (its port dropped). */
+static enum parse_result sniff_http(const char *b, size_t len, struct sniff *s)
+{
+	const char *end = find_head_end(b, len), *sp, *line;
+	unsigned port;
+
+	s->proto = "http";
+	if (!end)
+		return len >= EGRESS_MAX_HEAD ? PARSE_DONE : PARSE_MORE;
+	sp = memchr(b, ' ', (size_t)(end - b));
+	if (!sp || (size_t)(sp - b) >= sizeof(s->method))
+		return s->proto = "other", PARSE_DONE;
+	memcpy(s->method, b, (size_t)(sp - b));
+	s->method[sp - b] = '\0';
+	for (line = memchr(b, '\n', (size_t)(end - b)); line && line + 1 < end;
+	     line = memchr(line + 1, '\n', (size_t)(end - line - 1))) {
+		const char *v = line + 1, *eol = memchr(v, '\r', (size_t)(end - v));
+		if (!eol || (size_t)(eol - v) < 5 || strncasecmp(v, "host:", 5))
+			continue;
+		for (v += 5; v < eol && (*v == ' ' || *v == '\t'); v++)
+			;
+		while (eol > v && (eol[-1] == ' ' || eol[-1] == '\t'))
+			eol--;
+		if (!split_authority(v, (size_t)(eol - v), 80, s->name, sizeof(s->name), &port))
+			s->name[0] = '\0', s->odd = true;
+		return PARSE_DONE;
+	}
+	return PARSE_DONE;
+}
+
+enum parse_result egress_sniff(const unsigned char *buf, size_t len, struct sniff *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->proto = "other";
+	if (len == 0)
+		return PARSE_MORE;
+	if (buf[0] == 0x16)
+		return sniff_tls(buf, len, s);
+	for (size_t i = 0; i < len && i < sizeof(s->method); i++) {
+		if (buf[i] == ' ' && i > 0)
+			return sniff_http((const char *)buf, len, s);
+		if (buf[i] < 'A' || buf[i] > 'Z')
+			return PARSE_DONE;
+	}
+	return len < sizeof(s->method) ? PARSE_MORE : PARSE_DONE;
+}
+
 static bool drop_header(const char *line, size_t n)
 {
 	static const char *const dropped[] = {"proxy-", "connection:", "keep-alive:", NULL};
@@ -699,12 +826,11 @@ static int listen_local(unsigned port, struct ab_err *e)
 	return fd;
 }
 
-int egress_setup_namespace(const struct policy *p, int fds[2], struct ab_err *e)
+static int loopback_up(struct ab_err *e)
 {
 	struct ifreq ifr = {0};
 	int fd, rc = 0;
 
-	fds[0] = fds[1] = -1;
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return ab_fail(e, errno, "socket for loopback setup");
@@ -717,16 +843,44 @@ int egress_setup_namespace(const struct policy *p, int fds[2], struct ab_err *e)
 			rc = ab_fail(e, errno, "cannot bring loopback up");
 	}
 	close(fd);
-	if (rc < 0 || p->net_mode != NET_PROXY)
-		return rc;
-	if ((fds[0] = listen_local(EGRESS_HTTP_PORT, e)) < 0)
-		return -1;
-	if ((fds[1] = listen_local(EGRESS_SOCKS_PORT, e)) < 0) {
-		close(fds[0]);
-		fds[0] = -1;
-		return -1;
+	return rc;
+}
+
+static void close_sockets(int fds[EGRESS_SOCKETS])
+{
+	for (int i = 0; i < EGRESS_SOCKETS; i++) {
+		if (fds[i] >= 0)
+			close(fds[i]);
+		fds[i] = -1;
 	}
-	return 0;
+}
+
+int egress_setup_namespace(const struct policy *p, int fds[EGRESS_SOCKETS], struct ab_err *e)
+{
+	int missing;
+
+	for (int i = 0; i < EGRESS_SOCKETS; i++)
+		fds[i] = -1;
+	if (loopback_up(e) < 0)
+		return -1;
+	if (p->net_mode != NET_PROXY)
+		return 0;
+	if ((fds[EGRESS_HTTP] = listen_local(EGRESS_HTTP_PORT, e)) < 0 ||
+	    (fds[EGRESS_SOCKS] = listen_local(EGRESS_SOCKS_PORT, e)) < 0)
+		goto fail;
+	if (p->net_capture == CAPTURE_OFF || capture_setup(fds + EGRESS_CAPTURE, &missing, e) == 0)
+		return 0;
+	if (missing && p->net_capture == CAPTURE_AUTO) {
+		*e = (struct ab_err){0}; /* the supervisor says so in the audit trail */
+		return 0;
+	}
+	ab_context(e, "transparent capture");
+	ab_hint(e, missing ? "this kernel cannot redirect connections in the sandbox's network "
+			     "namespace (nf_tables with NAT); set [network] capture = off"
+			   : "set [network] capture = off to run without it");
+fail:
+	close_sockets(fds);
+	return -1;
 }
 
 int egress_proxy_env(int (*set)(void *ctx, const char *name, const char *value), void *ctx)

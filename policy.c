@@ -928,6 +928,16 @@ static int on_net_mode(const struct setting *s, const char *v, struct ab_err *e)
 	return 0;
 }
 
+static int on_capture(const struct setting *s, const char *v, struct ab_err *e)
+{
+	static const char *const names[] = {"auto", "on", "off", NULL};
+	int i;
+	if (choose(s, v, names, &i, e) < 0)
+		return -1;
+	s->p->net_capture = (enum net_capture)i;
+	return 0;
+}
+
 static int on_preset(const struct setting *s, const char *v, struct ab_err *e)
 {
 	static const char *const names[] = {"default", "strict", "none", NULL};
@@ -1079,6 +1089,7 @@ static const struct key_spec keys[] = {
 	{"network", "deny", LIST, on_deny},
 	{"network", "resolve", LIST, on_resolve},
 	{"network", "methods", LIST, on_method},
+	{"network", "capture", SINGLE, on_capture},
 	{"network", "max-connections", SINGLE, on_max_connections},
 	{"network", "rate", SINGLE, on_rate},
 	{"network", "max-bytes-out", SINGLE, on_max_bytes_out},
@@ -1423,6 +1434,10 @@ int policy_finish(struct policy *p, struct ab_err *e)
 		return ab_fail(e, 0, "[network] has egress limits but mode is %s",
 			       net_mode_name(p->net_mode)),
 		       ab_hint(e, "set [network] mode = proxy (or --net proxy) for them to apply");
+	if (p->net_mode != NET_PROXY && p->net_capture == CAPTURE_ON)
+		return ab_fail(e, 0, "[network] capture = on but mode is %s",
+			       net_mode_name(p->net_mode)),
+		       ab_hint(e, "set [network] mode = proxy (or --net proxy): capture feeds the proxy");
 	return 0;
 }
 
@@ -1580,6 +1595,7 @@ void policy_explain(const struct policy *p, struct json *j)
 	json_strv(j, "deny", &p->net_deny);
 	json_strv(j, "resolve", &p->net_resolve);
 	json_strv(j, "methods", &p->net_methods);
+	json_kv_str(j, "capture", (const char *[]){"auto", "on", "off"}[p->net_capture]);
 	json_limit(j, "max_connections", p->net_max_connections);
 	json_limit(j, "rate", p->net_rate);
 	json_limit(j, "max_bytes_out", p->net_max_bytes_out);

@@ -20,8 +20,20 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dns.h"
 #include "egress.h"
 #include "hostlimits.h"
+
+#ifndef SO_ORIGINAL_DST
+#define SO_ORIGINAL_DST 80 /* linux/netfilter_ipv4.h, which clashes with netinet/in.h */
+#endif
+#define IP6T_SO_ORIGINAL_DST 80
+
+/* How long a captured connection may keep quiet before it is decided without its first bytes
+ * (a protocol where the server speaks first). */
+#define SNIFF_MS 200
+/* DNS queries audited in one run; past it the stub answers REFUSED, so none goes unrecorded. */
+#define DNS_MAX_QUERIES 100000
 
 /* One read's worth of relayed bytes, in a buffer the whole loop shares: what the other side takes
  * at once is never copied into the connection, so an idle or keeping-up tunnel holds no buffer of
@@ -30,7 +42,15 @@
 #define RELAY_CHUNK (256 * 1024)
 
 enum side { CLIENT, UPSTREAM };
-enum state { ST_HTTP_HEAD, ST_SOCKS_GREETING, ST_SOCKS_REQUEST, ST_RESOLVE, ST_CONNECT, ST_RELAY };
+enum state {
+	ST_HTTP_HEAD,
+	ST_SOCKS_GREETING,
+	ST_SOCKS_REQUEST,
+	ST_SNIFF, /* captured: waiting for the first bytes, which may name the host */
+	ST_RESOLVE,
+	ST_CONNECT,
+	ST_RELAY
+};
 
 struct proxy;
 struct conn;
@@ -57,13 +77,17 @@ struct conn {
 	struct conn *prev, *next;
 	struct endpoint cl, up;
 	enum state st;
-	const char *proto; /* "http", "connect", "socks" */
+	const char *proto; /* "http", "connect", "socks", "capture" */
 	char *head; /* EGRESS_MAX_HEAD bytes until relaying starts, then NULL */
 	size_t head_len;
 	char method[16];
 	char url[2048];
 	char host[256]; /* as the client wrote it */
 	char name[256]; /* as the rules see it: the key of the per-host limits */
+	char sni[256];  /* captured: the server name its TLS or HTTP Host header gave */
+	bool sniff_http; /* captured: plain HTTP, so a refusal can be a 403 */
+	bool mapped;     /* captured: host is the name the DNS stub gave its address to */
+	bool unmapped;   /* captured: an address of the stub's range that no name was given */
 	unsigned port;
 	const char *rule;
 	const char *pin; /* the resolve entry that chose the address, if any */
@@ -85,8 +109,11 @@ struct conn {
 
 struct proxy {
 	int epfd, tfd;
-	int listeners[2];
-	struct endpoint lep[2], timer_ep, resolved_ep;
+	int listeners[EGRESS_SOCKETS]; /* egress.h's order; -1 where there is none */
+	struct endpoint lep[EGRESS_SOCKETS], timer_ep, resolved_ep;
+	bool fast_timer;      /* ticking every SNIFF_MS while a capture sniffs */
+	struct dns_map names; /* the stub's names and the reserved addresses they were given */
+	uint64_t dns_queries;
 	int resolved[2]; /* resolver threads write finished lookups here */
 	struct egress_rules rules;
 	struct audit *a;
@@ -152,6 +179,8 @@ static void audit_conn(struct conn *c, const char *decision, const char *reason)
 	json_kv_str(j, "rule", c->rule);
 	if (c->pin)
 		json_kv_str(j, "resolve", c->pin);
+	if (c->sni[0])
+		json_kv_str(j, "sni", c->sni);
 	if (c->method[0])
 		json_kv_str(j, "method", c->method);
 	if (c->url[0])
@@ -273,6 +302,12 @@ static void to_client(struct conn *c, const void *data, size_t n, bool close_aft
 
 static void refuse(struct conn *c, const char *why)
 {
+	if (!strcmp(c->proto, "capture") && !c->sniff_http) {
+		/* a client that did not ask a proxy cannot be told why: the audit trail says */
+		audit_conn(c, "deny", why);
+		close_conn(c, why);
+		return;
+	}
 	if (!strcmp(c->proto, "socks")) {
 		static const unsigned char denied[] = {5, 2, 0, 1, 0, 0, 0, 0, 0, 0};
 		to_client(c, denied, sizeof(denied), true); /* 0x02: not allowed by ruleset */
@@ -601,7 +636,7 @@ static void decide(struct conn *c)
 		refuse(c, why);
 		return;
 	}
-	if (!strcmp(c->proto, "http") && !method_allowed(c->px->p, c->method)) {
+	if ((!strcmp(c->proto, "http") || c->sniff_http) && !method_allowed(c->px->p, c->method)) {
 		snprintf(why, sizeof(why), "method %s is not allowed ([network] methods)", c->method);
 		refuse(c, why);
 		return;
@@ -675,7 +710,7 @@ static void on_connected(struct conn *c)
 	} else {
 		if (!strcmp(c->proto, "connect"))
 			to_client(c, established, sizeof(established) - 1, false);
-		else
+		else if (!strcmp(c->proto, "socks"))
 			to_client(c, socks_ok, sizeof(socks_ok), false);
 		/* bytes the client sent early (a TLS ClientHello) go upstream */
 		if (c->dead || !flow_put(&c->to_up, c->head, c->head_len)) {
@@ -760,6 +795,86 @@ static void parse_socks(struct conn *c)
 	}
 }
 
+/* ---------- captured connections ---------- */
+
+/* Where a captured connection was going, from the NAT the rules made: an address the DNS stub
+ * gave a name stands for that name; any other address stands for itself. False when there was
+ * no NAT (a connection made to the capture listener itself). */
+static bool original_destination(struct conn *c, int family)
+{
+	struct sockaddr_in6 s6;
+	struct sockaddr_in s4;
+	socklen_t len = family == AF_INET ? sizeof(s4) : sizeof(s6);
+	char text[INET6_ADDRSTRLEN];
+	const void *raw;
+
+	if (family == AF_INET ? getsockopt(c->cl.fd, SOL_IP, SO_ORIGINAL_DST, &s4, &len)
+			      : getsockopt(c->cl.fd, SOL_IPV6, IP6T_SO_ORIGINAL_DST, &s6, &len))
+		return false;
+	raw = family == AF_INET ? (const void *)&s4.sin_addr : (const void *)&s6.sin6_addr;
+	c->port = ntohs(family == AF_INET ? s4.sin_port : s6.sin6_port);
+	inet_ntop(family, raw, text, sizeof(text));
+	snprintf(c->host, sizeof(c->host), family == AF_INET ? "%s" : "[%s]", text);
+	if (family == AF_INET && dns_map_reserved(raw)) {
+		const char *name = dns_map_name(&c->px->names, raw);
+		c->unmapped = !name;
+		c->mapped = name != NULL;
+		if (name)
+			snprintf(c->host, sizeof(c->host), "%s", name);
+	}
+	return true;
+}
+
+/* The rules decide on the name the address stands for; the connection's own first bytes must
+ * not name another host (a TLS server name or an HTTP Host for a host the rules did not allow
+ * would reach it through an allowed host's front). */
+static void capture_decide(struct conn *c, const struct sniff *s)
+{
+	char why[512], sni[256];
+	const char *bad;
+
+	if (s) {
+		c->sniff_http = !strcmp(s->proto, "http");
+		snprintf(c->method, sizeof(c->method), "%s", c->sniff_http ? s->method : "");
+		snprintf(c->sni, sizeof(c->sni), "%s", s->name);
+	}
+	if (c->unmapped) {
+		snprintf(why, sizeof(why),
+			 "%s is in the DNS stub's range but no name was given it in this run",
+			 c->host);
+		refuse(c, why);
+		return;
+	}
+	if (s && s->odd) {
+		snprintf(why, sizeof(why), "the %s server name in its first bytes cannot be read",
+			 s->proto);
+		refuse(c, why);
+		return;
+	}
+	if (c->mapped && c->sni[0] &&
+	    (!egress_host_name(c->sni, sni, &bad) || strcmp(sni, c->host) != 0)) {
+		snprintf(why, sizeof(why),
+			 "it went to the address given to %.200s, but its %s names %.200s", c->host,
+			 c->sniff_http ? "Host header" : "TLS server name", c->sni);
+		refuse(c, why);
+		return;
+	}
+	decide(c);
+}
+
+static void parse_capture(struct conn *c)
+{
+	struct sniff s;
+
+	/* a client that has begun has SNIFF_MS no more: its head must come whole */
+	c->deadline_ms = (uint64_t)c->t0.tv_sec * 1000 + (uint64_t)c->t0.tv_nsec / 1000000 +
+			 PROXY_HEAD_TIMEOUT_MS;
+	if (egress_sniff((unsigned char *)c->head, c->head_len, &s) == PARSE_MORE &&
+	    c->head_len < EGRESS_MAX_HEAD)
+		return;
+	capture_decide(c, &s);
+}
+
 static void read_head(struct conn *c)
 {
 	ssize_t n = read(c->cl.fd, c->head + c->head_len, EGRESS_MAX_HEAD - c->head_len);
@@ -771,7 +886,9 @@ static void read_head(struct conn *c)
 	if (n < 0)
 		return;
 	c->head_len += (size_t)n;
-	if (!strcmp(c->proto, "socks"))
+	if (c->st == ST_SNIFF)
+		parse_capture(c);
+	else if (!strcmp(c->proto, "socks"))
 		parse_socks(c);
 	else
 		parse_http(c);
@@ -886,7 +1003,8 @@ static void update_interest(struct conn *c)
 			cl |= EPOLLIN;
 		if (!c->to_client.len && !c->to_client.eof)
 			up |= EPOLLIN;
-	} else if (c->st == ST_HTTP_HEAD || c->st == ST_SOCKS_GREETING || c->st == ST_SOCKS_REQUEST) {
+	} else if (c->st == ST_HTTP_HEAD || c->st == ST_SOCKS_GREETING ||
+		   c->st == ST_SOCKS_REQUEST || c->st == ST_SNIFF) {
 		cl |= EPOLLIN;
 	} else if (c->st == ST_CONNECT) {
 		up |= EPOLLOUT;
@@ -920,6 +1038,7 @@ static void on_conn_event(struct endpoint *ep, uint32_t events)
 	case ST_HTTP_HEAD:
 	case ST_SOCKS_GREETING:
 	case ST_SOCKS_REQUEST:
+	case ST_SNIFF:
 		if (ep->side == CLIENT && (events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
 			read_head(c);
 		if (!c->dead && c->to_client.len && ep->side == CLIENT && (events & EPOLLOUT))
@@ -945,7 +1064,135 @@ static void on_conn_event(struct endpoint *ep, uint32_t events)
 		update_interest(c);
 }
 
+/* ---------- the DNS stub ---------- */
+
+static const char *rcode_name(int rcode)
+{
+	static const char *const names[] = {"NOERROR", "FORMERR", "SERVFAIL",
+					    "NXDOMAIN", "NOTIMP", "REFUSED"};
+	return rcode >= 0 && rcode <= DNS_REFUSED ? names[rcode] : "?";
+}
+
+static void audit_dns(struct proxy *px, const struct dns_query *q, int rcode, const char *rule,
+		      const uint8_t *addr, const char *reason)
+{
+	struct json *j = audit_begin(px->a, "dns");
+	char text[INET_ADDRSTRLEN];
+	struct ab_err e;
+
+	json_kv_str(j, "decision", rcode == DNS_NOERROR ? "allow" : "deny");
+	json_kv_str(j, "name", q->name[0] ? q->name : NULL);
+	json_kv_uint(j, "type", q->qtype);
+	json_kv_str(j, "rcode", rcode_name(rcode));
+	json_kv_str(j, "rule", rule);
+	if (addr && inet_ntop(AF_INET, addr, text, sizeof(text)))
+		json_kv_str(j, "address", text);
+	if (reason)
+		json_kv_str(j, "reason", reason);
+	if (audit_emit(px->a, &e) < 0)
+		audit_note(px, &e);
+}
+
+/* The answer to one query: an allowed name's A record is an address of the reserved range; any
+ * other type of an allowed name has no data; a name no rule allows does not exist. No query is
+ * ever passed to a real resolver. */
+static int dns_decide(struct proxy *px, const struct dns_query *q, const uint8_t **addr,
+		      uint8_t buf[4])
+{
+	const char *rule = NULL, *bad, *reason = NULL;
+	char name[256];
+	int rcode = DNS_NOERROR;
+
+	*addr = NULL;
+	if (q->qclass != DNS_CLASS_IN) {
+		rcode = DNS_REFUSED, reason = "not class IN";
+	} else if (q->odd_name || !egress_host_name(q->name, name, &bad)) {
+		rcode = DNS_NXDOMAIN, reason = "not a host name";
+	} else if (!egress_name_allowed(&px->rules, name, &rule)) {
+		rcode = DNS_NXDOMAIN, reason = rule ? "denied by rule" : "no allow rule matches";
+	} else if (q->qtype == DNS_TYPE_A) {
+		if (dns_map_address(&px->names, name, buf) == 0)
+			*addr = buf;
+		else
+			rcode = DNS_SERVFAIL, reason = "the stub's table of names is full";
+	}
+	audit_dns(px, q, rcode, rule, *addr, reason);
+	return rcode;
+}
+
+static void dns_serve(struct proxy *px, int fd, const uint8_t *pkt, size_t len,
+		      const struct sockaddr *peer, socklen_t peerlen)
+{
+	uint8_t out[512], buf[4];
+	const uint8_t *addr = NULL;
+	struct dns_query q;
+	int rcode = dns_parse_query(pkt, len, &q);
+	size_t n;
+
+	if (rcode < 0)
+		return;
+	if (px->dns_queries >= DNS_MAX_QUERIES) {
+		if (px->dns_queries++ == DNS_MAX_QUERIES)
+			audit_limit(px, "dns-queries", NULL);
+		rcode = DNS_REFUSED;
+	} else if (rcode > 0) {
+		px->dns_queries++;
+		audit_dns(px, &q, rcode, NULL, NULL, "malformed or unsupported query");
+	} else {
+		px->dns_queries++;
+		rcode = dns_decide(px, &q, &addr, buf);
+	}
+	n = dns_build_answer(&q, pkt, rcode, addr, out, sizeof(out));
+	if (n == 0) /* a question too long to echo in 512 bytes */
+		n = dns_build_answer(&(struct dns_query){.id = q.id, .rd = q.rd}, pkt,
+				     DNS_SERVFAIL, NULL, out, sizeof(out));
+	sendto(fd, out, n, MSG_DONTWAIT | MSG_NOSIGNAL, peer, peerlen); /* UDP: may be lost */
+}
+
+/* A bounded number of datagrams per round, so a flood cannot starve the connections. */
+static void on_dns(struct proxy *px, int fd)
+{
+	uint8_t pkt[1500];
+
+	for (int i = 0; i < 64; i++) {
+		struct sockaddr_storage peer;
+		socklen_t peerlen = sizeof(peer);
+		ssize_t n = recvfrom(fd, pkt, sizeof(pkt), MSG_DONTWAIT, (struct sockaddr *)&peer,
+				     &peerlen);
+		if (n < 0)
+			return;
+		dns_serve(px, fd, pkt, (size_t)n, (struct sockaddr *)&peer, peerlen);
+	}
+}
+
 /* ---------- the loop ---------- */
+
+/* Ticks every SNIFF_MS while a captured connection may be waiting for its first bytes, else
+ * every second (the head and connect timeouts). */
+static void set_timer(struct proxy *px, bool fast)
+{
+	struct itimerspec its = {{1, 0}, {1, 0}};
+
+	if (fast == px->fast_timer)
+		return;
+	if (fast)
+		its.it_interval = its.it_value = (struct timespec){0, SNIFF_MS * 1000000L};
+	if (timerfd_settime(px->tfd, 0, &its, NULL) == 0)
+		px->fast_timer = fast;
+}
+
+/* A captured connection: false when it was closed at once. */
+static bool start_sniff(struct conn *c, int which)
+{
+	if (!original_destination(c, which == EGRESS_CAPTURE + CAPTURE_TCP4 ? AF_INET : AF_INET6)) {
+		close_conn(c, "a connection to the capture listener itself (no redirected "
+			      "destination)");
+		return false;
+	}
+	c->deadline_ms = now_ms() + SNIFF_MS;
+	set_timer(c->px, true);
+	return true;
+}
 
 static void on_accept(struct proxy *px, int which)
 {
@@ -967,8 +1214,10 @@ static void on_accept(struct proxy *px, int which)
 		c->px = px;
 		c->cl = (struct endpoint){c, CLIENT, fd, 0};
 		c->up = (struct endpoint){c, UPSTREAM, -1, 0};
-		c->proto = which == 0 ? "http" : "socks";
-		c->st = which == 0 ? ST_HTTP_HEAD : ST_SOCKS_GREETING;
+		c->proto = which == EGRESS_HTTP ? "http" : which == EGRESS_SOCKS ? "socks" : "capture";
+		c->st = which == EGRESS_HTTP	? ST_HTTP_HEAD
+			: which == EGRESS_SOCKS ? ST_SOCKS_GREETING
+						: ST_SNIFF;
 		clock_gettime(CLOCK_MONOTONIC, &c->t0);
 		c->deadline_ms = now_ms() + PROXY_HEAD_TIMEOUT_MS;
 		c->next = px->conns;
@@ -976,6 +1225,8 @@ static void on_accept(struct proxy *px, int which)
 			px->conns->prev = c;
 		px->conns = c;
 		px->n_conns++;
+		if (c->st == ST_SNIFF && !start_sniff(c, which))
+			continue;
 		watch(px, &c->cl, EPOLLIN);
 	}
 }
@@ -987,15 +1238,23 @@ static void on_timer(struct proxy *px)
 
 	if (read(px->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		return;
+	bool sniffing = false;
+
 	for (; c; c = next) {
 		next = c->next;
 		if (c->deadline_ms && now > c->deadline_ms) {
 			if (c->st == ST_CONNECT)
 				refuse(c, "upstream connect timed out");
+			else if (c->st == ST_SNIFF && c->head_len == 0)
+				capture_decide(c, NULL); /* the server may be the one to speak first */
 			else if (c->st != ST_RESOLVE)
 				close_conn(c, "request head timed out");
+			if (!c->dead && !c->lookup_pending)
+				update_interest(c);
 		}
+		sniffing |= !c->dead && c->st == ST_SNIFF && c->head_len == 0;
 	}
+	set_timer(px, sniffing);
 }
 
 static void on_lookups(struct proxy *px)
@@ -1010,6 +1269,18 @@ static void on_lookups(struct proxy *px)
 	}
 }
 
+static void on_listener(struct proxy *px, const struct endpoint *ep)
+{
+	for (int which = 0; which < EGRESS_SOCKETS; which++) {
+		if (ep != &px->lep[which])
+			continue;
+		if (which == EGRESS_CAPTURE + CAPTURE_DNS4 || which == EGRESS_CAPTURE + CAPTURE_DNS6)
+			on_dns(px, ep->fd);
+		else
+			on_accept(px, which);
+	}
+}
+
 int proxy_dispatch(struct proxy *px, struct ab_err *e)
 {
 	struct epoll_event evs[64];
@@ -1017,12 +1288,12 @@ int proxy_dispatch(struct proxy *px, struct ab_err *e)
 
 	for (int i = 0; i < n; i++) {
 		struct endpoint *ep = evs[i].data.ptr;
-		if (ep == &px->lep[0] || ep == &px->lep[1])
-			on_accept(px, ep == &px->lep[1]);
-		else if (ep == &px->timer_ep)
+		if (ep == &px->timer_ep)
 			on_timer(px);
 		else if (ep == &px->resolved_ep)
 			on_lookups(px);
+		else if (!ep->c)
+			on_listener(px, ep);
 		else if (!ep->c->dead && ep->fd >= 0)
 			on_conn_event(ep, evs[i].events);
 	}
@@ -1048,6 +1319,14 @@ static int add_fixed(struct proxy *px, struct endpoint *ep, int fd)
 	return ep->events ? 0 : -1;
 }
 
+static int add_listeners(struct proxy *px)
+{
+	for (int i = 0; i < EGRESS_SOCKETS; i++)
+		if (px->listeners[i] >= 0 && add_fixed(px, &px->lep[i], px->listeners[i]) < 0)
+			return -1;
+	return 0;
+}
+
 /* Each tunnel holds two fds: raise the supervisor's own soft limit (the sandbox has its own). */
 static void raise_fd_limit(void)
 {
@@ -1059,8 +1338,8 @@ static void raise_fd_limit(void)
 	}
 }
 
-int proxy_start(struct proxy **out, const struct policy *p, const int fds[2], struct audit *a,
-		struct ab_err *e)
+int proxy_start(struct proxy **out, const struct policy *p, const int fds[EGRESS_SOCKETS],
+		struct audit *a, struct ab_err *e)
 {
 	struct itimerspec its = {{1, 0}, {1, 0}};
 	const struct hostlimits_conf per_host = {p->net_host_max_connections, p->net_host_rate,
@@ -1069,24 +1348,25 @@ int proxy_start(struct proxy **out, const struct policy *p, const int fds[2], st
 	struct proxy *px = calloc(1, sizeof(*px));
 
 	if (!px) {
-		close(fds[0]);
-		close(fds[1]);
+		for (int i = 0; i < EGRESS_SOCKETS; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
 		return ab_fail(e, ENOMEM, "proxy");
 	}
 	px->a = a;
 	px->p = p;
 	px->tokens = (double)p->net_rate;
 	px->refilled_ms = now_ms();
-	px->listeners[0] = fds[0];
-	px->listeners[1] = fds[1];
+	for (int i = 0; i < EGRESS_SOCKETS; i++)
+		px->listeners[i] = fds[i];
 	px->resolved[0] = px->resolved[1] = px->tfd = -1;
 	px->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (px->epfd < 0 || !(px->chunk = malloc(RELAY_CHUNK)) ||
 	    egress_rules_build(p, &px->rules, e) < 0 ||
 	    pipe2(px->resolved, O_CLOEXEC | O_NONBLOCK) < 0 ||
 	    (px->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) < 0 ||
-	    timerfd_settime(px->tfd, 0, &its, NULL) < 0 || add_fixed(px, &px->lep[0], fds[0]) < 0 ||
-	    add_fixed(px, &px->lep[1], fds[1]) < 0 || add_fixed(px, &px->timer_ep, px->tfd) < 0 ||
+	    timerfd_settime(px->tfd, 0, &its, NULL) < 0 || add_listeners(px) < 0 ||
+	    add_fixed(px, &px->timer_ep, px->tfd) < 0 ||
 	    add_fixed(px, &px->resolved_ep, px->resolved[0]) < 0 ||
 	    (hostlimits_enabled(&per_host) &&
 	     hostlimits_init(&px->hosts, &per_host, HOSTLIMITS_MAX_HOSTS) < 0)) {
@@ -1111,9 +1391,10 @@ void proxy_stop(struct proxy *px)
 		close_conn(px->conns, "the sandbox ended");
 	on_lookups(px); /* lookups already done */
 	free_graveyard(px);
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < EGRESS_SOCKETS; i++)
 		if (px->listeners[i] >= 0)
 			close(px->listeners[i]);
+	dns_map_free(&px->names);
 	if (px->tfd >= 0)
 		close(px->tfd);
 	if (px->epfd >= 0)

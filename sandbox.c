@@ -76,7 +76,7 @@ struct run {
 	int changes_fs;	      /* changes-size: the tmpfs holding the upper layers, or -1 */
 	struct protect_hold protect; /* rw trees' placeholders, removed by the last run out */
 	pid_t supervisor;
-	int proxy_fds[2]; /* proxy mode: listeners made in the sandbox's network namespace */
+	int proxy_fds[EGRESS_SOCKETS]; /* proxy mode: made in the sandbox's network namespace */
 	struct proxy *proxy;
 	uid_t outer_uid; /* the caller's ids, which the sandbox maps */
 	gid_t outer_gid;
@@ -89,7 +89,7 @@ struct run {
 	struct seccomp_program filter; /* compiled by the supervisor, loaded by pid 1 */
 };
 
-#define MAX_PASSED_FDS 4
+#define MAX_PASSED_FDS 8
 
 /* Sends a message with n fds attached (SCM_RIGHTS). */
 static int send_msg_fds(int fd, int type, int value, const char *text, const int *fds, size_t n)
@@ -180,11 +180,23 @@ static int recv_msg(int fd, struct msg *m)
 #define READY_LISTENER 2u  /* fd: the seccomp notification listener */
 #define READY_PROXY 4u     /* fds: the HTTP and SOCKS5 listeners */
 #define READY_CHANGES 8u   /* fd: the tmpfs of the overlays' upper layers */
+#define READY_CAPTURE 16u  /* fds: the capture listener and DNS socket on 127.0.0.1 */
+#define READY_CAPTURE6 32u /* fds: the same on ::1 */
+
+/* The proxy's sockets that come with a READY bit, in the order they are passed. */
+static const struct {
+	unsigned bit;
+	int slots[2];
+} passed_egress[] = {
+	{READY_PROXY, {EGRESS_HTTP, EGRESS_SOCKS}},
+	{READY_CAPTURE, {EGRESS_CAPTURE + CAPTURE_TCP4, EGRESS_CAPTURE + CAPTURE_DNS4}},
+	{READY_CAPTURE6, {EGRESS_CAPTURE + CAPTURE_TCP6, EGRESS_CAPTURE + CAPTURE_DNS6}},
+};
 
 /* pid 1 (or the fallback child) hands its fds to the supervisor and keeps none. */
 static int send_ready(struct run *r)
 {
-	int fds[MAX_PASSED_FDS] = {-1, -1, -1, -1};
+	int fds[MAX_PASSED_FDS];
 	size_t n = 0;
 	int value = r->seccomp_unnamed ? READY_UNNAMED : 0, rc;
 
@@ -192,10 +204,12 @@ static int send_ready(struct run *r)
 		fds[n++] = r->listener;
 		value |= READY_LISTENER;
 	}
-	if (r->proxy_fds[0] >= 0) {
-		fds[n++] = r->proxy_fds[0];
-		fds[n++] = r->proxy_fds[1];
-		value |= READY_PROXY;
+	for (size_t k = 0; k < sizeof(passed_egress) / sizeof(passed_egress[0]); k++) {
+		if (r->proxy_fds[passed_egress[k].slots[0]] < 0)
+			continue;
+		fds[n++] = r->proxy_fds[passed_egress[k].slots[0]];
+		fds[n++] = r->proxy_fds[passed_egress[k].slots[1]];
+		value |= (int)passed_egress[k].bit;
 	}
 	if (r->changes_fs >= 0) {
 		fds[n++] = r->changes_fs;
@@ -550,6 +564,7 @@ static int adopt_ready(struct run *r, struct audit *a, const struct msg *m, int 
 		       struct ab_err *e)
 {
 	size_t need = (m->value & READY_LISTENER ? 1 : 0) + (m->value & READY_PROXY ? 2 : 0) +
+		      (m->value & READY_CAPTURE ? 2 : 0) + (m->value & READY_CAPTURE6 ? 2 : 0) +
 		      (m->value & READY_CHANGES ? 1 : 0),
 	       i = 0;
 
@@ -565,10 +580,22 @@ static int adopt_ready(struct run *r, struct audit *a, const struct msg *m, int 
 	if ((m->value & READY_LISTENER) && seccomp_monitor_open(&r->monitor, fds[i++], r->p, e) < 0)
 		goto fail;
 	if (m->value & READY_PROXY) {
-		int pfds[2] = {fds[i], fds[i + 1]};
-		i += 2;
+		int pfds[EGRESS_SOCKETS];
+		for (int k = 0; k < EGRESS_SOCKETS; k++)
+			pfds[k] = -1;
+		for (size_t k = 0; k < sizeof(passed_egress) / sizeof(passed_egress[0]); k++) {
+			if (!(m->value & passed_egress[k].bit))
+				continue;
+			pfds[passed_egress[k].slots[0]] = fds[i++];
+			pfds[passed_egress[k].slots[1]] = fds[i++];
+		}
 		if (proxy_start(&r->proxy, r->p, pfds, a, e) < 0)
-			goto fail; /* it closed those two */
+			goto fail; /* it closed those */
+		if (!(m->value & READY_CAPTURE) && r->p->net_capture != CAPTURE_OFF &&
+		    warn(a, "capture", "this kernel cannot redirect connections in the sandbox's "
+				       "network namespace (nf_tables with NAT): clients that ignore "
+				       "the proxy variables get ENETUNREACH", e) < 0)
+			goto fail;
 	}
 	if (m->value & READY_CHANGES)
 		r->changes_fs = fds[i++];
@@ -606,7 +633,7 @@ static int send_filter(struct run *r, struct ab_err *e)
 /* Waits for pid 1 to finish setup: READY, or an error (reported), or its death. */
 static int wait_ready(struct run *r, struct audit *a, struct ab_err *e)
 {
-	int fds[MAX_PASSED_FDS] = {-1, -1, -1, -1};
+	int fds[MAX_PASSED_FDS];
 	size_t n;
 	struct msg m;
 	int rc = recv_msg_fds(r->sock[0], &m, fds, MAX_PASSED_FDS, &n);
@@ -1210,7 +1237,7 @@ int sandbox_run(const struct policy *p, struct audit *a, const struct mount_prot
 			.sock = {-1, -1},
 			.sigfd = -1,
 			.listener = -1,
-			.proxy_fds = {-1, -1},
+			.proxy_fds = {-1, -1, -1, -1, -1, -1},
 			.changes_lock = -1,
 			.changes_fs = -1,
 			.outer_uid = getuid(),

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "capture.h"
 #include "error.h"
 #include "policy.h"
 
@@ -61,6 +62,11 @@ bool egress_host_name(const char *host, char name[256], const char **why);
 bool egress_decide(const struct egress_rules *r, const char *host, unsigned port,
 		   const char **rule);
 
+/* Whether a name (in egress_host_name's form) is allowed at some port: what the DNS stub asks
+ * before it gives the name an address. A deny rule with a port does not deny the name (it may be
+ * allowed at another port); an address literal is never a name. */
+bool egress_name_allowed(const struct egress_rules *r, const char *name, const char **rule);
+
 /* The pin for a name at a port, or NULL (DNS decides). *text is the pin as written. */
 const struct egress_pin *egress_pinned(const struct egress_rules *r, const char *host,
 				       unsigned port, const char **text);
@@ -115,17 +121,36 @@ enum parse_result socks_parse_greeting(const unsigned char *buf, size_t len, siz
 enum parse_result socks_parse_request(const unsigned char *buf, size_t len,
 				      struct socks_request *req);
 
+/* What the first bytes of a captured connection name: a TLS ClientHello's server name, or a
+ * plain HTTP request's Host (without its port) and method. DONE once they tell, or once they
+ * cannot (another protocol, a ClientHello split over records, a head past EGRESS_MAX_HEAD). */
+struct sniff {
+	const char *proto; /* "tls", "http", "other" */
+	char name[256];    /* "" when none was sent (or it was unreadable: then odd is true) */
+	char method[16];
+	bool odd;
+};
+enum parse_result egress_sniff(const unsigned char *buf, size_t len, struct sniff *s);
+
 /* ---------- the sandbox side ---------- */
 
 /* In the supervisor, before the sandbox starts: refuses what this build cannot enforce. */
 int egress_prepare(const struct policy *p, struct ab_err *e);
 
 /* In the sandbox's new network namespace (pid 1): loopback up; in proxy mode also the two
- * listeners (HTTP on 127.0.0.1:EGRESS_HTTP_PORT, SOCKS5 on EGRESS_SOCKS_PORT), whose fds go to
- * the supervisor. fds[] is set to -1 when not in proxy mode. */
+ * listeners (HTTP on 127.0.0.1:EGRESS_HTTP_PORT, SOCKS5 on EGRESS_SOCKS_PORT) and, unless
+ * [network] capture = off, the transparent capture's sockets (capture.h), all of whose fds go to
+ * the supervisor. Unused slots are -1. With capture = auto a kernel that cannot capture leaves
+ * the capture slots at -1; with capture = on it is an error. */
 #define EGRESS_HTTP_PORT 3128
 #define EGRESS_SOCKS_PORT 1080
-int egress_setup_namespace(const struct policy *p, int fds[2], struct ab_err *e);
+enum egress_socket {
+	EGRESS_HTTP,
+	EGRESS_SOCKS,
+	EGRESS_CAPTURE, /* the first of CAPTURE_SOCKETS, in capture.h's order */
+	EGRESS_SOCKETS = EGRESS_CAPTURE + CAPTURE_SOCKETS
+};
+int egress_setup_namespace(const struct policy *p, int fds[EGRESS_SOCKETS], struct ab_err *e);
 
 /* The proxy variables real tools read (HTTP_PROXY, ALL_PROXY, npm, pip, yarn, Java, ...). */
 int egress_proxy_env(int (*set)(void *ctx, const char *name, const char *value), void *ctx);

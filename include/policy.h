@@ -37,6 +37,8 @@ struct fs_entry {
 };
 
 enum net_mode { NET_NONE, NET_PROXY, NET_HOST };
+/* proxy mode: whether clients that ignore the proxy variables are captured (capture.h) */
+enum net_capture { CAPTURE_AUTO, CAPTURE_ON, CAPTURE_OFF };
 enum seccomp_preset { SECCOMP_PRESET_DEFAULT, SECCOMP_PRESET_STRICT, SECCOMP_PRESET_NONE };
 enum seccomp_action { SECCOMP_ACTION_ERRNO, SECCOMP_ACTION_KILL };
 enum fallback_mode { FALLBACK_NONE, FALLBACK_LANDLOCK };
@@ -86,6 +88,7 @@ struct policy {
 	struct strv unprotect; /* default protected names (policy_protected_names) not protected */
 
 	enum net_mode net_mode;
+	enum net_capture net_capture; /* auto: on when the kernel allows it */
 	struct strv net_allow, net_deny;
 	struct strv net_resolve;  /* NAME[:PORT]=ADDRESS[:PORT] pins */
 	struct strv net_methods;  /* plain HTTP methods allowed; empty: any */

@@ -6,6 +6,7 @@
 #define AGENTBOX_PROXY_H
 
 #include "audit.h"
+#include "egress.h"
 #include "error.h"
 #include "policy.h"
 
@@ -15,9 +16,10 @@
 
 struct proxy;
 
-/* Takes ownership of the two listener fds (HTTP, SOCKS5). */
-int proxy_start(struct proxy **out, const struct policy *p, const int fds[2], struct audit *a,
-		struct ab_err *e);
+/* Takes ownership of the sockets pid 1 made (egress.h's order; -1 where there is none): the HTTP
+ * and SOCKS5 listeners and, with transparent capture, its listeners and DNS stub sockets. */
+int proxy_start(struct proxy **out, const struct policy *p, const int fds[EGRESS_SOCKETS],
+		struct audit *a, struct ab_err *e);
 /* Poll it for readability, then call proxy_dispatch. */
 int proxy_fd(const struct proxy *px);
 /* Handles what is ready; -1 only when the audit trail failed (the run must stop). */

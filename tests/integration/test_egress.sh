@@ -12,9 +12,8 @@
 # an address rule (127.0.0.1:PORT), or a name (localhost:PORT) plus an address rule for the SSRF
 # guard (127.0.0.0/8).
 #
-# Not built in agentbox yet, so not tested here: capture of clients that ignore the proxy
-# variables, the in-sandbox DNS stub, `methods =`, the run-wide rate/byte limits, a per-run
-# proxy token.
+# Clients that ignore the proxy variables (transparent capture) and the in-sandbox DNS stub are
+# test_capture.sh's. Not built in agentbox yet, so not tested: a per-run proxy token.
 . "$(dirname "$0")/lib.sh"
 
 CURL=(curl -sS --max-time 15 --noproxy '')
@@ -352,10 +351,19 @@ t_npm_install_tarball() {
 
 # --------------------------------------------------- around the proxy ----
 
+# With [network] capture = off (test_capture.sh covers it on), a client that ignores the proxy
+# variables has no route at all.
 t_raw_socket_bypass() {
 	mk_www
 	helpers_in
-	box raw -- sh -c "/usr/bin/python3 egress_client.py connect 192.0.2.1 80
+	cat >"$META/nocapture.ini" <<-EOF
+		[sandbox]
+		include = $AGENTBOX_PROFILES/shell.ini
+		[network]
+		mode = proxy
+		capture = off
+	EOF
+	pbox "$META/nocapture.ini" raw -- sh -c "/usr/bin/python3 egress_client.py connect 192.0.2.1 80
 		/usr/bin/python3 egress_client.py connect 2001:db8::1 80
 		/usr/bin/python3 egress_client.py connect 127.0.0.1 $WWW_PORT
 		/usr/bin/python3 egress_client.py connect 127.0.0.1 3128"
