@@ -268,8 +268,8 @@ static void expr_redirect(struct nlbuf *b, uint16_t port)
 
 static size_t rule_begin(struct nlbuf *b, int family, size_t *exprs)
 {
-	size_t msg = nft_msg_begin(b, NFT_MSG_NEWRULE, family,
-				   NLM_F_CREATE | NLM_F_APPEND | NLM_F_ACK);
+	size_t msg =
+	    nft_msg_begin(b, NFT_MSG_NEWRULE, family, NLM_F_CREATE | NLM_F_APPEND | NLM_F_ACK);
 
 	nl_attr_str(b, NFTA_RULE_TABLE, TABLE);
 	nl_attr_str(b, NFTA_RULE_CHAIN, CHAIN);
@@ -284,9 +284,10 @@ static void rule_end(struct nlbuf *b, size_t msg, size_t exprs)
 }
 
 /* The table, its NAT chain on the output hook, and three rules:
+ *   udp dport 53             → redirect to the DNS stub (a resolv.conf may name a loopback
+ *                              server such as 127.0.0.53, so this comes first)
  *   daddr is loopback        → accept (the proxies, the sandbox's own servers)
- *   tcp                      → redirect to the capture listener
- *   udp dport 53             → redirect to the DNS stub */
+ *   tcp                      → redirect to the capture listener */
 static void add_family_rules(struct nlbuf *b, int family)
 {
 	static const uint8_t loopback4 = 127, tcp = IPPROTO_TCP, udp = IPPROTO_UDP;
@@ -309,6 +310,14 @@ static void add_family_rules(struct nlbuf *b, int family)
 	nl_msg_end(b, msg);
 
 	msg = rule_begin(b, family, &exprs);
+	expr_l4proto(b);
+	expr_cmp_eq(b, &udp, 1);
+	expr_payload(b, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2); /* dport */
+	expr_cmp_eq(b, &dns_be, 2);
+	expr_redirect(b, CAPTURE_DNS_PORT);
+	rule_end(b, msg, exprs);
+
+	msg = rule_begin(b, family, &exprs);
 	if (family == NFPROTO_IPV4) {
 		expr_payload(b, NFT_PAYLOAD_NETWORK_HEADER, 16, 1); /* first byte of daddr */
 		expr_cmp_eq(b, &loopback4, 1);
@@ -323,14 +332,6 @@ static void add_family_rules(struct nlbuf *b, int family)
 	expr_l4proto(b);
 	expr_cmp_eq(b, &tcp, 1);
 	expr_redirect(b, CAPTURE_TCP_PORT);
-	rule_end(b, msg, exprs);
-
-	msg = rule_begin(b, family, &exprs);
-	expr_l4proto(b);
-	expr_cmp_eq(b, &udp, 1);
-	expr_payload(b, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2); /* dport */
-	expr_cmp_eq(b, &dns_be, 2);
-	expr_redirect(b, CAPTURE_DNS_PORT);
 	rule_end(b, msg, exprs);
 }
 
@@ -369,10 +370,11 @@ static int add_routes(bool ipv6, struct ab_err *e)
 
 static int open_socket(int family, int type, uint16_t port, struct ab_err *e)
 {
-	struct sockaddr_in s4 = {.sin_family = AF_INET, .sin_port = htons(port),
+	struct sockaddr_in s4 = {.sin_family = AF_INET,
+				 .sin_port = htons(port),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	struct sockaddr_in6 s6 = {.sin6_family = AF_INET6, .sin6_port = htons(port),
-				  .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+	struct sockaddr_in6 s6 = {
+	    .sin6_family = AF_INET6, .sin6_port = htons(port), .sin6_addr = IN6ADDR_LOOPBACK_INIT};
 	int one = 1, fd = socket(family, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	const char *kind = type == SOCK_STREAM ? "capture listener" : "DNS stub socket";
 	int rc;
@@ -390,8 +392,8 @@ static int open_socket(int family, int type, uint16_t port, struct ab_err *e)
 	if (rc < 0) {
 		int err = errno;
 		close(fd);
-		return ab_fail(e, err, "%s on %s:%u", kind, family == AF_INET ? "127.0.0.1" : "[::1]",
-			       port);
+		return ab_fail(e, err, "%s on %s:%u", kind,
+			       family == AF_INET ? "127.0.0.1" : "[::1]", port);
 	}
 	return fd;
 }

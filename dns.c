@@ -40,14 +40,16 @@ static int parse_name(const uint8_t *pkt, size_t len, size_t *at, struct dns_que
 		l = pkt[i++];
 		if (l == 0)
 			break;
-		if (l > 63 || len - i < l || out + l + 1 > 254) /* 253 characters at most */
+		if (l > 63 || len - i < l || out + (out ? 1 : 0) + l > 253) /* a name's limit */
 			return DNS_FORMERR;
 		if (out)
 			q->name[out++] = '.';
 		for (uint8_t k = 0; k < l; k++) {
 			uint8_t c = pkt[i++];
 			q->odd_name |= !plain_byte(c);
-			q->name[out++] = !plain_byte(c) ? '?' : c >= 'A' && c <= 'Z' ? (char)(c + 32) : (char)c;
+			q->name[out++] = !plain_byte(c)		? '?'
+					 : c >= 'A' && c <= 'Z' ? (char)(c + 32)
+								: (char)c;
 		}
 	}
 	if (out == 0)
@@ -93,7 +95,7 @@ size_t dns_build_answer(const struct dns_query *q, const uint8_t *pkt, int rcode
 	memset(out, 0, DNS_HEADER);
 	put16(out, q->id);
 	out[2] = (uint8_t)(0x80 | 0x04 | (q->rd ? 0x01 : 0)); /* response, authoritative */
-	out[3] = (uint8_t)(0x80 | (rcode & 0x0f));              /* recursion available */
+	out[3] = (uint8_t)(0x80 | (rcode & 0x0f));	      /* recursion available */
 	put16(out + 4, qlen ? 1 : 0);
 	put16(out + 6, addr ? 1 : 0);
 	memcpy(out + DNS_HEADER, pkt + DNS_HEADER, qlen);

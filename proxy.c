@@ -798,8 +798,8 @@ static void parse_socks(struct conn *c)
 /* ---------- captured connections ---------- */
 
 /* Where a captured connection was going, from the NAT the rules made: an address the DNS stub
- * gave a name stands for that name; any other address stands for itself. False when there was
- * no NAT (a connection made to the capture listener itself). */
+ * gave a name stands for that name; any other address stands for itself. False for a connection
+ * made to the capture listener itself. */
 static bool original_destination(struct conn *c, int family)
 {
 	struct sockaddr_in6 s6;
@@ -812,6 +812,10 @@ static bool original_destination(struct conn *c, int family)
 			      : getsockopt(c->cl.fd, SOL_IPV6, IP6T_SO_ORIGINAL_DST, &s6, &len))
 		return false;
 	raw = family == AF_INET ? (const void *)&s4.sin_addr : (const void *)&s6.sin6_addr;
+	/* the rules never redirect loopback: this was a connect() to the listener itself */
+	if (family == AF_INET ? ((const uint8_t *)raw)[0] == 127
+			      : IN6_IS_ADDR_LOOPBACK(&s6.sin6_addr))
+		return false;
 	c->port = ntohs(family == AF_INET ? s4.sin_port : s6.sin6_port);
 	inet_ntop(family, raw, text, sizeof(text));
 	snprintf(c->host, sizeof(c->host), family == AF_INET ? "%s" : "[%s]", text);

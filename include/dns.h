@@ -26,10 +26,10 @@ enum { DNS_TYPE_A = 1, DNS_TYPE_AAAA = 28, DNS_CLASS_IN = 1 };
 
 struct dns_query {
 	uint16_t id;
-	bool rd;           /* recursion desired: echoed */
-	char name[256];    /* lower case, dots between labels, no trailing dot; "." for the root */
-	bool odd_name;     /* a label held a byte other than a letter, digit, '-' or '_' (shown
-			      as '?' in name): no rule can allow it */
+	bool rd;	/* recursion desired: echoed */
+	char name[256]; /* lower case, dots between labels, no trailing dot; "." for the root */
+	bool odd_name;	/* a label held a byte other than a letter, digit, '-' or '_' (shown
+			   as '?' in name): no rule can allow it */
 	uint16_t qtype, qclass;
 	size_t question_end; /* offset just past the question, which an answer echoes */
 };

@@ -1,6 +1,7 @@
 /* The proxy's parsers take bytes straight from the sandboxed command: the HTTP request head
- * (and the upstream head built from it), the SOCKS5 greeting and request, and the rule
- * decision and SSRF check on whatever host they yield. */
+ * (and the upstream head built from it), the SOCKS5 greeting and request, the sniffer of a
+ * captured connection's first bytes (TLS server name, HTTP Host), and the rule decision and SSRF
+ * check on whatever host they yield. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,8 +48,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct http_request req;
 	struct socks_request sreq;
+	struct sniff sniff;
 	size_t used;
 	bool no_auth;
+
+	/* a captured connection's first bytes: a name, if any, is a bounded, printable string */
+	if (egress_sniff(data, size, &sniff) == PARSE_DONE && sniff.name[0]) {
+		if (strlen(sniff.name) >= sizeof(sniff.name) || sniff.odd)
+			abort();
+		check_host(sniff.name, 443);
+	}
 
 	if (http_parse_request((const char *)data, size, &req) == PARSE_DONE) {
 		check_host(req.host, req.port);

@@ -148,6 +148,10 @@ t_schema_every_event_type() {
 		-x http://127.0.0.1:3128 http://allowed.example/; curl -s -o /dev/null \
 		-w '%{http_code}' -x http://127.0.0.1:3128 http://allowed.example/"
 	assert_eq 403 "$OUT" "the proxy's answer past rate-per-host"
+	# dns, and a captured net event: a client with no proxy asks the stub for an allowed and a
+	# denied name (capture = auto: on where the kernel can redirect, as here)
+	run_cmd "$AGENTBOX" -p ./proxy.ini --audit "$a" -- sh -c "curl -s --noproxy '*' \
+		http://allowed.example/; curl -s --noproxy '*' http://denied.example/"
 	# the file-size limit, a killing action, and strict's ENOSYS
 	run_cmd "$AGENTBOX" -p ./fsize.ini --audit "$a" -- dd if=/dev/zero of=big bs=1M count=4 status=none
 	assert_eq 153 "$RC" "exit status past file-size"
@@ -165,7 +169,7 @@ t_schema_every_event_type() {
 		assert_eq 0 "$RC" "agentbox $sub"
 	done
 	validate "$a"
-	for t in start warning mount env syscall limit error exit net changes; do
+	for t in start warning mount env syscall limit error exit net dns changes; do
 		case " $TYPES " in
 		*" $t "*) ;;
 		*) fail "no $t event among the runs (types seen: $TYPES)" ;;
@@ -178,6 +182,8 @@ t_schema_every_event_type() {
 	assert_contains "$(audit_get "$a" limit limit)" file-size "a file-size limit event"
 	assert_contains "$(audit_get "$a" limit limit)" rate-per-host "a per-host limit event"
 	assert_contains "$(audit_get "$a" limit host)" allowed.example "the per-host limit event's host"
+	assert_contains "$(audit_get "$a" dns rcode)" NXDOMAIN "a dns event for the denied name"
+	assert_contains "$(audit_get "$a" net protocol)" capture "a captured connection's net event"
 }
 
 # The events of a fallback run (no namespaces) and of an agentbox nested in another (no

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -496,6 +497,105 @@ static void test_idn_host_name(void **state)
 	assert_string_equal(why, "its ASCII form is an IPv4 address");
 }
 
+/* The DNS stub's question: is the name allowed at some port? */
+static void test_name_allowed(void **state)
+{
+	struct policy p = {0};
+	struct egress_rules r;
+	struct ab_err e = {0};
+	const char *rule;
+
+	(void)state;
+	assert_int_equal(strv_push(&p.net_allow, "api.example.com:443"), 0);
+	assert_int_equal(strv_push(&p.net_allow, "*.cdn.example"), 0);
+	assert_int_equal(strv_push(&p.net_allow, "10.0.0.0/8"), 0);
+	assert_int_equal(strv_push(&p.net_deny, "bad.cdn.example"), 0);
+	assert_int_equal(strv_push(&p.net_deny, "x.cdn.example:80"), 0);
+	assert_int_equal(egress_rules_build(&p, &r, &e), 0);
+
+	/* a rule with a port still makes the name resolvable */
+	assert_true(egress_name_allowed(&r, "api.example.com", &rule));
+	assert_string_equal(rule, "api.example.com:443");
+	assert_true(egress_name_allowed(&r, "a.cdn.example", &rule));
+	/* a port-less deny denies the name; a deny with a port does not */
+	assert_false(egress_name_allowed(&r, "bad.cdn.example", &rule));
+	assert_string_equal(rule, "bad.cdn.example");
+	assert_true(egress_name_allowed(&r, "x.cdn.example", &rule));
+	/* no rule, the apex of a subdomain rule, and address literals are not names */
+	assert_false(egress_name_allowed(&r, "example.com", &rule));
+	assert_null(rule);
+	assert_false(egress_name_allowed(&r, "cdn.example", &rule));
+	assert_false(egress_name_allowed(&r, "10.1.2.3", &rule));
+
+	egress_rules_free(&r);
+	strv_free(&p.net_allow);
+	strv_free(&p.net_deny);
+}
+
+/* A TLS 1.2/1.3 ClientHello for host (no other extension than server_name unless pad). */
+static size_t client_hello(unsigned char *b, const char *host, bool split)
+{
+	size_t hl = strlen(host), at = 0, ext = 2 + 2 + 2 + 1 + 2 + hl;
+	size_t body = 2 + 32 + 1 + 2 + 2 + 1 + 1 + 2 + ext, rec = 4 + body;
+
+	b[at++] = 0x16, b[at++] = 3, b[at++] = 1;
+	b[at++] = (unsigned char)(rec >> 8), b[at++] = (unsigned char)rec;
+	b[at++] = 1, b[at++] = 0;
+	/* a split hello claims more than its record holds */
+	b[at++] = (unsigned char)((body + (split ? 100 : 0)) >> 8);
+	b[at++] = (unsigned char)(body + (split ? 100 : 0));
+	b[at++] = 3, b[at++] = 3;
+	memset(b + at, 0xab, 32), at += 32;
+	b[at++] = 0;						  /* session id */
+	b[at++] = 0, b[at++] = 2, b[at++] = 0x13, b[at++] = 0x01; /* one suite */
+	b[at++] = 1, b[at++] = 0;				  /* null compression */
+	b[at++] = (unsigned char)(ext >> 8), b[at++] = (unsigned char)ext;
+	b[at++] = 0, b[at++] = 0; /* server_name */
+	b[at++] = (unsigned char)((ext - 4) >> 8), b[at++] = (unsigned char)(ext - 4);
+	b[at++] = (unsigned char)((hl + 3) >> 8), b[at++] = (unsigned char)(hl + 3);
+	b[at++] = 0;
+	b[at++] = (unsigned char)(hl >> 8), b[at++] = (unsigned char)hl;
+	memcpy(b + at, host, hl), at += hl;
+	return at;
+}
+
+static void test_sniff(void **state)
+{
+	unsigned char b[512];
+	struct sniff s;
+	size_t n = client_hello(b, "api.example.com", false);
+	const char *get = "GET /x HTTP/1.1\r\nAccept: */*\r\nHOST:  www.example.com:8080 \r\n\r\n";
+
+	(void)state;
+	assert_int_equal(egress_sniff(b, n, &s), PARSE_DONE);
+	assert_string_equal(s.proto, "tls");
+	assert_string_equal(s.name, "api.example.com");
+	assert_false(s.odd);
+	/* every shorter prefix asks for more */
+	for (size_t k = 1; k < n; k++)
+		assert_int_equal(egress_sniff(b, k, &s), PARSE_MORE);
+	/* a hello that does not fit its record cannot be checked: unreadable */
+	n = client_hello(b, "api.example.com", true);
+	assert_int_equal(egress_sniff(b, n, &s), PARSE_DONE);
+	assert_true(s.odd);
+	assert_string_equal(s.name, "");
+	/* a control byte in the name is unreadable, not a name */
+	n = client_hello(b, "a\nb.example", false);
+	assert_int_equal(egress_sniff(b, n, &s), PARSE_DONE);
+	assert_true(s.odd);
+
+	assert_int_equal(egress_sniff((const unsigned char *)get, strlen(get), &s), PARSE_DONE);
+	assert_string_equal(s.proto, "http");
+	assert_string_equal(s.method, "GET");
+	assert_string_equal(s.name, "www.example.com");
+	assert_int_equal(egress_sniff((const unsigned char *)get, 20, &s), PARSE_MORE);
+	/* a protocol that is neither: decided at once, no name */
+	assert_int_equal(egress_sniff((const unsigned char *)"SSH-2.0-x\r\n", 11, &s), PARSE_DONE);
+	assert_string_equal(s.proto, "other");
+	assert_int_equal(egress_sniff((const unsigned char *)"\x00\x01", 2, &s), PARSE_DONE);
+	assert_string_equal(s.proto, "other");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -523,6 +623,8 @@ int main(void)
 	    cmocka_unit_test(test_pin_parse),
 	    cmocka_unit_test(test_pin_refused),
 	    cmocka_unit_test(test_pinned_lookup),
+	    cmocka_unit_test(test_name_allowed),
+	    cmocka_unit_test(test_sniff),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,260 @@
+#!/bin/bash
+# Transparent capture ([network] mode = proxy, capture = auto): clients that ignore the proxy
+# variables (urllib without proxies, Node's fetch, raw sockets, a raw DNS query to any server)
+# are filtered by the same rules, not merely cut off. Names resolve through the in-sandbox DNS
+# stub (allowed names get an address of 198.18.0.0/15, the rest NXDOMAIN, every query audited);
+# a captured connection is decided on the name behind its address, and its TLS server name or
+# HTTP Host must name the same host. Test names (www.test, ...) are pinned to the host's
+# test servers on 127.0.0.1 with `resolve =`, so nothing leaves the machine.
+. "$(dirname "$0")/lib.sh"
+
+# ------------------------------------------------------------- helpers ----
+
+mk_www() {
+	BODY="capture-body-$(unique)"
+	mkdir -p "$META/www"
+	printf '%s\n' "$BODY" >"$META/www/file.txt"
+	serve www "$META/www"
+	WWW_PORT=$PORT
+}
+
+helpers_in() {
+	cp "$HELPERS/capture_client.py" "$CASE/" || fail "cannot copy the helper into $CASE"
+}
+
+# profile [capture = VALUE] [more [network] lines...]: $META/capture.ini, the shell profile in
+# proxy mode allowing www.test, tls.test and talk.test (pinned to the host's 127.0.0.1).
+profile() {
+	{
+		printf '[sandbox]\ninclude = %s/shell.ini\n[network]\nmode = proxy\n' "$AGENTBOX_PROFILES"
+		printf 'allow = www.test, tls.test, talk.test\n'
+		printf 'resolve = www.test=127.0.0.1, tls.test=127.0.0.1, talk.test=127.0.0.1\n'
+		printf '%s\n' "$@"
+	} >"$META/capture.ini"
+}
+
+# box NAME ARGS...: BOX runs the case's profile with an audit trail $META/NAME.jsonl (AUDIT),
+# with every proxy variable removed, so each client is on its own.
+box() {
+	AUDIT="$META/$1.jsonl"
+	shift
+	BOX=("$AGENTBOX" -p "$META/capture.ini" --audit "$AUDIT" -- env -u HTTP_PROXY -u http_proxy
+		-u HTTPS_PROXY -u https_proxy -u ALL_PROXY -u all_proxy -u NODE_USE_ENV_PROXY
+		-u npm_config_proxy -u npm_config_https_proxy "$@")
+}
+
+net() {
+	NET=$("$PY" "$HELPERS/egress_audit.py" "$AUDIT" "$@" 2>&1) ||
+		fail "cannot read the events of $AUDIT: $NET"
+}
+
+client() {
+	"$PY" capture_client.py "$@"
+}
+
+# ---------------------------------------------------------------- cases ----
+
+t_urllib_allowed_and_denied() {
+	mk_www
+	helpers_in
+	profile
+	box urllib sh -c "$PY capture_client.py resolve www.test
+		$PY capture_client.py get http://www.test:$WWW_PORT/file.txt
+		$PY capture_client.py resolve denied.test
+		$PY capture_client.py get http://denied.test:$WWW_PORT/file.txt"
+	expect_exit 0 "${BOX[@]}"
+	assert_contains "$OUT" "ADDR:198.18." "an allowed name resolves to the stub's range"
+	assert_contains "$OUT" "BODY:$BODY" "a client with no proxy reaches an allowed name"
+	assert_contains "$OUT" "ERROR:gaierror" "a denied name does not resolve"
+	net protocol=capture
+	assert_contains "$NET" " decision=allow protocol=capture host=www.test port=$WWW_PORT address=127.0.0.1 rule=www.test resolve=www.test=127.0.0.1 sni=www.test method=GET " \
+		"the captured connection's audit event"
+	assert_contains "$NET" "count=1" "one captured connection (the denied name never connected)"
+	net event=dns name=denied.test
+	assert_contains "$NET" " decision=deny name=denied.test type=1 rcode=NXDOMAIN rule=null " \
+		"the DNS query for the denied name, audited"
+	net event=dns name=www.test type=1
+	assert_contains "$NET" " decision=allow name=www.test type=1 rcode=NOERROR rule=www.test address=198.18." \
+		"the DNS query for the allowed name, audited with the address given"
+}
+
+t_curl_and_node_fetch() {
+	mk_www
+	helpers_in
+	profile
+	cat >fetch.js <<-EOF
+		fetch('http://www.test:$WWW_PORT/file.txt')
+		  .then(async r => console.log('STATUS:' + r.status + ' BODY:' + (await r.text()).trim()))
+		  .catch(e => console.log('ERROR:' + (e.cause ? e.cause.code : e)));
+		fetch('http://denied.test:$WWW_PORT/file.txt')
+		  .then(r => console.log('DENIED-STATUS:' + r.status))
+		  .catch(e => console.log('DENIED-ERROR:' + (e.cause ? e.cause.code : e)));
+	EOF
+	box fetch sh -c "curl -sS --max-time 10 http://www.test:$WWW_PORT/file.txt; node fetch.js"
+	expect_exit 0 "${BOX[@]}"
+	[ "$(printf '%s\n' "$OUT" | grep -c "$BODY")" -eq 2 ] ||
+		fail "curl and Node's fetch (no NODE_USE_ENV_PROXY) should both get the body" "$(report)"
+	assert_contains "$OUT" "STATUS:200 BODY:$BODY" "Node's fetch without proxy variables"
+	assert_contains "$OUT" "DENIED-ERROR:ENOTFOUND" "Node's fetch of a denied name"
+	net protocol=capture host=www.test
+	assert_contains "$NET" "count=2" "both clients were captured"
+	# positive control for the proxy path: with NODE_USE_ENV_PROXY=1 and the variables
+	# (Node 20 ignores them for fetch, so it is captured too; curl uses the proxy)
+	expect_exit 0 "$AGENTBOX" -p "$META/capture.ini" --audit "$META/env.jsonl" -- sh -c \
+		"curl -sS --noproxy '' --max-time 10 http://www.test:$WWW_PORT/file.txt"
+	assert_contains "$OUT" "$BODY" "curl through the proxy variables"
+	AUDIT="$META/env.jsonl" net protocol=http host=www.test
+	assert_contains "$NET" "count=1" "curl with the variables used the HTTP proxy"
+}
+
+t_raw_sockets() {
+	local pf=$META/port.sink
+	bg "$PY" "$HELPERS/egress_sink.py" "$pf"
+	wait_for_file "$pf" 10 || fail "the sink did not start"
+	local sink=$(cat "$pf")
+	helpers_in
+	profile
+	box raw sh -c "$PY capture_client.py echo talk.test $sink
+		$PY capture_client.py echo 192.0.2.1 80
+		$PY capture_client.py echo 2001:db8::1 80"
+	expect_exit 0 "${BOX[@]}"
+	assert_contains "$OUT" "ECHO:e-capture-echo" "a raw socket to an allowed name is relayed"
+	[ "$(printf '%s\n' "$OUT" | grep -c '^ECHO:$')" -eq 2 ] ||
+		fail "raw connects to 192.0.2.1 and [2001:db8::1] should be closed with nothing relayed" \
+			"$(report)"
+	net decision=deny
+	assert_contains "$NET" " decision=deny protocol=capture host=192.0.2.1 port=80 rule=null " \
+		"the raw IPv4 connect, refused and audited"
+	assert_contains "$NET" " decision=deny protocol=capture host=[2001:db8::1] port=80 rule=null " \
+		"the raw IPv6 connect, refused and audited"
+	# positive control: an address rule lets the same raw IPv4 connect through
+	profile "allow = 127.0.0.1:$sink"
+	box raw-allowed "$PY" capture_client.py echo 127.0.0.2 "$sink"
+	expect_exit 0 "${BOX[@]}"
+	# 127.0.0.2 is the sandbox's own loopback: not captured, nothing listens there
+	assert_contains "$OUT" "ERROR:ConnectionRefusedError" "loopback inside the sandbox is not captured"
+}
+
+t_server_speaks_first() {
+	local token="banner-$(unique)"
+	cat >"$META/banner.py" <<-'EOF'
+		import socket, sys, os
+		s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+		open(sys.argv[1] + ".tmp", "w").write(str(s.getsockname()[1])); os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+		while True:
+		    c, _ = s.accept(); c.sendall(sys.argv[2].encode() + b"\n"); c.close()
+	EOF
+	bg "$PY" "$META/banner.py" "$META/port.banner" "$token"
+	wait_for_file "$META/port.banner" 10 || fail "the banner server did not start"
+	helpers_in
+	profile
+	box banner "$PY" capture_client.py banner talk.test "$(cat "$META/port.banner")"
+	expect_exit 0 "${BOX[@]}"
+	assert_contains "$OUT" "DATA:$token" "a server that speaks first is reached (no client bytes to wait for)"
+}
+
+t_host_header_must_match() {
+	mk_www
+	helpers_in
+	profile
+	box host sh -c "$PY capture_client.py rawhttp www.test $WWW_PORT evil.test
+		$PY capture_client.py rawhttp www.test $WWW_PORT www.test:$WWW_PORT"
+	expect_exit 0 "${BOX[@]}"
+	assert_contains "$OUT" "STATUS:403" "a Host header naming another host is refused"
+	assert_contains "$OUT" "DENIED:it went to the address given to www.test, but its Host header names evil.test" \
+		"the refusal names both hosts"
+	assert_contains "$OUT" "STATUS:200" "positive control: the matching Host header is served"
+}
+
+t_tls_server_name_must_match() {
+	mk_www
+	test_ca "$META/tls" DNS:tls.test,DNS:evil.test
+	cp "$META/tls/ca.pem" "$CASE/ca.pem"
+	serve tls "$META/www" "$META/tls/srv.pem" "$META/tls/srv.key"
+	local tls_port=$PORT
+	helpers_in
+	profile
+	box tls sh -c "$PY capture_client.py tls tls.test $tls_port evil.test ca.pem
+		$PY capture_client.py tls tls.test $tls_port tls.test ca.pem"
+	expect_exit 0 "${BOX[@]}"
+	assert_contains "$OUT" "ERROR:" "a TLS server name for another host fails (the proxy closed it)"
+	assert_contains "$OUT" "STATUS:200" "positive control: the matching server name completes"
+	net decision=deny
+	assert_contains "$NET" " decision=deny protocol=capture host=tls.test port=$tls_port rule=null sni=evil.test reason=it went to the address given to tls.test, but its TLS server name names evil.test " \
+		"the refusal's audit event names the server name"
+	net decision=allow
+	assert_contains "$NET" " sni=tls.test " "the allowed connection's server name is audited"
+}
+
+t_dns_stub() {
+	helpers_in
+	profile
+	# a query to any server (the host's resolver, a made-up one, IPv6) lands at the stub
+	box dns sh -c "$PY capture_client.py dns 10.9.9.9 www.test 1
+		$PY capture_client.py dns 10.9.9.9 secret-data.exfil.example 1
+		$PY capture_client.py dns 10.9.9.9 www.test 16
+		$PY capture_client.py dns ::1 www.test 1
+		$PY capture_client.py dnsraw 10.9.9.9 12340100000200000000000000
+		$PY capture_client.py dnsraw 10.9.9.9 1234"
+	expect_exit 0 "${BOX[@]}"
+	local rcodes
+	rcodes=$(printf '%s\n' "$OUT" | grep -E '^(RCODE|NOREPLY)' | tr '\n' ' ')
+	assert_eq "RCODE:0 RCODE:3 RCODE:0 RCODE:0 RCODE:1 NOREPLY: " "$rcodes" \
+		"rcodes: allowed A, denied name, allowed TXT (no data), over IPv6, two questions, a runt"
+	assert_contains "$OUT" "ADDR:198.18.0.1" "the first allowed name gets the range's first address"
+	[ "$(printf '%s\n' "$OUT" | grep -c '^ADDR:198.18.0.1$')" -eq 2 ] ||
+		fail "the same name should keep its address (also over IPv6)" "$(report)"
+	net event=dns
+	assert_contains "$NET" " decision=deny name=secret-data.exfil.example type=1 rcode=NXDOMAIN " \
+		"the exfiltration attempt is answered locally and audited"
+	assert_contains "$NET" " decision=allow name=www.test type=16 rcode=NOERROR rule=www.test " \
+		"a TXT query of an allowed name: audited, no data"
+	assert_contains "$NET" " rcode=FORMERR " "the malformed query is audited"
+	assert_contains "$NET" "count=5" "five answered queries, five events (the runt got no answer)"
+}
+
+t_methods_apply_to_captured_http() {
+	mk_www
+	helpers_in
+	profile "methods = HEAD"
+	box methods "$PY" capture_client.py get "http://www.test:$WWW_PORT/file.txt"
+	expect_exit 0 "${BOX[@]}"
+	assert_contains "$OUT" "STATUS:403" "GET is refused when only HEAD is allowed"
+	assert_contains "$OUT" "DENIED:method GET is not allowed" "the refusal names the method"
+}
+
+t_capture_port_itself() {
+	helpers_in
+	profile
+	box self "$PY" capture_client.py echo 127.0.0.1 3129
+	expect_exit 0 "${BOX[@]}"
+	assert_contains "$OUT" "ECHO:" "a connection to the capture listener itself is closed"
+	net
+	assert_contains "$NET" "reason=a connection to the capture listener itself" \
+		"and audited as such"
+}
+
+t_capture_off_and_profile_errors() {
+	helpers_in
+	profile "capture = off"
+	box off "$PY" capture_client.py dns 10.9.9.9 www.test 1
+	expect_exit 0 "${BOX[@]}"
+	assert_contains "$OUT" "ERROR:OSError:101:" "capture = off: a query has no route (ENETUNREACH)"
+	printf '[sandbox]\ninclude = %s/shell.ini\n[network]\ncapture = on\n' "$AGENTBOX_PROFILES" \
+		>"$META/bad.ini"
+	expect_exit 125 "$AGENTBOX" -p "$META/bad.ini" -- true
+	assert_contains "$ERR" "capture = on but mode is none" "capture = on needs proxy mode"
+	assert_contains "$ERR" "fix:" "the error says how to fix it"
+}
+
+run_case urllib_allowed_and_denied t_urllib_allowed_and_denied
+run_case curl_and_node_fetch t_curl_and_node_fetch
+run_case raw_sockets t_raw_sockets
+run_case server_speaks_first t_server_speaks_first
+run_case host_header_must_match t_host_header_must_match
+run_case tls_server_name_must_match t_tls_server_name_must_match
+run_case dns_stub t_dns_stub
+run_case methods_apply_to_captured_http t_methods_apply_to_captured_http
+run_case capture_port_itself t_capture_port_itself
+run_case capture_off_and_profile_errors t_capture_off_and_profile_errors
+finish
