@@ -653,7 +653,8 @@ static enum parse_result sniff_http(const char *b, size_t len, struct sniff *s)
 
 	s->proto = "http";
 	if (!end)
-		return len >= EGRESS_MAX_HEAD ? PARSE_DONE : PARSE_MORE;
+		return len >= EGRESS_MAX_HEAD ? (s->odd = true, PARSE_DONE) : PARSE_MORE;
+	s->head_len = (size_t)(end - b);
 	sp = memchr(b, ' ', (size_t)(end - b));
 	if (!sp || (size_t)(sp - b) >= sizeof(s->method))
 		return s->proto = "other", PARSE_DONE;
@@ -702,16 +703,12 @@ static bool drop_header(const char *line, size_t n)
 	return false;
 }
 
-char *http_upstream_head(const char *buf, const struct http_request *req, size_t *out_len)
+/* Appends a head's header lines (after its request line) less the hop-by-hop ones, then
+ * "Connection: close" and the blank line; out has room for head_len + 32 more bytes. */
+static size_t closing_headers(const char *buf, size_t head_len, char *out, size_t len)
 {
-	const char *path = strchr(req->url + 7, '/');
-	const char *line = memchr(buf, '\n', req->head_len) + 1, *end = buf + req->head_len - 2;
-	size_t cap = req->head_len + strlen(req->url) + 64, len;
-	char *out = malloc(cap);
+	const char *line = (const char *)memchr(buf, '\n', head_len) + 1, *end = buf + head_len - 2;
 
-	if (!out)
-		return NULL;
-	len = (size_t)snprintf(out, cap, "%s %s HTTP/1.1\r\n", req->method, path ? path : "/");
 	while (line < end) {
 		const char *nl = memchr(line, '\n', (size_t)(end - line));
 		size_t n = nl ? (size_t)(nl - line) + 1 : (size_t)(end - line);
@@ -721,8 +718,33 @@ char *http_upstream_head(const char *buf, const struct http_request *req, size_t
 		}
 		line += n;
 	}
-	len += (size_t)snprintf(out + len, cap - len, "Connection: close\r\n\r\n");
-	*out_len = len;
+	memcpy(out + len, "Connection: close\r\n\r\n", 21);
+	return len + 21;
+}
+
+char *http_upstream_head(const char *buf, const struct http_request *req, size_t *out_len)
+{
+	const char *path = strchr(req->url + 7, '/');
+	size_t cap = req->head_len + strlen(req->url) + 64, len;
+	char *out = malloc(cap);
+
+	if (!out)
+		return NULL;
+	len = (size_t)snprintf(out, cap, "%s %s HTTP/1.1\r\n", req->method, path ? path : "/");
+	*out_len = closing_headers(buf, req->head_len, out, len);
+	return out;
+}
+
+char *http_closing_head(const char *buf, size_t head_len, size_t *out_len)
+{
+	const char *eol = memchr(buf, '\n', head_len);
+	size_t first = (size_t)(eol - buf) + 1;
+	char *out = malloc(head_len + 32);
+
+	if (!out)
+		return NULL;
+	memcpy(out, buf, first);
+	*out_len = closing_headers(buf, head_len, out, first);
 	return out;
 }
 

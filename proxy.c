@@ -86,6 +86,7 @@ struct conn {
 	char name[256]; /* as the rules see it: the key of the per-host limits */
 	char sni[256];  /* captured: the server name its TLS or HTTP Host header gave */
 	bool sniff_http; /* captured: plain HTTP, so a refusal can be a 403 */
+	size_t sniff_head; /* captured plain HTTP: its request head's length */
 	bool mapped;     /* captured: host is the name the DNS stub gave its address to */
 	bool unmapped;   /* captured: an address of the stub's range that no name was given */
 	unsigned port;
@@ -693,15 +694,20 @@ static void on_connected(struct conn *c)
 		refuse(c, why);
 		return;
 	}
-	if (!strcmp(c->proto, "http")) {
+	if (!strcmp(c->proto, "http") || c->sniff_http) {
 		struct http_request req;
-		size_t n;
+		size_t n, head_len = c->sniff_head;
 		char *head;
-		http_parse_request(c->head, c->head_len, &req);
-		head = http_upstream_head(c->head, &req, &n);
+		if (c->sniff_http) {
+			head = http_closing_head(c->head, head_len, &n);
+		} else {
+			http_parse_request(c->head, c->head_len, &req);
+			head = http_upstream_head(c->head, &req, &n);
+			head_len = req.head_len;
+		}
 		/* body bytes that came with the head follow it */
 		if (!head || !flow_put(&c->to_up, head, n) ||
-		    !flow_put(&c->to_up, c->head + req.head_len, c->head_len - req.head_len)) {
+		    !flow_put(&c->to_up, c->head + head_len, c->head_len - head_len)) {
 			free(head);
 			close_conn(c, "out of memory");
 			return;
@@ -839,6 +845,7 @@ static void capture_decide(struct conn *c, const struct sniff *s)
 
 	if (s) {
 		c->sniff_http = !strcmp(s->proto, "http");
+		c->sniff_head = s->head_len;
 		snprintf(c->method, sizeof(c->method), "%s", c->sniff_http ? s->method : "");
 		snprintf(c->sni, sizeof(c->sni), "%s", s->name);
 	}

@@ -106,6 +106,11 @@ enum parse_result http_parse_request(const char *buf, size_t len, struct http_re
  * connection headers dropped, "Connection: close" added. malloc'd, NULL when out of memory. */
 char *http_upstream_head(const char *buf, const struct http_request *req, size_t *out_len);
 
+/* The same for an origin-form request (a captured client's): its request line kept, hop-by-hop
+ * headers dropped, "Connection: close" added, so the server answers this one request and every
+ * later one comes on a new connection, where it is checked again. */
+char *http_closing_head(const char *buf, size_t head_len, size_t *out_len);
+
 struct socks_request {
 	char host[256];
 	unsigned port;
@@ -128,6 +133,7 @@ struct sniff {
 	const char *proto; /* "tls", "http", "other" */
 	char name[256];    /* "" when none was sent (or it was unreadable: then odd is true) */
 	char method[16];
+	size_t head_len; /* plain HTTP: the request head, CRLF CRLF included */
 	bool odd;
 };
 enum parse_result egress_sniff(const unsigned char *buf, size_t len, struct sniff *s);

@@ -166,6 +166,39 @@ t_host_header_must_match() {
 	assert_contains "$OUT" "STATUS:200" "positive control: the matching Host header is served"
 }
 
+# A keep-alive server would answer a second, pipelined request for another virtual host on the
+# connection the first one opened: a captured plain request goes up with Connection: close.
+t_pipelined_host_not_served() {
+	cat >"$META/vhosts.py" <<-'EOF'
+		import http.server, os, sys
+		class H(http.server.BaseHTTPRequestHandler):
+		    protocol_version = "HTTP/1.1"
+		    def do_GET(self):
+		        b = ("host=" + self.headers.get("Host", "") + "\r\n").encode()
+		        self.send_response(200)
+		        self.send_header("Content-Length", str(len(b)))
+		        self.end_headers()
+		        self.wfile.write(b)
+		    def log_message(self, *a):
+		        pass
+		s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+		open(sys.argv[1] + ".tmp", "w").write(str(s.server_port)); os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+		s.serve_forever()
+	EOF
+	bg "$PY" "$META/vhosts.py" "$META/port.vhosts"
+	wait_for_file "$META/port.vhosts" 10 || fail "the keep-alive server did not start"
+	local port=$(cat "$META/port.vhosts")
+	helpers_in
+	# control, on the host: the server answers both pipelined requests
+	expect_exit 0 "$PY" capture_client.py pipeline 127.0.0.1 "$port" www.test evil.test
+	assert_contains "$OUT" "SEEN:host=www.test host=evil.test" "control: the server answers a pipelined request"
+	profile
+	box pipeline "$PY" capture_client.py pipeline www.test "$port" "www.test:$port" evil.test
+	expect_exit 0 "${BOX[@]}"
+	assert_eq "SEEN:host=www.test:$port" "$(printf '%s\n' "$OUT" | grep '^SEEN:')" \
+		"only the checked request is answered"
+}
+
 t_tls_server_name_must_match() {
 	mk_www
 	test_ca "$META/tls" DNS:tls.test,DNS:evil.test
@@ -252,6 +285,7 @@ run_case curl_and_node_fetch t_curl_and_node_fetch
 run_case raw_sockets t_raw_sockets
 run_case server_speaks_first t_server_speaks_first
 run_case host_header_must_match t_host_header_must_match
+run_case pipelined_host_not_served t_pipelined_host_not_served
 run_case tls_server_name_must_match t_tls_server_name_must_match
 run_case dns_stub t_dns_stub
 run_case methods_apply_to_captured_http t_methods_apply_to_captured_http

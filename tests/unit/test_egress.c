@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -596,6 +597,25 @@ static void test_sniff(void **state)
 	assert_string_equal(s.proto, "other");
 }
 
+/* A captured request goes up as it came, but closing: one request per connection. */
+static void test_closing_head(void **state)
+{
+	const char *head = "GET /a?b HTTP/1.1\r\nHost: x.example\r\nConnection: keep-alive\r\n"
+			   "Keep-Alive: 5\r\nProxy-Authorization: y\r\nAccept: */*\r\n\r\n";
+	size_t n;
+	char *out = http_closing_head(head, strlen(head), &n);
+
+	(void)state;
+	assert_non_null(out);
+	assert_int_equal(n, strlen("GET /a?b HTTP/1.1\r\nHost: x.example\r\nAccept: */*\r\n"
+				   "Connection: close\r\n\r\n"));
+	assert_memory_equal(out,
+			    "GET /a?b HTTP/1.1\r\nHost: x.example\r\nAccept: */*\r\n"
+			    "Connection: close\r\n\r\n",
+			    n);
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -625,6 +645,7 @@ int main(void)
 	    cmocka_unit_test(test_pinned_lookup),
 	    cmocka_unit_test(test_name_allowed),
 	    cmocka_unit_test(test_sniff),
+	    cmocka_unit_test(test_closing_head),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,8 @@
 #   echo HOST PORT                 connects, sends 'e' + a token, prints ECHO:what came back
 #   banner HOST PORT               connects and only reads: DATA:what the server said first
 #   rawhttp HOST PORT HOSTHDR      GET / with that Host header: STATUS:n DENIED:reason
+#   pipeline HOST PORT H1 H2       two GETs in one write (Host H1, then H2): SEEN:every
+#                                  "host=..." line the server answered
 #   tls HOST PORT SNI CAFILE       TLS with that server name, then GET /: STATUS:n or ERROR:...
 #   dns SERVER NAME QTYPE          one raw UDP query to SERVER:53: RCODE:n ANSWERS:n ADDR:...
 #   dnsraw SERVER HEX              sends HEX as a datagram: RCODE:n, or NOREPLY
@@ -90,6 +92,17 @@ def cmd_rawhttp(host, port, hosthdr):
         error(e)
 
 
+def cmd_pipeline(host, port, h1, h2):
+    try:
+        s = connect(host, port)
+        s.sendall(f"GET / HTTP/1.1\r\nHost: {h1}\r\n\r\nGET / HTTP/1.1\r\nHost: {h2}\r\n\r\n".encode())
+        s.settimeout(3)
+        data = read_all(s).decode(errors="replace")
+        out("SEEN", " ".join(l for l in data.split("\r\n") if l.startswith("host=")))
+    except OSError as e:
+        error(e)
+
+
 def cmd_tls(host, port, sni, cafile):
     ctx = ssl.create_default_context(cafile=cafile)
     try:
@@ -146,5 +159,5 @@ def cmd_dnsraw(server, hexdata):
 
 
 cmds = {"resolve": cmd_resolve, "get": cmd_get, "echo": cmd_echo, "banner": cmd_banner,
-        "rawhttp": cmd_rawhttp, "tls": cmd_tls, "dns": cmd_dns, "dnsraw": cmd_dnsraw}
+        "rawhttp": cmd_rawhttp, "pipeline": cmd_pipeline, "tls": cmd_tls, "dns": cmd_dns, "dnsraw": cmd_dnsraw}
 cmds[sys.argv[1]](*sys.argv[2:])
