@@ -153,6 +153,38 @@ t_server_speaks_first() {
 	assert_contains "$OUT" "DATA:$token" "a server that speaks first is reached (no client bytes to wait for)"
 }
 
+# ssh (git over ssh) needs no proxy command: its connection is captured and decided on the name.
+# The host's fake server records the client's banner and hangs up.
+t_ssh_captured() {
+	cat >"$META/sshd.py" <<-'EOF'
+		import os, socket, sys
+		s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+		open(sys.argv[1] + ".tmp", "w").write(str(s.getsockname()[1])); os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+		while True:
+		    c, _ = s.accept()
+		    c.sendall(b"SSH-2.0-agentbox-test\r\n")
+		    line = c.makefile("rb").readline()
+		    open(sys.argv[2], "ab").write(line)
+		    c.close()
+	EOF
+	bg "$PY" "$META/sshd.py" "$META/port.sshd" "$META/banners"
+	wait_for_file "$META/port.sshd" 10 || fail "the fake ssh server did not start"
+	local port=$(cat "$META/port.sshd")
+	profile
+	box ssh ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
+		-p "$port" git@talk.test true
+	expect_exit 255 "${BOX[@]}" # the fake server hangs up after the banners
+	assert_contains "$(cat "$META/banners" 2>/dev/null)" "SSH-2.0-OpenSSH" \
+		"ssh's banner reached the host's server through the capture"
+	net protocol=capture
+	assert_contains "$NET" " decision=allow protocol=capture host=talk.test port=$port address=127.0.0.1 rule=talk.test " \
+		"the ssh connection's audit event"
+	# and a host no rule allows does not even resolve
+	box ssh-denied ssh -o BatchMode=yes -p "$port" git@github.example true
+	expect_exit 255 "${BOX[@]}"
+	assert_contains "$ERR" "Could not resolve hostname github.example" "ssh to a denied host"
+}
+
 t_host_header_must_match() {
 	mk_www
 	helpers_in
@@ -284,6 +316,7 @@ run_case urllib_allowed_and_denied t_urllib_allowed_and_denied
 run_case curl_and_node_fetch t_curl_and_node_fetch
 run_case raw_sockets t_raw_sockets
 run_case server_speaks_first t_server_speaks_first
+run_case ssh_captured t_ssh_captured
 run_case host_header_must_match t_host_header_must_match
 run_case pipelined_host_not_served t_pipelined_host_not_served
 run_case tls_server_name_must_match t_tls_server_name_must_match
