@@ -26,7 +26,7 @@ def read_all(s):
     while True:
         try:
             chunk = s.recv(65536)
-        except (ConnectionResetError, socket.timeout):
+        except (ConnectionResetError, socket.timeout, OSError):
             break
         if not chunk:
             break
@@ -64,11 +64,18 @@ def cmd_echo(host, port):
     token = b"e-capture-echo"
     try:
         s = connect(host, port)
-        s.sendall(token)
-        s.shutdown(socket.SHUT_WR)
-        out("ECHO", read_all(s).decode(errors="replace"))
     except OSError as e:
         error(e)
+        return
+    try:
+        s.sendall(token)
+        s.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass  # closed by the other side already: what came back (nothing) says so
+    try:
+        out("ECHO", read_all(s).decode(errors="replace"))
+    except OSError:
+        out("ECHO", "")
 
 
 def cmd_banner(host, port):
