@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #define TABLE "agentbox"
@@ -113,6 +114,12 @@ static int nl_talk(int protocol, struct nlbuf *b, const char *what, struct ab_er
 	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, protocol);
 	if (fd < 0)
 		return ab_fail(e, errno, "%s: netlink socket", what);
+	/* the kernel answers at once; a missing ack must not hang pid 1 */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &(struct timeval){5, 0},
+		       sizeof(struct timeval)) < 0) {
+		err = errno;
+		goto out;
+	}
 	if (sendto(fd, b->data, b->len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) !=
 	    (ssize_t)b->len) {
 		err = errno ? errno : EIO;
@@ -398,14 +405,18 @@ static int open_socket(int family, int type, uint16_t port, struct ab_err *e)
 	return fd;
 }
 
+/* IPv6 sockets, and ::1 on loopback (a kernel or sysctl that disables IPv6 leaves it off). */
 static bool have_ipv6(void)
 {
+	struct sockaddr_in6 s6 = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
 	int fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	bool ok;
 
 	if (fd < 0)
 		return false;
+	ok = bind(fd, (struct sockaddr *)&s6, sizeof(s6)) == 0;
 	close(fd);
-	return true;
+	return ok;
 }
 
 static void close_all(int fds[CAPTURE_SOCKETS])

@@ -649,7 +649,7 @@ static enum parse_result sniff_tls(const unsigned char *b, size_t len, struct sn
 static enum parse_result sniff_http(const char *b, size_t len, struct sniff *s)
 {
 	const char *end = find_head_end(b, len), *sp, *line;
-	unsigned port;
+	unsigned port, hosts = 0;
 
 	s->proto = "http";
 	if (!end)
@@ -660,18 +660,36 @@ static enum parse_result sniff_http(const char *b, size_t len, struct sniff *s)
 		return s->proto = "other", PARSE_DONE;
 	memcpy(s->method, b, (size_t)(sp - b));
 	s->method[sp - b] = '\0';
+	/* a server routes on an absolute-form target rather than on Host; CONNECT and h2c's
+	 * preface name a destination this check cannot follow */
+	if (!strcmp(s->method, "CONNECT") || !strcmp(s->method, "PRI"))
+		return s->odd = true, PARSE_DONE;
+	if (sp[1] != '/' && sp[1] != '*') {
+		const char *auth = sp + 1, *stop;
+		if ((size_t)(end - auth) < 8 || strncasecmp(auth, "http://", 7))
+			return s->odd = true, PARSE_DONE;
+		auth += 7;
+		stop = auth + strcspn(auth, "/ ?#\r");
+		if (stop > end || !split_authority(auth, (size_t)(stop - auth), 80, s->name,
+						   sizeof(s->name), &port))
+			return s->name[0] = '\0', s->odd = true, PARSE_DONE;
+	}
 	for (line = memchr(b, '\n', (size_t)(end - b)); line && line + 1 < end;
 	     line = memchr(line + 1, '\n', (size_t)(end - line - 1))) {
 		const char *v = line + 1, *eol = memchr(v, '\r', (size_t)(end - v));
+		char host[256];
 		if (!eol || (size_t)(eol - v) < 5 || strncasecmp(v, "host:", 5))
 			continue;
 		for (v += 5; v < eol && (*v == ' ' || *v == '\t'); v++)
 			;
 		while (eol > v && (eol[-1] == ' ' || eol[-1] == '\t'))
 			eol--;
-		if (!split_authority(v, (size_t)(eol - v), 80, s->name, sizeof(s->name), &port))
-			s->name[0] = '\0', s->odd = true;
-		return PARSE_DONE;
+		/* a second Host, or one that differs from the target's: servers differ in which
+		 * they believe, so neither can be trusted */
+		if (!split_authority(v, (size_t)(eol - v), 80, host, sizeof(host), &port) ||
+		    hosts++ > 0 || (s->name[0] && strcasecmp(host, s->name)))
+			return s->name[0] = '\0', s->odd = true, PARSE_DONE;
+		snprintf(s->name, sizeof(s->name), "%s", host);
 	}
 	return PARSE_DONE;
 }
@@ -684,6 +702,9 @@ enum parse_result egress_sniff(const unsigned char *buf, size_t len, struct snif
 		return PARSE_MORE;
 	if (buf[0] == 0x16)
 		return sniff_tls(buf, len, s);
+	/* servers skip empty lines before a request: so would a request past this check */
+	if (buf[0] == '\r' || buf[0] == '\n' || buf[0] == ' ' || buf[0] == '\t')
+		return s->odd = true, PARSE_DONE;
 	for (size_t i = 0; i < len && i < sizeof(s->method); i++) {
 		if (buf[i] == ' ' && i > 0)
 			return sniff_http((const char *)buf, len, s);
@@ -705,14 +726,16 @@ static bool drop_header(const char *line, size_t n)
 
 /* Appends a head's header lines (after its request line) less the hop-by-hop ones, then
  * "Connection: close" and the blank line; out has room for head_len + 32 more bytes. */
-static size_t closing_headers(const char *buf, size_t head_len, char *out, size_t len)
+static size_t closing_headers(const char *buf, size_t head_len, char *out, size_t len,
+			      bool drop_host)
 {
 	const char *line = (const char *)memchr(buf, '\n', head_len) + 1, *end = buf + head_len - 2;
 
 	while (line < end) {
 		const char *nl = memchr(line, '\n', (size_t)(end - line));
 		size_t n = nl ? (size_t)(nl - line) + 1 : (size_t)(end - line);
-		if (!drop_header(line, n)) {
+		if (!drop_header(line, n) &&
+		    !(drop_host && n >= 5 && !strncasecmp(line, "host:", 5))) {
 			memcpy(out + len, line, n);
 			len += n;
 		}
@@ -730,8 +753,13 @@ char *http_upstream_head(const char *buf, const struct http_request *req, size_t
 
 	if (!out)
 		return NULL;
-	len = (size_t)snprintf(out, cap, "%s %s HTTP/1.1\r\n", req->method, path ? path : "/");
-	*out_len = closing_headers(buf, req->head_len, out, len);
+	/* the server is told the host the rules allowed, whatever Host the client wrote */
+	len = (size_t)snprintf(out, cap, "%s %s HTTP/1.1\r\nHost: %s", req->method,
+			       path ? path : "/", req->host);
+	if (req->port != 80)
+		len += (size_t)snprintf(out + len, cap - len, ":%u", req->port);
+	memcpy(out + len, "\r\n", 2);
+	*out_len = closing_headers(buf, req->head_len, out, len + 2, true);
 	return out;
 }
 
@@ -744,7 +772,7 @@ char *http_closing_head(const char *buf, size_t head_len, size_t *out_len)
 	if (!out)
 		return NULL;
 	memcpy(out, buf, first);
-	*out_len = closing_headers(buf, head_len, out, first);
+	*out_len = closing_headers(buf, head_len, out, first, false);
 	return out;
 }
 

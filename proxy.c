@@ -88,6 +88,9 @@ struct conn {
 	bool sniff_http; /* captured: plain HTTP, so a refusal can be a 403 */
 	size_t sniff_head; /* captured plain HTTP: its request head's length */
 	bool mapped;     /* captured: host is the name the DNS stub gave its address to */
+	bool late_sniff; /* relaying, but the client's first bytes are held (in head) until they
+			    show they go where the connection was allowed to */
+	bool late_eof;	 /* the client ended while they were held */
 	bool unmapped;   /* captured: an address of the stub's range that no name was given */
 	unsigned port;
 	const char *rule;
@@ -468,6 +471,7 @@ static bool method_allowed(const struct policy *p, const char *method)
 
 static void start_connect(struct conn *c);
 static bool over_budget(struct conn *c, bool outbound, uint64_t n);
+static const char *flight_mismatch(struct conn *c, const struct sniff *s, char *why, size_t size);
 
 static void *resolve_thread(void *arg)
 {
@@ -497,7 +501,7 @@ static void start_lookup(struct conn *c)
 	/* the name the rules allowed (a Unicode name in its ASCII form), absolute if the client
 	 * wrote it so: without the dot, a resolver's search list could add a suffix */
 	snprintf(l->host, sizeof(l->host), "%s%s", c->name,
-		 c->host[strlen(c->host) - 1] == '.' ? "." : "");
+		 c->mapped || c->host[strlen(c->host) - 1] == '.' ? "." : "");
 	c->st = ST_RESOLVE;
 	c->lookup_pending = true;
 	c->px->lookups++;
@@ -679,6 +683,76 @@ static void start_connect(struct conn *c)
 	watch(c->px, &c->up, EPOLLOUT);
 }
 
+/* The held first bytes are complete (or the client ended): checked, then sent up. */
+static void late_flight(struct conn *c)
+{
+	struct sniff s;
+	char why[512];
+	size_t n;
+
+	if (egress_sniff((unsigned char *)c->head, c->head_len, &s) == PARSE_MORE) {
+		if (c->head_len < EGRESS_MAX_HEAD && !c->late_eof)
+			return;
+		s.odd = true;
+	}
+	why[0] = '\0';
+	if (!flight_mismatch(c, &s, why, sizeof(why)) && !strcmp(c->proto, "capture") &&
+	    !strcmp(s.proto, "http") && !method_allowed(c->px->p, s.method))
+		snprintf(why, sizeof(why), "method %s is not allowed ([network] methods)",
+			 s.method);
+	if (why[0]) {
+		audit_conn(c, "deny", why); /* the tunnel was promised: it can only be closed */
+		close_conn(c, why);
+		return;
+	}
+	c->late_sniff = false;
+	n = c->head_len;
+	if (!strcmp(c->proto, "capture") && !strcmp(s.proto, "http")) {
+		size_t m;
+		char *head = http_closing_head(c->head, s.head_len, &m);
+		bool ok = head && flow_put(&c->to_up, head, m) &&
+			  flow_put(&c->to_up, c->head + s.head_len, c->head_len - s.head_len);
+		free(head);
+		n = c->to_up.len;
+		if (!ok) {
+			close_conn(c, "out of memory");
+			return;
+		}
+	} else if (!flow_put(&c->to_up, c->head, c->head_len)) {
+		close_conn(c, "out of memory");
+		return;
+	}
+	free(c->head);
+	c->head = NULL;
+	c->head_len = 0;
+	c->bytes_out += n;
+	if (over_budget(c, true, n) && c->late_eof)
+		c->to_up.eof = true;
+}
+
+static void read_late(struct conn *c)
+{
+	ssize_t n = read(c->cl.fd, c->head + c->head_len, EGRESS_MAX_HEAD - c->head_len);
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n < 0) {
+		close_conn(c, "client read failed");
+		return;
+	}
+	if (n == 0)
+		c->late_eof = true;
+	c->head_len += (size_t)n;
+	if (c->head_len == 0 && c->late_eof) { /* ended without a byte: nothing to check */
+		c->late_sniff = false;
+		c->to_up.eof = true;
+		free(c->head);
+		c->head = NULL;
+		return;
+	}
+	late_flight(c);
+}
+
 /* Upstream is connected: answer the client and start relaying. */
 static void on_connected(struct conn *c)
 {
@@ -718,20 +792,27 @@ static void on_connected(struct conn *c)
 			to_client(c, established, sizeof(established) - 1, false);
 		else if (!strcmp(c->proto, "socks"))
 			to_client(c, socks_ok, sizeof(socks_ok), false);
-		/* bytes the client sent early (a TLS ClientHello) go upstream */
-		if (c->dead || !flow_put(&c->to_up, c->head, c->head_len)) {
+		if (c->dead)
+			return;
+		/* a tunnel's first bytes (a TLS ClientHello) are checked before they go up; a
+		 * captured connection's were, unless it was decided before it sent any */
+		c->late_sniff |= strcmp(c->proto, "capture") != 0;
+		if (!c->late_sniff && !flow_put(&c->to_up, c->head, c->head_len)) {
 			close_conn(c, "out of memory");
 			return;
 		}
 	}
-	free(c->head);
-	c->head = NULL;
-	c->head_len = 0;
+	if (!c->late_sniff) {
+		free(c->head);
+		c->head = NULL;
+		c->head_len = 0;
+	}
 	c->st = ST_RELAY;
 	c->deadline_ms = 0;
-	/* the head and early bytes go out too: counted, and against the run's budget */
+	/* the head goes out too: counted, and against the run's budget */
 	c->bytes_out += c->to_up.len;
-	over_budget(c, true, c->to_up.len);
+	if (over_budget(c, true, c->to_up.len) && c->late_sniff && c->head_len)
+		late_flight(c);
 }
 
 /* ---------- reading the client's request ---------- */
@@ -838,10 +919,45 @@ static bool original_destination(struct conn *c, int family)
 /* The rules decide on the name the address stands for; the connection's own first bytes must
  * not name another host (a TLS server name or an HTTP Host for a host the rules did not allow
  * would reach it through an allowed host's front). */
+static bool literal_host(const char *host)
+{
+	char bare[256];
+	uint8_t raw[16];
+	size_t n = strlen(host);
+
+	snprintf(bare, sizeof(bare), "%.*s", (int)(n >= 2 && host[0] == '[' ? n - 2 : n),
+		 host[0] == '[' ? host + 1 : host);
+	return inet_pton(AF_INET, bare, raw) == 1 || inet_pton(AF_INET6, bare, raw) == 1;
+}
+
+/* The name a client's first bytes give (TLS server name, HTTP Host or absolute target) must be
+ * the host the connection was allowed for, else an allowed front could carry traffic for
+ * another host. An address literal was allowed as an address: nothing to compare. NULL when
+ * they agree, else why not (in why). */
+static const char *flight_mismatch(struct conn *c, const struct sniff *s, char *why, size_t size)
+{
+	const char *want = c->name[0] ? c->name : c->host, *bad;
+	char sni[256];
+
+	if (s->name[0])
+		snprintf(c->sni, sizeof(c->sni), "%s", s->name);
+	if (s->odd) {
+		snprintf(why, size, "the %s destination in its first bytes cannot be checked",
+			 s->proto);
+		return why;
+	}
+	if (!s->name[0] || literal_host(want))
+		return NULL;
+	if (egress_host_name(s->name, sni, &bad) && !strcmp(sni, want))
+		return NULL;
+	snprintf(why, size, "the connection was allowed for %.200s, but its %s names %.200s", want,
+		 strcmp(s->proto, "tls") ? "HTTP request" : "TLS server name", s->name);
+	return why;
+}
+
 static void capture_decide(struct conn *c, const struct sniff *s)
 {
-	char why[512], sni[256];
-	const char *bad;
+	char why[512];
 
 	if (s) {
 		c->sniff_http = !strcmp(s->proto, "http");
@@ -856,20 +972,12 @@ static void capture_decide(struct conn *c, const struct sniff *s)
 		refuse(c, why);
 		return;
 	}
-	if (s && s->odd) {
-		snprintf(why, sizeof(why), "the %s server name in its first bytes cannot be read",
-			 s->proto);
+	if (s && flight_mismatch(c, s, why, sizeof(why))) {
 		refuse(c, why);
 		return;
 	}
-	if (c->mapped && c->sni[0] &&
-	    (!egress_host_name(c->sni, sni, &bad) || strcmp(sni, c->host) != 0)) {
-		snprintf(why, sizeof(why),
-			 "it went to the address given to %.200s, but its %s names %.200s", c->host,
-			 c->sniff_http ? "Host header" : "TLS server name", c->sni);
-		refuse(c, why);
-		return;
-	}
+	/* decided on the name alone: whatever the client sends first is still checked */
+	c->late_sniff = !s;
 	decide(c);
 }
 
@@ -880,9 +988,11 @@ static void parse_capture(struct conn *c)
 	/* a client that has begun has SNIFF_MS no more: its head must come whole */
 	c->deadline_ms = (uint64_t)c->t0.tv_sec * 1000 + (uint64_t)c->t0.tv_nsec / 1000000 +
 			 PROXY_HEAD_TIMEOUT_MS;
-	if (egress_sniff((unsigned char *)c->head, c->head_len, &s) == PARSE_MORE &&
-	    c->head_len < EGRESS_MAX_HEAD)
-		return;
+	if (egress_sniff((unsigned char *)c->head, c->head_len, &s) == PARSE_MORE) {
+		if (c->head_len < EGRESS_MAX_HEAD)
+			return;
+		s.odd = true; /* a head that fills the buffer cannot be checked */
+	}
 	capture_decide(c, &s);
 }
 
@@ -1060,7 +1170,12 @@ static void on_conn_event(struct endpoint *ep, uint32_t events)
 			on_connected(c);
 		break;
 	case ST_RELAY:
-		if (!pump(c, &c->cl, &c->up, &c->to_up, &c->bytes_out) ||
+		if (c->late_sniff && ep->side == CLIENT &&
+		    (events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+			read_late(c);
+		if (c->dead)
+			return;
+		if ((!c->late_sniff && !pump(c, &c->cl, &c->up, &c->to_up, &c->bytes_out)) ||
 		    !pump(c, &c->up, &c->cl, &c->to_client, &c->bytes_in))
 			return;
 		if (c->to_up.eof && c->to_client.eof && !c->to_up.len && !c->to_client.len) {

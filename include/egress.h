@@ -102,8 +102,9 @@ struct http_request {
 /* Parses a proxy request head (CONNECT host:port, or METHOD http://host[:port]/path). */
 enum parse_result http_parse_request(const char *buf, size_t len, struct http_request *req);
 
-/* The head to send upstream for a plain HTTP request: origin-form target, Proxy-* and
- * connection headers dropped, "Connection: close" added. malloc'd, NULL when out of memory. */
+/* The head to send upstream for a plain HTTP request: origin-form target, Host set to the URL's
+ * host (the one the rules allowed), Proxy-* and connection headers dropped, "Connection: close"
+ * added. malloc'd, NULL when out of memory. */
 char *http_upstream_head(const char *buf, const struct http_request *req, size_t *out_len);
 
 /* The same for an origin-form request (a captured client's): its request line kept, hop-by-hop

@@ -193,14 +193,14 @@ t_host_header_must_match() {
 		$PY capture_client.py rawhttp www.test $WWW_PORT www.test:$WWW_PORT"
 	expect_exit 0 "${BOX[@]}"
 	assert_contains "$OUT" "STATUS:403" "a Host header naming another host is refused"
-	assert_contains "$OUT" "DENIED:it went to the address given to www.test, but its Host header names evil.test" \
+	assert_contains "$OUT" "DENIED:the connection was allowed for www.test, but its HTTP request names evil.test" \
 		"the refusal names both hosts"
 	assert_contains "$OUT" "STATUS:200" "positive control: the matching Host header is served"
 }
 
-# A keep-alive server would answer a second, pipelined request for another virtual host on the
-# connection the first one opened: a captured plain request goes up with Connection: close.
-t_pipelined_host_not_served() {
+# vhosts: a keep-alive HTTP/1.1 server on the host answering "host=<its Host header>"; sets
+# VHOSTS_PORT.
+vhosts() {
 	cat >"$META/vhosts.py" <<-'EOF'
 		import http.server, os, sys
 		class H(http.server.BaseHTTPRequestHandler):
@@ -219,7 +219,14 @@ t_pipelined_host_not_served() {
 	EOF
 	bg "$PY" "$META/vhosts.py" "$META/port.vhosts"
 	wait_for_file "$META/port.vhosts" 10 || fail "the keep-alive server did not start"
-	local port=$(cat "$META/port.vhosts")
+	VHOSTS_PORT=$(cat "$META/port.vhosts")
+}
+
+# A keep-alive server would answer a second, pipelined request for another virtual host on the
+# connection the first one opened: a captured plain request goes up with Connection: close.
+t_pipelined_host_not_served() {
+	vhosts
+	local port=$VHOSTS_PORT
 	helpers_in
 	# control, on the host: the server answers both pipelined requests
 	expect_exit 0 "$PY" capture_client.py pipeline 127.0.0.1 "$port" www.test evil.test
@@ -229,6 +236,53 @@ t_pipelined_host_not_served() {
 	expect_exit 0 "${BOX[@]}"
 	assert_eq "SEEN:host=www.test:$port" "$(printf '%s\n' "$OUT" | grep '^SEEN:')" \
 		"only the checked request is answered"
+}
+
+# Ways to name another host than the one allowed, each of which some server would follow: every
+# one is refused before a byte reaches the server (which would answer host=evil.test).
+t_fronting_attempts_refused() {
+	vhosts
+	local p=$VHOSTS_PORT
+	helpers_in
+	profile
+	box fronting sh -c "
+		$PY capture_client.py send www.test $p 0 'GET / HTTP/1.1\\r\\nHost: www.test:$p\\r\\nConnection: close\\r\\n\\r\\n'
+		$PY capture_client.py send www.test $p 0.6 'GET / HTTP/1.1\\r\\nHost: evil.test\\r\\n\\r\\n'
+		$PY capture_client.py send www.test $p 0 '\\r\\nGET / HTTP/1.1\\r\\nHost: evil.test\\r\\n\\r\\n'
+		$PY capture_client.py send www.test $p 0 'GET http://evil.test/ HTTP/1.1\\r\\nHost: www.test:$p\\r\\n\\r\\n'
+		$PY capture_client.py send www.test $p 0 'GET / HTTP/1.1\\r\\nHost: www.test:$p\\r\\nHost: evil.test\\r\\n\\r\\n'
+		$PY capture_client.py send www.test $p 0 'PRI * HTTP/2.0\\r\\n\\r\\nSM\\r\\n\\r\\n'
+		$PY capture_client.py send 127.0.0.1 3128 0 'GET http://www.test:$p/ HTTP/1.1\\r\\nHost: evil.test\\r\\n\\r\\n'"
+	expect_exit 0 "${BOX[@]}"
+	local seen
+	seen=$(printf '%s\n' "$OUT" | grep '^SEEN:' | tr '\n' '|')
+	assert_eq "SEEN:host=www.test:$p|SEEN:|SEEN:|SEEN:|SEEN:|SEEN:|SEEN:host=www.test:$p|" "$seen" \
+		"control, a late Host, leading CRLF, an absolute target, two Hosts, h2c, the proxy's Host"
+	net decision=deny
+	assert_contains "$NET" "reason=the connection was allowed for www.test, but its HTTP request names evil.test " \
+		"the late Host is checked when it comes"
+	assert_contains "$NET" "count=5" "five captured attempts refused and audited"
+}
+
+# The explicit proxy checks a tunnel's first bytes too: CONNECT to an allowed name, then a
+# ClientHello for another.
+t_tunnel_server_name_must_match() {
+	mk_www
+	test_ca "$META/tls" DNS:tls.test,DNS:evil.test
+	cp "$META/tls/ca.pem" "$CASE/ca.pem"
+	serve tls "$META/www" "$META/tls/srv.pem" "$META/tls/srv.key"
+	local tls_port=$PORT
+	helpers_in
+	profile
+	box tunnel sh -c "$PY capture_client.py tlsvia 3128 tls.test $tls_port evil.test ca.pem
+		$PY capture_client.py tlsvia 3128 tls.test $tls_port tls.test ca.pem"
+	expect_exit 0 "${BOX[@]}"
+	assert_eq "STATUS:200" "$(printf '%s\n' "$OUT" | grep '^STATUS:')" \
+		"only the tunnel whose server name matches completes"
+	net decision=deny
+	assert_contains "$NET" " decision=deny protocol=connect host=tls.test port=$tls_port " \
+		"the mismatched tunnel is refused"
+	assert_contains "$NET" "but its TLS server name names evil.test" "and the audit says why"
 }
 
 t_tls_server_name_must_match() {
@@ -245,7 +299,7 @@ t_tls_server_name_must_match() {
 	assert_contains "$OUT" "ERROR:" "a TLS server name for another host fails (the proxy closed it)"
 	assert_contains "$OUT" "STATUS:200" "positive control: the matching server name completes"
 	net decision=deny
-	assert_contains "$NET" " decision=deny protocol=capture host=tls.test port=$tls_port rule=null sni=evil.test reason=it went to the address given to tls.test, but its TLS server name names evil.test " \
+	assert_contains "$NET" " decision=deny protocol=capture host=tls.test port=$tls_port rule=null sni=evil.test reason=the connection was allowed for tls.test, but its TLS server name names evil.test " \
 		"the refusal's audit event names the server name"
 	net decision=allow
 	assert_contains "$NET" " sni=tls.test " "the allowed connection's server name is audited"
@@ -319,6 +373,8 @@ run_case server_speaks_first t_server_speaks_first
 run_case ssh_captured t_ssh_captured
 run_case host_header_must_match t_host_header_must_match
 run_case pipelined_host_not_served t_pipelined_host_not_served
+run_case fronting_attempts_refused t_fronting_attempts_refused
+run_case tunnel_server_name_must_match t_tunnel_server_name_must_match
 run_case tls_server_name_must_match t_tls_server_name_must_match
 run_case dns_stub t_dns_stub
 run_case methods_apply_to_captured_http t_methods_apply_to_captured_http

@@ -7,6 +7,10 @@
 #   rawhttp HOST PORT HOSTHDR      GET / with that Host header: STATUS:n DENIED:reason
 #   pipeline HOST PORT H1 H2       two GETs in one write (Host H1, then H2): SEEN:every
 #                                  "host=..." line the server answered
+#   send HOST PORT DELAY TEXT      connects, waits DELAY s, sends TEXT (\\r\\n escapes): SEEN:
+#                                  every "host=..." line answered, STATUS:first status
+#   tlsvia PORT HOST PORT SNI CA   TLS with that server name through CONNECT HOST:PORT on the
+#                                  proxy at 127.0.0.1:PORT, then GET /: STATUS:n or ERROR:...
 #   tls HOST PORT SNI CAFILE       TLS with that server name, then GET /: STATUS:n or ERROR:...
 #   dns SERVER NAME QTYPE          one raw UDP query to SERVER:53: RCODE:n ANSWERS:n ADDR:...
 #   dnsraw SERVER HEX              sends HEX as a datagram: RCODE:n, or NOREPLY
@@ -110,6 +114,40 @@ def cmd_pipeline(host, port, h1, h2):
         error(e)
 
 
+def cmd_send(host, port, delay, text):
+    import time
+    try:
+        s = connect(host, port)
+        time.sleep(float(delay))
+        s.sendall(text.encode().decode("unicode_escape").encode("latin-1"))
+        s.settimeout(3)
+        data = read_all(s).decode(errors="replace")
+        out("SEEN", " ".join(l for l in data.split("\r\n") if l.startswith("host=")))
+        out("STATUS", data.split(" ")[1] if data.startswith("HTTP/") else "none")
+    except OSError as e:
+        error(e)
+
+
+def cmd_tlsvia(pport, host, port, sni, cafile):
+    ctx = ssl.create_default_context(cafile=cafile)
+    try:
+        raw = socket.create_connection(("127.0.0.1", int(pport)), timeout=10)
+        raw.sendall(f"CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            d = raw.recv(1)
+            if not d:
+                break
+            head += d
+        out("TUNNEL", head.split(b"\r\n")[0].decode(errors="replace"))
+        s = ctx.wrap_socket(raw, server_hostname=sni)
+        s.sendall(f"GET /file.txt HTTP/1.0\r\nHost: {sni}\r\n\r\n".encode())
+        head = read_all(s).decode(errors="replace")
+        out("STATUS", head.split(" ")[1] if head.startswith("HTTP/") else "none")
+    except (OSError, ssl.SSLError) as e:
+        error(e)
+
+
 def cmd_tls(host, port, sni, cafile):
     ctx = ssl.create_default_context(cafile=cafile)
     try:
@@ -166,5 +204,5 @@ def cmd_dnsraw(server, hexdata):
 
 
 cmds = {"resolve": cmd_resolve, "get": cmd_get, "echo": cmd_echo, "banner": cmd_banner,
-        "rawhttp": cmd_rawhttp, "pipeline": cmd_pipeline, "tls": cmd_tls, "dns": cmd_dns, "dnsraw": cmd_dnsraw}
+        "rawhttp": cmd_rawhttp, "pipeline": cmd_pipeline, "send": cmd_send, "tlsvia": cmd_tlsvia, "tls": cmd_tls, "dns": cmd_dns, "dnsraw": cmd_dnsraw}
 cmds[sys.argv[1]](*sys.argv[2:])
