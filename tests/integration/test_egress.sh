@@ -172,7 +172,7 @@ t_https_connect() {
 	expect_exit 0 "${BOX[@]}"
 	assert_eq "$BODY" "$OUT" "the file fetched over TLS through a CONNECT tunnel"
 	net
-	assert_contains "$NET" " decision=allow protocol=connect host=localhost port=$TLS_PORT address=127.0.0.1 rule=localhost:$TLS_PORT method=CONNECT reason=closed " \
+	assert_contains "$NET" " decision=allow protocol=connect host=localhost port=$TLS_PORT address=127.0.0.1 rule=localhost:$TLS_PORT sni=localhost method=CONNECT reason=closed " \
 		"the audit event of the tunnel"
 	assert_contains "$NET" "count=1" "one net event for one tunnel"
 	# a TLS handshake and a request went each way: both directions counted
@@ -203,7 +203,7 @@ t_socks5h() {
 	expect_exit 0 "${BOX[@]}"
 	assert_eq "$BODY" "$OUT" "the file fetched through SOCKS5 (socks5h)"
 	net
-	assert_contains "$NET" " decision=allow protocol=socks host=localhost port=$WWW_PORT address=127.0.0.1 rule=localhost:$WWW_PORT reason=closed " \
+	assert_contains "$NET" " decision=allow protocol=socks host=localhost port=$WWW_PORT address=127.0.0.1 rule=localhost:$WWW_PORT sni=localhost reason=closed " \
 		"the audit event of the SOCKS connection"
 	assert_between 1 1000000 "$(field bytes_out)" "bytes_out of the SOCKS connection"
 	assert_between "${#BODY}" 1000000 "$(field bytes_in)" "bytes_in of the SOCKS connection"
