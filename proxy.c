@@ -970,13 +970,16 @@ static bool splice_in(struct conn *c, struct endpoint *src, struct flow *f, uint
 	    splice(src->fd, NULL, f->pipe[1], NULL, budget_left(c, outbound, RELAY_PIPE_SIZE),
 		   SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
 
-	if (n < 0 && errno == EINVAL) { /* a socket splice cannot read from: copy instead */
+	/* 0 is not always the end: splice stops at TCP urgent data, which read() steps over (so
+	 * the copy path would relay what follows). Either way, the flow copies from here on, and
+	 * its next read tells the end from the rest. EINVAL: a socket splice cannot read. */
+	if (n == 0 || (n < 0 && errno == EINVAL)) {
 		flow_close_pipe(c->px, f);
 		f->no_pipe = true;
 		return true;
 	}
-	if (n <= 0) {
-		if (n == 0 || (errno != EAGAIN && errno != EINTR))
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EINTR)
 			f->eof = true; /* a read error ends the flow, as in copy_in */
 		return true;
 	}

@@ -35,6 +35,10 @@
 #                            EOF. Prints SENT:<bytes through the tunnel>, RECEIVED:<bytes back>,
 #                            UP_OK:<UP> when the sink got exactly what was sent, DOWN_OK:<DOWN>
 #                            when exactly the expected DOWN bytes came back, SEND_ERROR:<errno>.
+#   bulk HOST PORT UP DOWN urgent
+#                            the same with one byte of TCP urgent data (MSG_OOB) sent halfway
+#                            through, which the proxy's reads step over: the sink must still
+#                            get all UP bytes (UP_OK).
 #   echo HOST PORT BYTES     a CONNECT tunnel to the sink's echo mode: BYTES bytes (the first is
 #                            'e') sent while a second thread reads the echo, then SHUT_WR and
 #                            the rest read to EOF. Prints SENT, RECEIVED, ECHO_OK:<BYTES>.
@@ -282,6 +286,14 @@ def send_counted(s, data):
     return sent, ""
 
 
+def shut_write(s):
+    """SHUT_WR, or SHUT_ERROR:<errno> when the proxy has closed the connection already."""
+    try:
+        s.shutdown(socket.SHUT_WR)
+    except OSError as e:
+        out("SHUT_ERROR", errno.errorcode.get(e.errno, str(e)))
+
+
 def read_to_eof(s, sink):
     """Reads s until EOF, an error or the timeout, passing each piece to sink."""
     s.settimeout(TIMEOUT)
@@ -297,19 +309,25 @@ def read_to_eof(s, sink):
         out("READERROR", errno.errorcode.get(e.errno, str(e)))
 
 
-def cmd_bulk(host, port, up, down):
+def cmd_bulk(host, port, up, down, urgent=None):
     up, down = int(up), int(down)
     s, code, _ = open_tunnel(host, port)
     if code != "200":
         out("CONNECT", code)
         return
     data = pseudo_random(up)
-    sent, err = send_counted(s, f"H{down}\n".encode() + data)
+    first = f"H{down}\n".encode() + (data[: up // 2] if urgent else data)
+    sent, err = send_counted(s, first)
+    if urgent and not err:
+        time.sleep(0.2)  # the proxy is splicing the first half by now
+        sent += s.send(b"U", socket.MSG_OOB)
+        more, err = send_counted(s, data[up // 2 :])
+        sent += more
     out("SENT", sent)
     if err:
         out("SEND_ERROR", err)
     else:
-        s.shutdown(socket.SHUT_WR)
+        shut_write(s)
     got = bytearray()
     read_to_eof(s, got.extend)
     out("RECEIVED", len(got))
@@ -332,7 +350,7 @@ def cmd_echo(host, port, n):
     reader.start()
     sent, err = send_counted(s, data)
     if not err:
-        s.shutdown(socket.SHUT_WR)
+        shut_write(s)
     reader.join()
     out("SENT", sent)
     out("RECEIVED", len(got))
