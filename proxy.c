@@ -25,8 +25,8 @@
 
 /* One read's worth of relayed bytes, in a buffer the whole loop shares: what the other side takes
  * at once is never copied into the connection, so an idle or keeping-up tunnel holds no buffer of
- * its own (1,000 open tunnels cost the supervisor a few MiB), and a bulk transfer moves in large
- * steps (few system calls and wake-ups per GiB). */
+ * its own (1,000 open tunnels cost the supervisor a few MiB). Flows that are not spliced (below
+ * RELAY_SPLICE_AFTER, or no pipe to be had) move in steps this large. */
 #define RELAY_CHUNK (256 * 1024)
 
 /* A direction that has moved this many bytes is bulk: it gets a pipe, and its bytes go from
@@ -55,8 +55,9 @@ struct endpoint {
 	uint32_t events; /* what it is registered for; 0: not in the epoll set at all */
 };
 
-/* Bytes on their way from one side to the other that it has not taken yet: malloc'd to fit, freed
- * once sent. */
+/* Bytes on their way from one side to the other that it has not taken yet: copied ones malloc'd
+ * to fit and freed once sent, spliced ones in the flow's pipe; never both at once (a pipe is
+ * filled only when the buffer is empty, so the bytes keep their order). */
 struct flow {
 	char *buf;
 	size_t len, off;
