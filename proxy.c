@@ -37,9 +37,21 @@
 
 /* One read's worth of relayed bytes, in a buffer the whole loop shares: what the other side takes
  * at once is never copied into the connection, so an idle or keeping-up tunnel holds no buffer of
- * its own (1,000 open tunnels cost the supervisor a few MiB), and a bulk transfer moves in large
- * steps (few system calls and wake-ups per GiB). */
+ * its own (1,000 open tunnels cost the supervisor a few MiB). Flows that are not spliced (below
+ * RELAY_SPLICE_AFTER, or no pipe to be had) move in steps this large. */
 #define RELAY_CHUNK (256 * 1024)
+
+/* A direction that has moved this many bytes is bulk: it gets a pipe, and its bytes go from
+ * socket to socket by splice(2), never through user space (the supervisor spends about a fifth
+ * less CPU per GiB; docs/benchmarks.md). Below it (requests, handshakes, idle tunnels) a flow
+ * holds no pipe and no fds of its own. */
+#define RELAY_SPLICE_AFTER (128 * 1024)
+/* Asked of each pipe: one splice moves up to this much (with the default 64 KiB, a tunnel relays
+ * about a third slower). */
+#define RELAY_PIPE_SIZE (1024 * 1024)
+/* Pipes open at once, at most (2 fds each; fewer when the fd limit leaves less room, see
+ * pipe_budget): past it, bulk flows copy. Bounds what pipes can hold to 64 MiB. */
+#define RELAY_MAX_PIPES 64
 
 enum side { CLIENT, UPSTREAM };
 enum state {
@@ -63,11 +75,15 @@ struct endpoint {
 	uint32_t events; /* what it is registered for; 0: not in the epoll set at all */
 };
 
-/* Bytes on their way from one side to the other that it has not taken yet: malloc'd to fit, freed
- * once sent. */
+/* Bytes on their way from one side to the other that it has not taken yet: copied ones malloc'd
+ * to fit and freed once sent, spliced ones in the flow's pipe; never both at once (a pipe is
+ * filled only when the buffer is empty, so the bytes keep their order). */
 struct flow {
 	char *buf;
 	size_t len, off;
+	int pipe[2];  /* bulk flows: bytes spliced from the source wait here; else -1 */
+	size_t piped; /* bytes in the pipe */
+	bool no_pipe; /* copies to the end (no pipe was to be had) */
 	bool eof;  /* the source has no more */
 	bool shut; /* the sink was told (shutdown SHUT_WR) */
 };
@@ -126,6 +142,7 @@ struct proxy {
 	size_t lookups; /* resolver threads still running */
 	struct conn *graveyard;
 	char *chunk; /* RELAY_CHUNK bytes: see there */
+	size_t pipes, max_pipes; /* open, and at most: see RELAY_MAX_PIPES */
 	/* [network] limits for the whole run */
 	const struct policy *p;
 	size_t upstreams;          /* allowed connections open now */
@@ -245,6 +262,14 @@ static void free_graveyard(struct proxy *px)
 	}
 }
 
+static void flow_close_pipe(struct proxy *px, struct flow *f);
+
+/* Bytes the flow holds for its sink: buffered, or in its pipe. */
+static size_t flow_held(const struct flow *f)
+{
+	return f->len + f->piped;
+}
+
 static void close_conn(struct conn *c, const char *reason)
 {
 	struct proxy *px = c->px;
@@ -259,6 +284,8 @@ static void close_conn(struct conn *c, const char *reason)
 		hostlimits_release(c->per_host);
 	close_endpoint(px, &c->cl);
 	close_endpoint(px, &c->up);
+	flow_close_pipe(px, &c->to_up);
+	flow_close_pipe(px, &c->to_client);
 	c->dead = true;
 	if (c->prev)
 		c->prev->next = c->next;
@@ -1073,42 +1100,149 @@ static bool flush(struct conn *c, struct endpoint *dst, struct flow *f)
 	return true;
 }
 
-/* Moves what it can along one flow: what is held first, then one read passed straight on, and
- * only the part dst does not take now kept. Returns false when the connection was closed. */
+/* How many bytes one read may take from src: one past what the run's and the host's budgets
+ * still allow, so the read that passes a budget passes it by exactly one byte (and the audit's
+ * counts say where it tripped, whatever the read size or path). */
+static size_t budget_left(const struct conn *c, bool outbound, size_t want)
+{
+	const struct proxy *px = c->px;
+	uint64_t max = outbound ? px->p->net_max_bytes_out : px->p->net_max_bytes_in;
+	uint64_t total = outbound ? px->bytes_out : px->bytes_in;
+	const struct host_entry *h = c->per_host;
+	uint64_t left = want;
+
+	if (max)
+		left = total >= max ? 1 : (max - total < left ? max - total + 1 : left);
+	max = outbound ? px->hosts.conf.max_bytes_out : px->hosts.conf.max_bytes_in;
+	total = h ? (outbound ? h->bytes_out : h->bytes_in) : 0;
+	if (h && max)
+		left = total >= max ? 1 : (max - total < left ? max - total + 1 : left);
+	return left < want ? (size_t)left : want;
+}
+
+/* One read passed straight on through the shared chunk, only the part dst does not take now
+ * kept. False when the connection was closed. */
+static bool copy_in(struct conn *c, struct endpoint *src, struct endpoint *dst, struct flow *f,
+		    uint64_t *counter)
+{
+	char *chunk = c->px->chunk;
+	bool outbound = src->side == CLIENT;
+	ssize_t n = read(src->fd, chunk, budget_left(c, outbound, RELAY_CHUNK));
+	size_t sent = 0;
+
+	if (n <= 0) {
+		if (n == 0 || (errno != EAGAIN && errno != EINTR))
+			f->eof = true;
+		return true;
+	}
+	*counter += (uint64_t)n;
+	if (!over_budget(c, outbound, (uint64_t)n))
+		return false;
+	while (sent < (size_t)n && dst->fd >= 0) {
+		ssize_t w = send(dst->fd, chunk + sent, (size_t)n - sent, MSG_NOSIGNAL);
+		if (w < 0 && errno != EAGAIN && errno != EINTR) {
+			close_conn(c, "write failed");
+			return false;
+		}
+		if (w < 0)
+			break;
+		sent += (size_t)w;
+	}
+	if (sent < (size_t)n && !flow_put(f, chunk + sent, (size_t)n - sent)) {
+		close_conn(c, "out of memory");
+		return false;
+	}
+	return true;
+}
+
+/* A flow that has moved RELAY_SPLICE_AFTER bytes gets a pipe, while the engine's share of the fd
+ * limit lasts. Without one (none left, pipe2 failed) it goes on copying: slower, as correct. */
+static void flow_open_pipe(struct proxy *px, struct flow *f)
+{
+	if (px->pipes >= px->max_pipes || pipe2(f->pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+		f->pipe[0] = f->pipe[1] = -1;
+		f->no_pipe = true; /* not asked again on every read */
+		return;
+	}
+	px->pipes++;
+	/* larger steps, fewer wake-ups; refused past the user's pipe quota (pipe-user-pages-soft):
+	 * the pipe then keeps its default size, which only costs speed */
+	if (fcntl(f->pipe[1], F_SETPIPE_SZ, RELAY_PIPE_SIZE) < 0)
+		return;
+}
+
+static void flow_close_pipe(struct proxy *px, struct flow *f)
+{
+	if (f->pipe[0] < 0)
+		return;
+	close(f->pipe[0]);
+	close(f->pipe[1]);
+	f->pipe[0] = f->pipe[1] = -1;
+	f->piped = 0;
+	px->pipes--;
+}
+
+/* Sends what the flow's pipe holds; false when the connection was closed. SIGPIPE, which a
+ * splice to a reset socket raises (it has no MSG_NOSIGNAL), is blocked in agentbox. */
+static bool splice_out(struct conn *c, struct endpoint *dst, struct flow *f)
+{
+	while (f->piped && dst->fd >= 0) {
+		ssize_t n = splice(f->pipe[0], NULL, dst->fd, NULL, f->piped,
+				   SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return true;
+		if (n <= 0) { /* 0: the pipe gave less than it holds, which cannot be */
+			close_conn(c, "write failed");
+			return false;
+		}
+		f->piped -= (size_t)n;
+	}
+	return true;
+}
+
+/* One splice from src into the flow's (empty) pipe, counted as a read would be. False when the
+ * connection was closed. */
+static bool splice_in(struct conn *c, struct endpoint *src, struct flow *f, uint64_t *counter)
+{
+	bool outbound = src->side == CLIENT;
+	ssize_t n =
+	    splice(src->fd, NULL, f->pipe[1], NULL, budget_left(c, outbound, RELAY_PIPE_SIZE),
+		   SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+
+	/* 0 is not always the end: splice stops at TCP urgent data, which read() steps over (so
+	 * the copy path would relay what follows). Either way, the flow copies from here on, and
+	 * its next read tells the end from the rest. EINVAL: a socket splice cannot read. */
+	if (n == 0 || (n < 0 && errno == EINVAL)) {
+		flow_close_pipe(c->px, f);
+		f->no_pipe = true;
+		return true;
+	}
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EINTR)
+			f->eof = true; /* a read error ends the flow, as in copy_in */
+		return true;
+	}
+	f->piped = (size_t)n;
+	*counter += (uint64_t)n;
+	return over_budget(c, outbound, (uint64_t)n);
+}
+
+/* Moves what it can along one flow: what is held first (the buffer, then the pipe, in the order
+ * the bytes came), then one read passed straight on. Returns false when the connection was
+ * closed. */
 static bool pump(struct conn *c, struct endpoint *src, struct endpoint *dst, struct flow *f,
 		 uint64_t *counter)
 {
-	char *chunk = c->px->chunk;
-
-	if (!flush(c, dst, f))
+	if (!flush(c, dst, f) || (!f->len && !splice_out(c, dst, f)))
 		return false;
-	if (f->len == 0 && !f->eof && src->fd >= 0) {
-		ssize_t n = read(src->fd, chunk, RELAY_CHUNK);
-		if (n > 0) {
-			size_t sent = 0;
-			*counter += (uint64_t)n;
-			if (!over_budget(c, src->side == CLIENT, (uint64_t)n))
-				return false;
-			while (sent < (size_t)n && dst->fd >= 0) {
-				ssize_t w =
-				    send(dst->fd, chunk + sent, (size_t)n - sent, MSG_NOSIGNAL);
-				if (w < 0 && errno != EAGAIN && errno != EINTR) {
-					close_conn(c, "write failed");
-					return false;
-				}
-				if (w < 0)
-					break;
-				sent += (size_t)w;
-			}
-			if (sent < (size_t)n && !flow_put(f, chunk + sent, (size_t)n - sent)) {
-				close_conn(c, "out of memory");
-				return false;
-			}
-		} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-			f->eof = true;
-		}
+	if (!flow_held(f) && !f->eof && src->fd >= 0) {
+		if (f->pipe[0] < 0 && !f->no_pipe && *counter >= RELAY_SPLICE_AFTER)
+			flow_open_pipe(c->px, f);
+		if (f->pipe[0] < 0 ? !copy_in(c, src, dst, f, counter)
+				   : !splice_in(c, src, f, counter) || !splice_out(c, dst, f))
+			return false;
 	}
-	if (f->eof && f->len == 0 && !f->shut && dst->fd >= 0) {
+	if (f->eof && !flow_held(f) && !f->shut && dst->fd >= 0) {
 		shutdown(dst->fd, SHUT_WR); /* pass the half-close on */
 		f->shut = true;
 	}
@@ -1120,9 +1254,9 @@ static void update_interest(struct conn *c)
 	uint32_t cl = 0, up = 0;
 
 	if (c->st == ST_RELAY) {
-		if (!c->to_up.len && !c->to_up.eof)
+		if (!flow_held(&c->to_up) && !c->to_up.eof)
 			cl |= EPOLLIN;
-		if (!c->to_client.len && !c->to_client.eof)
+		if (!flow_held(&c->to_client) && !c->to_client.eof)
 			up |= EPOLLIN;
 	} else if (c->st == ST_HTTP_HEAD || c->st == ST_SOCKS_GREETING ||
 		   c->st == ST_SOCKS_REQUEST || c->st == ST_SNIFF) {
@@ -1130,9 +1264,9 @@ static void update_interest(struct conn *c)
 	} else if (c->st == ST_CONNECT) {
 		up |= EPOLLOUT;
 	}
-	if (c->to_up.len)
+	if (flow_held(&c->to_up))
 		up |= EPOLLOUT;
-	if (c->to_client.len)
+	if (flow_held(&c->to_client))
 		cl |= EPOLLOUT;
 	if (c->close_after_flush)
 		cl = EPOLLOUT;
@@ -1178,7 +1312,8 @@ static void on_conn_event(struct endpoint *ep, uint32_t events)
 		if ((!c->late_sniff && !pump(c, &c->cl, &c->up, &c->to_up, &c->bytes_out)) ||
 		    !pump(c, &c->up, &c->cl, &c->to_client, &c->bytes_in))
 			return;
-		if (c->to_up.eof && c->to_client.eof && !c->to_up.len && !c->to_client.len) {
+		if (c->to_up.eof && c->to_client.eof && !flow_held(&c->to_up) &&
+		    !flow_held(&c->to_client)) {
 			close_conn(c, "closed");
 			return;
 		}
@@ -1340,6 +1475,8 @@ static void on_accept(struct proxy *px, int which)
 		c->px = px;
 		c->cl = (struct endpoint){c, CLIENT, fd, 0};
 		c->up = (struct endpoint){c, UPSTREAM, -1, 0};
+		c->to_up.pipe[0] = c->to_up.pipe[1] = -1;
+		c->to_client.pipe[0] = c->to_client.pipe[1] = -1;
 		c->proto = which == EGRESS_HTTP ? "http" : which == EGRESS_SOCKS ? "socks" : "capture";
 		c->st = which == EGRESS_HTTP	? ST_HTTP_HEAD
 			: which == EGRESS_SOCKS ? ST_SOCKS_GREETING
@@ -1464,6 +1601,21 @@ static void raise_fd_limit(void)
 	}
 }
 
+/* Pipes may use only the fds that PROXY_MAX_CONNECTIONS tunnels (two sockets each, and a
+ * resolver's socket while their names are looked up) and the supervisor's own leave free, so a
+ * bulk transfer can never cost a new connection its fds. */
+static size_t pipe_budget(void)
+{
+	const rlim_t reserved = 3 * (rlim_t)PROXY_MAX_CONNECTIONS + 64;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur <= reserved)
+		return 0;
+	if (rl.rlim_cur == RLIM_INFINITY || (rl.rlim_cur - reserved) / 2 > RELAY_MAX_PIPES)
+		return RELAY_MAX_PIPES;
+	return (size_t)((rl.rlim_cur - reserved) / 2);
+}
+
 int proxy_start(struct proxy **out, const struct policy *p, const int fds[EGRESS_SOCKETS],
 		struct audit *a, struct ab_err *e)
 {
@@ -1505,6 +1657,7 @@ int proxy_start(struct proxy **out, const struct policy *p, const int fds[EGRESS
 	 * deadlock by keeping the writer end blocking */
 	fcntl(px->resolved[1], F_SETFL, 0);
 	raise_fd_limit();
+	px->max_pipes = pipe_budget();
 	*out = px;
 	return 0;
 }

@@ -12,7 +12,12 @@
 #       Opens N CONNECT tunnels to the sink, sends one byte through each (so each is relaying)
 #       and keeps them open; prints "HOLDING <n>", then waits until DONEFILE exists (at most
 #       120 s).
-import os, resource, selectors, socket, statistics, sys, time
+#   egress_peer.py cpu COMMAND...
+#       On the host: runs COMMAND (agentbox), passes its output on and adds
+#       "SUPERVISOR_CPU_MS <ms>": the user + system time of COMMAND's own process (the
+#       supervisor, which relays; not pid 1 or the command), from /proc/PID/stat, read every
+#       10 ms until it exits (the last read misses at most its teardown).
+import os, resource, selectors, socket, statistics, subprocess, sys, time
 
 PROXY = ("127.0.0.1", 3128)
 
@@ -79,8 +84,27 @@ def hold(port, n, donefile):
         time.sleep(0.05)
 
 
+def cpu(command):
+    p = subprocess.Popen(command, stdout=subprocess.PIPE)
+    tick, used = os.sysconf("SC_CLK_TCK"), 0
+    while p.poll() is None:
+        try:
+            with open(f"/proc/{p.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            used = int(fields[11]) + int(fields[12])  # utime, stime
+        except (OSError, IndexError, ValueError):
+            pass  # exiting (or a zombie): the last read stands
+        time.sleep(0.01)
+    out = p.stdout.read().decode().strip()
+    if p.returncode:
+        sys.exit(f"{command[0]} exited {p.returncode}: {out}")
+    print(f"{out} SUPERVISOR_CPU_MS {used * 1000 // tick}")
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
+    if cmd == "cpu":
+        return cpu(args)
     proxied = args[-1:] == ["proxy"]
     if cmd == "throughput":
         throughput(int(args[0]), int(args[1]), proxied)

@@ -4,7 +4,9 @@
 # servers on the host's 127.0.0.1; the rules (host, *.suffix, **.suffix, address, CIDR, port,
 # deny first), the SSRF guard, the 403 / SOCKS refusals, the `net` audit events, raw sockets
 # that try to go around the proxy, hostile clients that must not disturb other connections, and
-# the per-host limits (each host counted on its own; the bounded table of hosts fails closed).
+# the per-host limits (each host counted on its own; the bounded table of hosts fails closed),
+# bulk transfers (the relay splices them: every byte arrives, in order, and is counted exactly)
+# and the byte budgets, run-wide and per host, which trip at the same byte on every path.
 #
 # Inside the sandbox 127.0.0.1 is the sandbox's own loopback and NO_PROXY names it, so every
 # client is told explicitly to use the proxy (curl --noproxy '' -x ..., `env -u NO_PROXY`).
@@ -928,6 +930,104 @@ t_limits_per_host_table_full() {
 	assert_eq 4 "$(printf '%s\n' "$LIMITS" | grep -c .)" "a limit event for each refused host"
 }
 
+# ------------------------------------------------------- bulk relaying ----
+
+# mk_sink: helpers/egress_sink.py on the host's 127.0.0.1, on $SINK_PORT.
+mk_sink() {
+	local pf="$META/port.sink"
+	bg "$PY" "$HELPERS/egress_sink.py" "$pf"
+	wait_for_file "$pf" 10 || fail "the host's sink server did not start"
+	SINK_PORT=$(cat "$pf")
+}
+
+# bulk_profile NAME LINES...: a proxy-mode profile in $META/NAME.ini allowing the sink, by address
+# and as bulk.test (a name, for the per-host limits), with LINES added to [network].
+bulk_profile() {
+	local name=$1
+	shift
+	{
+		printf '[sandbox]\ninclude = %s/shell.ini\n[network]\nmode = proxy\n' "$AGENTBOX_PROFILES"
+		printf 'allow = 127.0.0.1:%s, bulk.test\nresolve = bulk.test=127.0.0.1:%s\n' \
+			"$SINK_PORT" "$SINK_PORT"
+		printf '%s\n' "$@"
+	} >"$META/$name.ini"
+}
+
+# Bulk transfers go through the relay's pipes (past 128 KiB a direction is spliced): 20 MB up,
+# a half-close, then 30 MB down, and 16 MB echoed both ways at once. Every byte arrives, in
+# order (sha256 at each end), and the audit counts exactly what went through each way.
+t_bulk_tunnel() {
+	mk_sink
+	helpers_in
+	bulk_profile bulk
+	pbox "$META/bulk.ini" bulk -- /usr/bin/python3 egress_client.py bulk 127.0.0.1 \
+		"$SINK_PORT" 20000000 30000000
+	expect_exit 0 "${BOX[@]}"
+	assert_contains "$OUT" "UP_OK:20000000" "20 MB up, as sent (the sink's count and sha256)"
+	assert_contains "$OUT" "DOWN_OK:30000000" \
+		"30 MB down after the client's half-close, as the sink sent them"
+	assert_eq 20000010 "$(out_value SENT)" "bytes the client sent (H30000000\\n and 20 MB)"
+	net
+	assert_contains "$NET" " decision=allow protocol=connect host=127.0.0.1 port=$SINK_PORT address=127.0.0.1 rule=127.0.0.1:$SINK_PORT method=CONNECT reason=closed " \
+		"the audit event of the bulk tunnel"
+	assert_eq "$(out_value SENT)" "$(field bytes_out)" "bytes_out: exactly what the client sent"
+	assert_eq "$(out_value RECEIVED)" "$(field bytes_in)" "bytes_in: exactly what it received"
+	# both directions at once: the sink echoes while the client still sends
+	pbox "$META/bulk.ini" echo -- /usr/bin/python3 egress_client.py echo 127.0.0.1 \
+		"$SINK_PORT" 16000000
+	expect_exit 0 "${BOX[@]}"
+	assert_contains "$OUT" "ECHO_OK:16000000" "16 MB echoed through the tunnel, in order"
+	net
+	assert_eq 16000000 "$(field bytes_out)" "bytes_out of the echoed transfer"
+	assert_eq 16000000 "$(field bytes_in)" "bytes_in of the echoed transfer"
+	# TCP urgent data halfway: a splice stops there, but the flow does not end (the copy path,
+	# like read(), steps over the urgent byte and relays the rest)
+	pbox "$META/bulk.ini" urgent -- /usr/bin/python3 egress_client.py bulk 127.0.0.1 \
+		"$SINK_PORT" 4000000 0 urgent
+	expect_exit 0 "${BOX[@]}"
+	assert_contains "$OUT" "UP_OK:4000000" "4 MB up with an urgent byte halfway, all relayed"
+}
+
+# bulk_over_budget NAME LIMIT_LINE HOST UP DOWN: a bulk transfer in a profile with LIMIT_LINE
+# (a 1 MiB budget); the connection's net event in NET.
+bulk_over_budget() {
+	bulk_profile "$1" "$2"
+	pbox "$META/$1.ini" "$1" -- /usr/bin/python3 egress_client.py bulk "$3" "$SINK_PORT" "$4" "$5"
+	expect_exit 0 "${BOX[@]}"
+	net
+}
+
+# The byte budgets hold for bulk transfers too: the read that passes one takes exactly one byte
+# past it, whether the flow is copied or spliced, so the cut-off connection's count is the
+# budget + 1, its bytes are not passed on, and the limit is audited once.
+t_bulk_budgets() {
+	mk_sink
+	helpers_in
+	bulk_over_budget out "max-bytes-out = 1M" 127.0.0.1 4000000 0
+	assert_contains "$NET" " reason=max-bytes-out reached bytes_out=1048577 bytes_in=0 " \
+		"the connection cut off one byte past max-bytes-out"
+	assert_not_contains "$OUT" "UP_OK" "the sink got 4 MB through a 1 MiB budget"
+	limits
+	assert_eq "limit=bytes-out host=null" "$LIMITS" "the limit event of max-bytes-out"
+	bulk_over_budget in "max-bytes-in = 1M" 127.0.0.1 1000 4000000
+	assert_contains "$NET" " reason=max-bytes-in reached bytes_out=1009 bytes_in=1048577 " \
+		"the connection cut off one byte past max-bytes-in"
+	assert_between 0 1048576 "$(out_value RECEIVED)" "bytes the client got through a 1 MiB budget"
+	limits
+	assert_eq "limit=bytes-in host=null" "$LIMITS" "the limit event of max-bytes-in"
+	bulk_over_budget hout "max-bytes-out-per-host = 1M" bulk.test 4000000 0
+	assert_contains "$NET" " reason=max-bytes-out-per-host reached for bulk.test bytes_out=1048577 bytes_in=0 " \
+		"the connection cut off one byte past max-bytes-out-per-host"
+	bulk_over_budget hin "max-bytes-in-per-host = 1M" bulk.test 1000 4000000
+	assert_contains "$NET" " reason=max-bytes-in-per-host reached for bulk.test bytes_out=1009 bytes_in=1048577 " \
+		"the connection cut off one byte past max-bytes-in-per-host"
+	# positive control: under the budget, everything goes through
+	bulk_over_budget fits "max-bytes-out = 1M" 127.0.0.1 1000000 1000000
+	assert_contains "$OUT" "UP_OK:1000000" "1 MB up through a 1 MiB budget"
+	assert_contains "$OUT" "DOWN_OK:1000000" "1 MB down (no budget that way)"
+	assert_contains "$NET" " reason=closed bytes_out=1000009 " "the whole transfer, counted"
+}
+
 run_case http_allow_and_deny t_http_allow_and_deny
 run_case proxy_env t_proxy_env
 run_case http_request_bytes_counted t_http_request_bytes_counted
@@ -961,4 +1061,6 @@ run_case limits_connections_per_host t_limits_connections_per_host
 run_case limits_rate_per_host t_limits_rate_per_host
 run_case limits_bytes_per_host t_limits_bytes_per_host
 run_case limits_per_host_table_full t_limits_per_host_table_full
+run_case bulk_tunnel t_bulk_tunnel
+run_case bulk_budgets t_bulk_budgets
 finish

@@ -29,7 +29,20 @@
 #                            sent early, each closed both ways before the next one
 #                            (the server must close on EOF): OK_COUNT:<200s>, REFUSED_COUNT:<403s>,
 #                            FIRST_REFUSED:<index>:<X-Agentbox-Denied>, OTHER_COUNT.
-import errno, os, socket, ssl, sys, time
+#   bulk HOST PORT UP DOWN   a CONNECT tunnel to helpers/egress_sink.py's hashed mode: sends
+#                            "H<DOWN>\n" and UP pseudo-random bytes, half-closes (SHUT_WR), then
+#                            reads the sink's answer ("<count> <sha256>\n" and DOWN bytes) to
+#                            EOF. Prints SENT:<bytes through the tunnel>, RECEIVED:<bytes back>,
+#                            UP_OK:<UP> when the sink got exactly what was sent, DOWN_OK:<DOWN>
+#                            when exactly the expected DOWN bytes came back, SEND_ERROR:<errno>.
+#   bulk HOST PORT UP DOWN urgent
+#                            the same with one byte of TCP urgent data (MSG_OOB) sent halfway
+#                            through, which the proxy's reads step over: the sink must still
+#                            get all UP bytes (UP_OK).
+#   echo HOST PORT BYTES     a CONNECT tunnel to the sink's echo mode: BYTES bytes (the first is
+#                            'e') sent while a second thread reads the echo, then SHUT_WR and
+#                            the rest read to EOF. Prints SENT, RECEIVED, ECHO_OK:<BYTES>.
+import errno, hashlib, os, random, socket, ssl, sys, threading, time
 
 PROXY = ("127.0.0.1", 3128)
 SOCKS = ("127.0.0.1", 1080)
@@ -256,6 +269,95 @@ def cmd_connect(host, port):
             s.close()
 
 
+def pseudo_random(size):
+    """helpers/egress_sink.py's reply_bytes: SIZE pseudo-random bytes, the same for the same SIZE
+    (repeated here because only this file is copied into the sandbox)."""
+    return random.Random(size).randbytes(size)
+
+
+def send_counted(s, data):
+    """sendall that says how much went before an error (bytes, errno name or "")."""
+    view, sent = memoryview(data), 0
+    try:
+        while sent < len(data):
+            sent += s.send(view[sent : sent + (1 << 20)])
+    except OSError as e:
+        return sent, errno.errorcode.get(e.errno, str(e))
+    return sent, ""
+
+
+def shut_write(s):
+    """SHUT_WR, or SHUT_ERROR:<errno> when the proxy has closed the connection already."""
+    try:
+        s.shutdown(socket.SHUT_WR)
+    except OSError as e:
+        out("SHUT_ERROR", errno.errorcode.get(e.errno, str(e)))
+
+
+def read_to_eof(s, sink):
+    """Reads s until EOF, an error or the timeout, passing each piece to sink."""
+    s.settimeout(TIMEOUT)
+    try:
+        while True:
+            d = s.recv(1 << 20)
+            if not d:
+                return
+            sink(d)
+    except socket.timeout:
+        out("ERROR", "timed out reading")
+    except OSError as e:
+        out("READERROR", errno.errorcode.get(e.errno, str(e)))
+
+
+def cmd_bulk(host, port, up, down, urgent=None):
+    up, down = int(up), int(down)
+    s, code, _ = open_tunnel(host, port)
+    if code != "200":
+        out("CONNECT", code)
+        return
+    data = pseudo_random(up)
+    first = f"H{down}\n".encode() + (data[: up // 2] if urgent else data)
+    sent, err = send_counted(s, first)
+    if urgent and not err:
+        time.sleep(0.2)  # the proxy is splicing the first half by now
+        sent += s.send(b"U", socket.MSG_OOB)
+        more, err = send_counted(s, data[up // 2 :])
+        sent += more
+    out("SENT", sent)
+    if err:
+        out("SEND_ERROR", err)
+    else:
+        shut_write(s)
+    got = bytearray()
+    read_to_eof(s, got.extend)
+    out("RECEIVED", len(got))
+    line, _, body = bytes(got).partition(b"\n")
+    if line == f"{up} {hashlib.sha256(data).hexdigest()}".encode():
+        out("UP_OK", up)
+    if body == pseudo_random(down):
+        out("DOWN_OK", down)
+
+
+def cmd_echo(host, port, n):
+    n = int(n)
+    s, code, _ = open_tunnel(host, port)
+    if code != "200":
+        out("CONNECT", code)
+        return
+    data = b"e" + pseudo_random(n - 1)
+    got = bytearray()
+    reader = threading.Thread(target=read_to_eof, args=(s, got.extend))
+    reader.start()
+    sent, err = send_counted(s, data)
+    if not err:
+        shut_write(s)
+    reader.join()
+    out("SENT", sent)
+    out("RECEIVED", len(got))
+    if got == data:
+        out("ECHO_OK", n)
+
+
 def main():
     a = sys.argv[1:]
     if not a:
@@ -284,6 +386,10 @@ def main():
         cmd_hold(*args)
     elif cmd == "manyhosts":
         cmd_manyhosts(*args)
+    elif cmd == "bulk":
+        cmd_bulk(*args)
+    elif cmd == "echo":
+        cmd_echo(*args)
     else:
         sys.exit(f"unknown command {cmd}")
     out("ELAPSED", f"{time.monotonic() - t0:.1f}")

@@ -1,10 +1,41 @@
 # egress_sink.py PORTFILE: a TCP sink on the host's 127.0.0.1 for test_egress.sh and
 # bench/egress. It accepts every connection (backlog 4096, so a burst of connects is not held
 # back by SYN retries), reads and drops what comes until EOF, then closes; a connection whose
-# first byte is 'e' is echoed back instead (bench/egress's latency). One thread, one
-# selector: thousands of connections cost it no threads. The port it listens on is written
-# to PORTFILE (atomically: PORTFILE.tmp, then renamed).
-import os, resource, selectors, socket, sys
+# first byte is 'e' is echoed back instead (bench/egress's latency). A connection that starts
+# with "H<SIZE>\n" is hashed: everything after that line is counted and hashed (sha256) until
+# EOF, then the sink answers "<count> <sha256 hex>\n" and SIZE bytes of reply_bytes(SIZE) and
+# closes (test_egress.sh's bulk cases: the answer comes only after the client's half-close). One
+# thread, one selector: thousands of connections cost it no threads. The port it listens on is
+# written to PORTFILE (atomically: PORTFILE.tmp, then renamed).
+import hashlib, os, random, resource, selectors, socket, sys
+
+
+def reply_bytes(size):
+    """The hashed mode's reply: SIZE pseudo-random bytes, the same for the same SIZE."""
+    return random.Random(size).randbytes(size)
+
+
+class Hashed:
+    """A connection in the hashed mode: its "H<SIZE>\n" line, then the count and hash."""
+
+    def __init__(self):
+        self.line, self.size, self.count, self.sha = b"", None, 0, hashlib.sha256()
+
+    def feed(self, data):
+        if self.size is None:
+            self.line += data
+            if b"\n" not in self.line:
+                return
+            head, _, data = self.line.partition(b"\n")
+            self.size = int(head[1:])
+        self.count += len(data)
+        self.sha.update(data)
+
+    def answer(self, s):
+        s.setblocking(True)
+        s.sendall(f"{self.count} {self.sha.hexdigest()}\n".encode())
+        s.sendall(reply_bytes(self.size or 0))
+
 
 portfile = sys.argv[1]
 soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -39,11 +70,20 @@ while True:
             n = 0
         if n == 0:
             sel.unregister(s)
+            if isinstance(key.data, Hashed):
+                try:
+                    key.data.answer(s)
+                except OSError:
+                    pass
             s.close()
             continue
         if key.data == "new":
-            sel.modify(s, selectors.EVENT_READ, "echo" if buf[0:1] == b"e" else "sink")
-        if sel.get_key(s).data == "echo":
+            mode = {b"e": "echo", b"H": Hashed()}.get(bytes(buf[0:1]), "sink")
+            sel.modify(s, selectors.EVENT_READ, mode)
+        data = sel.get_key(s).data
+        if isinstance(data, Hashed):
+            data.feed(bytes(buf[:n]))
+        elif data == "echo":
             s.setblocking(True)
             s.sendall(memoryview(buf)[:n])
             s.setblocking(False)
