@@ -89,8 +89,7 @@ int audit_open(struct audit **out, const char *dest, const struct strv *patterns
 		free(a);
 		return ab_fail(e, errno, "getrandom for the run id");
 	}
-	for (size_t i = 0; i < sizeof(rnd); i++)
-		snprintf(a->run + 2 * i, 3, "%02x", rnd[i]);
+	hex_encode(rnd, sizeof(rnd), a->run);
 	/* the chain starts from the run id, so a line cannot be moved to another run */
 	if (sha256_hex(a->run, strlen(a->run), a->prev) < 0) {
 		free(a);
