@@ -325,6 +325,19 @@ static _Noreturn void exec_command(struct run *r)
 	_exit(err == ENOENT ? 127 : 126);
 }
 
+/* The command, started with vfork: pid 1's page tables are not copied for a process that
+ * execs at once (pid 1 waits the few system calls until then). The child changes nothing of
+ * pid 1's memory that pid 1 reads again (it sets environ, which pid 1 no longer uses); no
+ * signal handler is installed that could run in it. */
+static pid_t spawn_command(struct run *r)
+{
+	pid_t cmd = vfork();
+
+	if (cmd == 0)
+		exec_command(r);
+	return cmd;
+}
+
 /* Reaps every orphan, passes signals on, and leaves with the command. */
 static _Noreturn void init_loop(struct run *r, pid_t cmd)
 {
@@ -393,17 +406,16 @@ static _Noreturn void child_main(struct run *r)
 		send_msg(r->sock[1], MSG_ERROR, e.errnum, e.msg);
 		_exit(125);
 	}
-	cmd = fork();
+	/* only the supervisor may answer the filter and the proxy listeners; READY before the
+	 * command starts, so that the timeout and signal forwarding cover its exec */
+	if (send_ready(r) < 0)
+		_exit(125);
+	cmd = spawn_command(r);
 	if (cmd < 0) {
 		ab_fail(&e, errno, "fork of the command");
 		send_msg(r->sock[1], MSG_ERROR, e.errnum, e.msg);
 		_exit(125);
 	}
-	if (cmd == 0)
-		exec_command(r);
-	/* only the supervisor may answer the filter and the proxy listeners */
-	if (send_ready(r) < 0)
-		_exit(125);
 	init_loop(r, cmd);
 }
 
@@ -644,6 +656,7 @@ struct supervision {
 	int timeout_stage; /* 0: running, 1: SIGTERM sent, 2: SIGKILL sent */
 	bool have_exit;
 	int cmd_status;
+	bool setup_failed; /* pid 1 could not start the command (after READY): e says why */
 };
 
 static void on_signal(struct run *r, struct supervision *s, const struct signalfd_siginfo *si)
@@ -679,7 +692,7 @@ static int on_timer(struct run *r, struct supervision *s, struct audit *a, struc
 }
 
 /* Returns false at end of stream (pid 1 is exiting) or on error: the socket is done. */
-static bool on_message(struct run *r, struct supervision *s)
+static bool on_message(struct run *r, struct supervision *s, struct ab_err *e)
 {
 	struct msg m;
 	int rc = recv_msg(r->sock[0], &m);
@@ -687,6 +700,11 @@ static bool on_message(struct run *r, struct supervision *s)
 	if (rc == 1 && m.type == MSG_EXIT) {
 		s->have_exit = true;
 		s->cmd_status = m.value;
+	}
+	if (rc == 1 && m.type == MSG_ERROR) {
+		s->setup_failed = true;
+		e->errnum = m.value;
+		snprintf(e->msg, sizeof(e->msg), "%s", m.text);
 	}
 	return rc == 1;
 }
@@ -763,7 +781,7 @@ static int supervise(struct run *r, struct audit *a, struct sandbox_result *res,
 			on_signal(r, &s, &si);
 		/* at end of stream the socket stays readable: polling it again would spin while the
 		 * kernel tears pid 1's namespaces down, until SIGCHLD says it can be reaped */
-		if ((fds[1].revents & POLLIN) && !on_message(r, &s))
+		if ((fds[1].revents & POLLIN) && !on_message(r, &s, e))
 			fds[1].fd = -1;
 		if (fds[2].revents & POLLIN && on_timer(r, &s, a, e) < 0) {
 			rc = -1;
@@ -789,13 +807,12 @@ static int supervise(struct run *r, struct audit *a, struct sandbox_result *res,
 	}
 	if (r->monitor && seccomp_monitor_flush(r->monitor, a, e) < 0)
 		rc = -1;
-	while (!s.have_exit && poll(&(struct pollfd){r->sock[0], POLLIN, 0}, 1, 0) == 1) {
-		struct msg m;
-		if (recv_msg(r->sock[0], &m) != 1)
+	while (!s.have_exit && !s.setup_failed &&
+	       poll(&(struct pollfd){r->sock[0], POLLIN, 0}, 1, 0) == 1)
+		if (!on_message(r, &s, e))
 			break;
-		if (m.type == MSG_EXIT)
-			s.have_exit = true, s.cmd_status = m.value;
-	}
+	if (s.setup_failed)
+		rc = -1;
 	if (s.tfd >= 0)
 		close(s.tfd);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
