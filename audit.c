@@ -89,8 +89,7 @@ int audit_open(struct audit **out, const char *dest, const struct strv *patterns
 		free(a);
 		return ab_fail(e, errno, "getrandom for the run id");
 	}
-	for (size_t i = 0; i < sizeof(rnd); i++)
-		snprintf(a->run + 2 * i, 3, "%02x", rnd[i]);
+	hex_encode(rnd, sizeof(rnd), a->run);
 	/* the chain starts from the run id, so a line cannot be moved to another run */
 	if (sha256_hex(a->run, strlen(a->run), a->prev) < 0) {
 		free(a);
@@ -142,15 +141,65 @@ const char *audit_path(const struct audit *a)
 	return a->path;
 }
 
+/* Writes v as exactly width decimal digits (v < 10^width). */
+static char *digits(char *out, long v, int width)
+{
+	for (int i = width - 1; i >= 0; i--, v /= 10)
+		out[i] = (char)('0' + v % 10);
+	return out + width;
+}
+
+/* The UTC date of a day count since 1970-01-01 (H. Hinnant's civil_from_days), as gmtime
+ * gives it: without gmtime, which reads /etc/localtime on first use, and without snprintf. */
+static void civil(long days, long *y, int *m, int *d)
+{
+	long z = days + 719468, era = (z >= 0 ? z : z - 146096) / 146097;
+	long doe = z - era * 146097;
+	long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	long doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
+
+	*d = (int)(doy - (153 * mp + 2) / 5 + 1);
+	*m = (int)(mp < 10 ? mp + 3 : mp - 9);
+	*y = yoe + era * 400 + (*m <= 2);
+}
+
+/* 2026-11-21T23:57:56.782123Z: every event has one, so it is formatted by hand. */
 static void timestamp(char *buf, size_t size)
 {
 	struct timespec ts;
-	struct tm tm;
+	long secs, days, y;
+	int m, d;
+	char *p = buf;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900,
-		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000);
+	days = ts.tv_sec / 86400;
+	secs = ts.tv_sec % 86400;
+	if (secs < 0)
+		secs += 86400, days--;
+	civil(days, &y, &m, &d);
+	if (y < 0 || y > 9999 || size < 28) { /* never in practice: gmtime's own text */
+		struct tm tm;
+		gmtime_r(&ts.tv_sec, &tm);
+		snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900,
+			 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+			 ts.tv_nsec / 1000);
+		return;
+	}
+	p = digits(p, y, 4);
+	*p++ = '-';
+	p = digits(p, m, 2);
+	*p++ = '-';
+	p = digits(p, d, 2);
+	*p++ = 'T';
+	p = digits(p, secs / 3600, 2);
+	*p++ = ':';
+	p = digits(p, secs / 60 % 60, 2);
+	*p++ = ':';
+	p = digits(p, secs % 60, 2);
+	*p++ = '.';
+	p = digits(p, ts.tv_nsec / 1000, 6);
+	*p++ = 'Z';
+	*p = '\0';
 }
 
 struct json *audit_begin(struct audit *a, const char *event)

@@ -243,14 +243,12 @@ static void collect_vars(struct policy_vars *v, char *cwd, char *uid, size_t uid
 	v->uid = uid;
 	v->cwd = cwd;
 	v->home = getenv("HOME");
-	v->user = getenv("USER");
+	v->user = getenv("USER"); /* without it, ${USER} asks the user database when used */
 	/* the user database only when the environment does not say (it costs nsswitch) */
-	if (!v->home || v->home[0] != '/' || !v->user)
+	if (!v->home || v->home[0] != '/')
 		pw = getpwuid(getuid());
 	if ((!v->home || v->home[0] != '/') && pw)
 		v->home = pw->pw_dir;
-	if (!v->user && pw)
-		v->user = pw->pw_name;
 	v->tmpdir = getenv("TMPDIR");
 	if (!v->tmpdir || v->tmpdir[0] != '/')
 		v->tmpdir = "/tmp";

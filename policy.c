@@ -8,6 +8,7 @@
 #include <fnmatch.h>
 #include <ini.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,6 +240,12 @@ static const char *var_value(const char *name, size_t n, const struct policy_var
 
 	if (n == 11 && !strncmp(name, "PROFILE_DIR", n))
 		return profile_dir;
+	/* $USER unset: the user database, asked only here (nsswitch costs a dozen system calls
+	 * on every start otherwise) */
+	if (n == 4 && !strncmp(name, "USER", n) && !v->user) {
+		struct passwd *pw = getpwuid(getuid());
+		return pw ? pw->pw_name : NULL;
+	}
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
 		if (strlen(table[i].name) == n && !strncmp(name, table[i].name, n))
 			return *(const char *const *)((const char *)v + table[i].off);

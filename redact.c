@@ -144,7 +144,10 @@ static const char *const credential_headers[] = {"proxy-authorization", "authori
 static int token_at(const char *s, size_t i, struct spans *sp)
 {
 	for (size_t t = 0; t < sizeof(tokens) / sizeof(tokens[0]); t++) {
-		size_t pl = strlen(tokens[t].prefix), n;
+		size_t pl, n;
+		if (s[i] != tokens[t].prefix[0]) /* the common case, without a call */
+			continue;
+		pl = strlen(tokens[t].prefix);
 		if (strncmp(s + i, tokens[t].prefix, pl))
 			continue;
 		n = run(s, i + pl, tokens[t].ok, tokens[t].extra);
@@ -220,7 +223,11 @@ static int query_at(const char *s, size_t i, struct spans *sp)
 static int header_at(const char *s, size_t i, struct spans *sp)
 {
 	for (size_t h = 0; h < sizeof(credential_headers) / sizeof(credential_headers[0]); h++) {
-		size_t n = strlen(credential_headers[h]), j = i + n, v;
+		size_t n, j, v;
+		if (tolower((unsigned char)s[i]) != credential_headers[h][0])
+			continue;
+		n = strlen(credential_headers[h]);
+		j = i + n;
 		if (strncasecmp(s + i, credential_headers[h], n))
 			continue;
 		while (isspace((unsigned char)s[j]))
@@ -234,6 +241,20 @@ static int header_at(const char *s, size_t i, struct spans *sp)
 		return v > j ? add_span(sp, j, v) : 0;
 	}
 	return 0;
+}
+
+/* a, c, p or s in either case: the first letters of credential_headers */
+static bool may_start_header(char c)
+{
+	switch (c | 0x20) {
+	case 'a':
+	case 'c':
+	case 'p':
+	case 's':
+		return true;
+	default:
+		return false;
+	}
 }
 
 /* Each shape starts with a known byte: most positions need no matcher at all. */
@@ -261,7 +282,7 @@ static int builtin_spans(const char *s, struct spans *sp)
 		default:
 			break;
 		}
-		if (rc == 0 && strchr("aAcCpPsS", s[i]))
+		if (rc == 0 && may_start_header(s[i]))
 			rc = header_at(s, i, sp);
 	}
 	return rc;

@@ -112,9 +112,9 @@ static const char *const nesting_needs[] = {
 	"open_tree", "mount_setattr", NULL,
 };
 
-static bool nest_allowed(const struct policy *p, const char *name)
+static bool nest_allowed(bool nesting, const char *name)
 {
-	for (size_t i = 0; p->nesting && nesting_needs[i]; i++)
+	for (size_t i = 0; nesting && nesting_needs[i]; i++)
 		if (!strcmp(nesting_needs[i], name))
 			return true;
 	return false;
@@ -141,9 +141,24 @@ int seccomp_prepare(const struct policy *p, struct ab_err *e)
 
 /* ---------- building the filter ---------- */
 
+/* Everything of the policy the filter depends on: build() reads the policy through this only,
+ * so that seccomp_precompiled_fits() can tell when the build-time program is the same one. A
+ * new input goes here and into seccomp_precompiled_fits(). */
+struct filter_inputs {
+	enum seccomp_preset preset;
+	const struct strv *allow, *deny;
+	bool nesting;
+};
+
+static struct filter_inputs filter_inputs(const struct policy *p)
+{
+	return (struct filter_inputs){p->seccomp_preset, &p->seccomp_allow, &p->seccomp_deny,
+				      p->nesting};
+}
+
 struct builder {
 	scmp_filter_ctx ctx;
-	const struct policy *p;
+	const struct filter_inputs *in;
 	struct ab_err *e;
 	uint32_t deny_action; /* SCMP_ACT_NOTIFY, or SCMP_ACT_ERRNO(EPERM) without a listener */
 	bool no_inet;         /* no network namespace to isolate: refuse inet sockets */
@@ -154,7 +169,8 @@ static int rule(struct builder *b, const char *name, unsigned n, const struct sc
 	int nr = seccomp_syscall_resolve_name(name);
 	int rc;
 
-	if (nr == __NR_SCMP_ERROR || listed(&b->p->seccomp_allow, name) || nest_allowed(b->p, name))
+	if (nr == __NR_SCMP_ERROR || listed(b->in->allow, name) ||
+	    nest_allowed(b->in->nesting, name))
 		return 0;
 	rc = seccomp_rule_add_array(b->ctx, b->deny_action, nr, n, cmp);
 	if (rc < 0 && rc != -EEXIST)
@@ -174,7 +190,7 @@ static int deny_if(struct builder *b, const char *name, struct scmp_arg_cmp c)
 
 static int deny_namespaces(struct builder *b)
 {
-	if (b->p->nesting)
+	if (b->in->nesting)
 		goto clone3; /* the inner sandbox creates its namespaces with clone */
 	for (size_t i = 0; i < sizeof(ns_flags) / sizeof(ns_flags[0]); i++) {
 		if (deny_if(b, "clone", SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i])) < 0 ||
@@ -186,7 +202,7 @@ static int deny_namespaces(struct builder *b)
 clone3:
 	/* clone3 passes its flags in memory the filter cannot read: ENOSYS makes libc fall back
 	 * to clone, whose flags it can. Not a violation, so not notified. */
-	if (!listed(&b->p->seccomp_allow, "clone3") &&
+	if (!listed(b->in->allow, "clone3") &&
 	    seccomp_rule_add(b->ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0) < 0)
 		return ab_fail(b->e, EINVAL, "seccomp rule for clone3");
 	return 0;
@@ -238,9 +254,9 @@ static int allow_if(struct builder *b, const char *name, unsigned n,
 	return 0;
 }
 
-static bool user_denied(const struct policy *p, const char *name)
+static bool user_denied(const struct filter_inputs *in, const char *name)
 {
-	return listed(&p->seccomp_deny, name);
+	return listed(in->deny, name);
 }
 
 /* Allowlist: the filter's default is to notify (answered ENOSYS). */
@@ -253,13 +269,13 @@ static int build_strict(struct builder *b)
 	for (size_t i = 0; i < sizeof(ns_flags) / sizeof(ns_flags[0]); i++)
 		any_ns |= ns_flags[i];
 	/* the profile's allow list extends the allowlist */
-	for (size_t i = 0; i < b->p->seccomp_allow.n; i++)
-		if (!user_denied(b->p, b->p->seccomp_allow.v[i]) &&
-		    allow_if(b, b->p->seccomp_allow.v[i], 0, NULL) < 0)
+	for (size_t i = 0; i < b->in->allow->n; i++)
+		if (!user_denied(b->in, b->in->allow->v[i]) &&
+		    allow_if(b, b->in->allow->v[i], 0, NULL) < 0)
 			return -1;
 	for (size_t i = 0; strict_allow[i]; i++) {
 		const char *name = strict_allow[i];
-		if (user_denied(b->p, name) || !seccomp_syscall_known(name))
+		if (user_denied(b->in, name) || !seccomp_syscall_known(name))
 			continue;
 		if (!strcmp(name, "clone")) {
 			/* no namespace flag at all: one masked compare */
@@ -304,9 +320,10 @@ static int build_default(struct builder *b)
  * listener) over plain errno. */
 static scmp_filter_ctx build(const struct policy *p, bool no_inet, bool notify, struct ab_err *e)
 {
-	bool strict = p->seccomp_preset == SECCOMP_PRESET_STRICT;
+	const struct filter_inputs in = filter_inputs(p);
+	bool strict = in.preset == SECCOMP_PRESET_STRICT;
 	uint32_t deny_action = notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EPERM);
-	struct builder b = {NULL, p, e, deny_action, no_inet};
+	struct builder b = {NULL, &in, e, deny_action, no_inet};
 
 	b.ctx = seccomp_init(strict ? (notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(ENOSYS))
 				    : SCMP_ACT_ALLOW);
@@ -322,13 +339,13 @@ static scmp_filter_ctx build(const struct policy *p, bool no_inet, bool notify, 
 	/* a binary tree on the syscall number: an allowed call passes a few comparisons, not
 	 * every rule (an optimisation only; older libseccomp keeps the linear chain) */
 	(void)seccomp_attr_set(b.ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
-	if (!strict && p->seccomp_preset == SECCOMP_PRESET_DEFAULT && build_default(&b) < 0)
+	if (!strict && in.preset == SECCOMP_PRESET_DEFAULT && build_default(&b) < 0)
 		goto fail;
 	if (strict && build_strict(&b) < 0)
 		goto fail;
 	/* under strict, a denied name is simply left off the allowlist */
-	for (size_t i = 0; !strict && i < p->seccomp_deny.n; i++)
-		if (deny(&b, p->seccomp_deny.v[i]) < 0)
+	for (size_t i = 0; !strict && i < in.deny->n; i++)
+		if (deny(&b, in.deny->v[i]) < 0)
 			goto fail;
 	if (!strict && no_inet &&
 	    (deny_if(&b, "socket", SCMP_A0(SCMP_CMP_EQ, AF_INET, 0)) < 0 ||
@@ -392,7 +409,7 @@ out:
 	return rc;
 }
 
-int seccomp_export(const struct policy *p, struct seccomp_program *out, struct ab_err *e)
+int seccomp_compile(const struct policy *p, struct seccomp_program *out, struct ab_err *e)
 {
 	scmp_filter_ctx ctx;
 	int rc;
@@ -405,6 +422,34 @@ int seccomp_export(const struct policy *p, struct seccomp_program *out, struct a
 	rc = export_program(ctx, out, e);
 	seccomp_release(ctx);
 	return rc;
+}
+
+/* The inputs the build-time program was compiled for (tools/seccomp_precompile.c): the default
+ * preset with nothing added or removed, no nesting. */
+bool seccomp_precompiled_fits(const struct policy *p)
+{
+	const struct filter_inputs in = filter_inputs(p);
+
+	return in.preset == SECCOMP_PRESET_DEFAULT && in.allow->n == 0 && in.deny->n == 0 &&
+	       !in.nesting;
+}
+
+/* Linked into the agentbox binary only (generated at build time); absent (NULL) elsewhere, in
+ * the generator itself for one, and empty when the build host could not compile a filter. */
+extern const struct seccomp_precompiled seccomp_precompiled __attribute__((weak));
+
+/* libseccomp takes about 200 us and a million instructions for the default filter, on every
+ * start: the same program, compiled by the same library at build time, is copied instead. */
+int seccomp_export(const struct policy *p, struct seccomp_program *out, struct ab_err *e)
+{
+	const struct seccomp_precompiled *pre = &seccomp_precompiled;
+
+	if (pre && pre->len > 0 && pre->len <= BPF_MAXINSNS && seccomp_precompiled_fits(p)) {
+		memcpy(out->insns, pre->insns, pre->len * sizeof(struct sock_filter));
+		out->len = pre->len;
+		return 0;
+	}
+	return seccomp_compile(p, out, e);
 }
 
 int seccomp_install_program(const struct policy *p, const struct seccomp_program *prog,

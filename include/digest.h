@@ -6,6 +6,9 @@
 
 #define SHA256_HEX_LEN 64
 
+/* out receives 2 * n lowercase hex digits and a NUL. */
+void hex_encode(const unsigned char *in, size_t n, char *out);
+
 /* out receives 64 hex digits and a NUL. Returns 0, or -1 if libcrypto failed. */
 int sha256_hex(const void *data, size_t len, char out[SHA256_HEX_LEN + 1]);
 /* The digest of a's bytes followed by b's. */

@@ -33,8 +33,20 @@ struct seccomp_program {
 	struct sock_filter insns[BPF_MAXINSNS];
 };
 
-/* In the supervisor: compiles the filter seccomp_install(p, false, ...) would load. */
+/* In the supervisor: the filter seccomp_install(p, false, ...) would load, from the
+ * precompiled program when it fits the policy, else compiled. */
 int seccomp_export(const struct policy *p, struct seccomp_program *out, struct ab_err *e);
+
+/* The same, always compiled with libseccomp (the build-time generator and the tests). */
+int seccomp_compile(const struct policy *p, struct seccomp_program *out, struct ab_err *e);
+
+/* The default filter, compiled at build time by tools/seccomp_precompile.c with the library
+ * agentbox links: used when seccomp_precompiled_fits(p). len 0: none (compiled at run time). */
+struct seccomp_precompiled {
+	unsigned short len;
+	const struct sock_filter *insns;
+};
+bool seccomp_precompiled_fits(const struct policy *p);
 
 /* In pid 1, after no_new_privs: loads a program from seccomp_export, with a notification
  * listener; nested under another listener, builds and loads the unnamed variant itself. */

@@ -1,0 +1,88 @@
+/* The precompiled default filter: the same program libseccomp compiles at run time, and used
+ * for the default preset only. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "policy.h"
+#include "seccomp.h"
+
+extern const struct seccomp_precompiled seccomp_precompiled;
+
+static const struct policy_vars vars = {"/home/alice", "/work", "alice", "1000", "/tmp"};
+static struct seccomp_program exported, compiled;
+
+static void expect_same_program(const struct policy *p)
+{
+	struct ab_err e = {0};
+
+	assert_int_equal(seccomp_export(p, &exported, &e), 0);
+	assert_int_equal(seccomp_compile(p, &compiled, &e), 0);
+	assert_int_equal(exported.len, compiled.len);
+	assert_memory_equal(exported.insns, compiled.insns,
+			    compiled.len * sizeof(struct sock_filter));
+}
+
+static void test_default_is_precompiled(void **state)
+{
+	struct policy *p = policy_new(&vars);
+	(void)state;
+
+	assert_non_null(p);
+	assert_true(seccomp_precompiled_fits(p));
+	if (seccomp_precompiled.len == 0) {
+		policy_free(p);
+		skip(); /* the build host could not compile a filter */
+	}
+	expect_same_program(p);
+	assert_int_equal(exported.len, seccomp_precompiled.len);
+	assert_memory_equal(exported.insns, seccomp_precompiled.insns,
+			    seccomp_precompiled.len * sizeof(struct sock_filter));
+	policy_free(p);
+}
+
+/* Every input of the filter other than the default's takes the compiled path. */
+static void test_other_inputs_compile(void **state)
+{
+	struct policy *p;
+	(void)state;
+
+	for (int variant = 0; variant < 5; variant++) {
+		p = policy_new(&vars);
+		assert_non_null(p);
+		switch (variant) {
+		case 0:
+			p->seccomp_preset = SECCOMP_PRESET_STRICT;
+			break;
+		case 1:
+			p->seccomp_preset = SECCOMP_PRESET_NONE;
+			break;
+		case 2:
+			assert_int_equal(strv_push(&p->seccomp_allow, "mount"), 0);
+			break;
+		case 3:
+			assert_int_equal(strv_push(&p->seccomp_deny, "ptrace"), 0);
+			break;
+		case 4:
+			p->nesting = true;
+			break;
+		}
+		assert_false(seccomp_precompiled_fits(p));
+		expect_same_program(p);
+		policy_free(p);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_default_is_precompiled),
+	    cmocka_unit_test(test_other_inputs_compile),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
