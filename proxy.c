@@ -647,12 +647,25 @@ static bool dial_pinned(struct conn *c)
 	return true;
 }
 
+/* AF_INET or AF_INET6 with its bytes in raw when host is an address literal (IPv6 possibly in
+ * brackets), else 0. */
+static int host_literal(const char *host, uint8_t raw[16])
+{
+	char bare[256];
+	size_t n = strlen(host);
+
+	snprintf(bare, sizeof(bare), "%.*s", (int)(n >= 2 && host[0] == '[' ? n - 2 : n),
+		 host[0] == '[' ? host + 1 : host);
+	return inet_pton(AF_INET, bare, raw) == 1    ? AF_INET
+	       : inet_pton(AF_INET6, bare, raw) == 1 ? AF_INET6
+						     : 0;
+}
+
 static void decide(struct conn *c)
 {
 	char why[512];
 	uint8_t raw[16];
-	char bare[256];
-	size_t n = strlen(c->host);
+	int family;
 	const char *bad;
 
 	if (!egress_host_name(c->host, c->name, &bad)) {
@@ -676,13 +689,8 @@ static void decide(struct conn *c)
 	if (!admit(c))
 		return;
 	/* an address literal was allowed by an address rule: dial it as it is */
-	snprintf(bare, sizeof(bare), "%.*s", (int)(n >= 2 && c->host[0] == '[' ? n - 2 : n),
-		 c->host[0] == '[' ? c->host + 1 : c->host);
-	if (inet_pton(AF_INET, bare, raw) == 1) {
-		set_raw_address(c, AF_INET, raw, c->port);
-		start_connect(c);
-	} else if (inet_pton(AF_INET6, bare, raw) == 1) {
-		set_raw_address(c, AF_INET6, raw, c->port);
+	if ((family = host_literal(c->host, raw))) {
+		set_raw_address(c, family, raw, c->port);
 		start_connect(c);
 	} else if (!dial_pinned(c)) {
 		start_lookup(c);
@@ -943,20 +951,6 @@ static bool original_destination(struct conn *c, int family)
 	return true;
 }
 
-/* The rules decide on the name the address stands for; the connection's own first bytes must
- * not name another host (a TLS server name or an HTTP Host for a host the rules did not allow
- * would reach it through an allowed host's front). */
-static bool literal_host(const char *host)
-{
-	char bare[256];
-	uint8_t raw[16];
-	size_t n = strlen(host);
-
-	snprintf(bare, sizeof(bare), "%.*s", (int)(n >= 2 && host[0] == '[' ? n - 2 : n),
-		 host[0] == '[' ? host + 1 : host);
-	return inet_pton(AF_INET, bare, raw) == 1 || inet_pton(AF_INET6, bare, raw) == 1;
-}
-
 /* The name a client's first bytes give (TLS server name, HTTP Host or absolute target) must be
  * the host the connection was allowed for, else an allowed front could carry traffic for
  * another host. An address literal was allowed as an address: nothing to compare. NULL when
@@ -965,6 +959,7 @@ static const char *flight_mismatch(struct conn *c, const struct sniff *s, char *
 {
 	const char *want = c->name[0] ? c->name : c->host, *bad;
 	char sni[256];
+	uint8_t raw[16];
 
 	if (s->name[0])
 		snprintf(c->sni, sizeof(c->sni), "%s", s->name);
@@ -973,7 +968,7 @@ static const char *flight_mismatch(struct conn *c, const struct sniff *s, char *
 			 s->proto);
 		return why;
 	}
-	if (!s->name[0] || literal_host(want))
+	if (!s->name[0] || host_literal(want, raw))
 		return NULL;
 	if (egress_host_name(s->name, sni, &bad) && !strcmp(sni, want))
 		return NULL;
@@ -982,6 +977,8 @@ static const char *flight_mismatch(struct conn *c, const struct sniff *s, char *
 	return why;
 }
 
+/* The rules decide on the name the address stands for, once the first bytes (if any came in
+ * time) agree with it. */
 static void capture_decide(struct conn *c, const struct sniff *s)
 {
 	char why[512];

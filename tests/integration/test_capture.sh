@@ -198,6 +198,16 @@ t_host_header_must_match() {
 	assert_contains "$OUT" "STATUS:200" "positive control: the matching Host header is served"
 }
 
+# mk_tls_names: $META/www over HTTPS on $TLS_PORT, with a certificate for tls.test and
+# evil.test from a test CA (ca.pem, also in $CASE), so only agentbox can tell the names apart.
+mk_tls_names() {
+	mk_www
+	test_ca "$META/tls" DNS:tls.test,DNS:evil.test
+	cp "$META/tls/ca.pem" "$CASE/ca.pem"
+	serve tls "$META/www" "$META/tls/srv.pem" "$META/tls/srv.key"
+	TLS_PORT=$PORT
+}
+
 # vhosts: a keep-alive HTTP/1.1 server on the host answering "host=<its Host header>"; sets
 # VHOSTS_PORT.
 vhosts() {
@@ -267,11 +277,8 @@ t_fronting_attempts_refused() {
 # The explicit proxy checks a tunnel's first bytes too: CONNECT to an allowed name, then a
 # ClientHello for another.
 t_tunnel_server_name_must_match() {
-	mk_www
-	test_ca "$META/tls" DNS:tls.test,DNS:evil.test
-	cp "$META/tls/ca.pem" "$CASE/ca.pem"
-	serve tls "$META/www" "$META/tls/srv.pem" "$META/tls/srv.key"
-	local tls_port=$PORT
+	mk_tls_names
+	local tls_port=$TLS_PORT
 	helpers_in
 	profile
 	box tunnel sh -c "$PY capture_client.py tlsvia 3128 tls.test $tls_port evil.test ca.pem
@@ -286,11 +293,8 @@ t_tunnel_server_name_must_match() {
 }
 
 t_tls_server_name_must_match() {
-	mk_www
-	test_ca "$META/tls" DNS:tls.test,DNS:evil.test
-	cp "$META/tls/ca.pem" "$CASE/ca.pem"
-	serve tls "$META/www" "$META/tls/srv.pem" "$META/tls/srv.key"
-	local tls_port=$PORT
+	mk_tls_names
+	local tls_port=$TLS_PORT
 	helpers_in
 	profile
 	box tls sh -c "$PY capture_client.py tls tls.test $tls_port evil.test ca.pem

@@ -128,6 +128,13 @@ def cmd_send(host, port, delay, text):
         error(e)
 
 
+def get_over_tls(ctx, raw, sni):
+    s = ctx.wrap_socket(raw, server_hostname=sni)
+    s.sendall(f"GET /file.txt HTTP/1.0\r\nHost: {sni}\r\n\r\n".encode())
+    head = read_all(s).decode(errors="replace")
+    out("STATUS", head.split(" ")[1] if head.startswith("HTTP/") else "none")
+
+
 def cmd_tlsvia(pport, host, port, sni, cafile):
     ctx = ssl.create_default_context(cafile=cafile)
     try:
@@ -140,10 +147,7 @@ def cmd_tlsvia(pport, host, port, sni, cafile):
                 break
             head += d
         out("TUNNEL", head.split(b"\r\n")[0].decode(errors="replace"))
-        s = ctx.wrap_socket(raw, server_hostname=sni)
-        s.sendall(f"GET /file.txt HTTP/1.0\r\nHost: {sni}\r\n\r\n".encode())
-        head = read_all(s).decode(errors="replace")
-        out("STATUS", head.split(" ")[1] if head.startswith("HTTP/") else "none")
+        get_over_tls(ctx, raw, sni)
     except (OSError, ssl.SSLError) as e:
         error(e)
 
@@ -151,11 +155,7 @@ def cmd_tlsvia(pport, host, port, sni, cafile):
 def cmd_tls(host, port, sni, cafile):
     ctx = ssl.create_default_context(cafile=cafile)
     try:
-        raw = socket.create_connection((host, int(port)), timeout=10)
-        s = ctx.wrap_socket(raw, server_hostname=sni)
-        s.sendall(f"GET /file.txt HTTP/1.0\r\nHost: {sni}\r\n\r\n".encode())
-        head = read_all(s).decode(errors="replace")
-        out("STATUS", head.split(" ")[1] if head.startswith("HTTP/") else "none")
+        get_over_tls(ctx, socket.create_connection((host, int(port)), timeout=10), sni)
     except (OSError, ssl.SSLError) as e:
         error(e)
 
