@@ -9,7 +9,9 @@
 # reason, with agentbox's stderr when there is one, is printed on the FAIL line.
 #
 # Environment (set by run.sh):
-#   AGENTBOX           the binary under test
+#   AGENTBOX           the binary under test (under memcheck, a wrapper that runs it in valgrind)
+#   AGENTBOX_BIN       the binary itself, for cases that copy it, show it to a sandbox or run it
+#                      nested; the same as AGENTBOX unless the suite runs under memcheck
 #   AGENTBOX_PROFILES  the directory holding the bundled profiles (shell.ini, ...)
 #   AGENTBOX_SOURCE    the source tree (or a readable copy of the parts the tests need)
 #   TEST_WORKDIR       a directory the current user owns; the tests' files go under it
@@ -19,6 +21,7 @@
 set -u
 
 : "${AGENTBOX:?AGENTBOX must name the agentbox binary; run the tests through run.sh}"
+: "${AGENTBOX_BIN:=$AGENTBOX}"
 : "${AGENTBOX_PROFILES:?AGENTBOX_PROFILES must name the profile directory; run through run.sh}"
 export AGENTBOX_PROFILE_PATH="${AGENTBOX_PROFILE_PATH:-$AGENTBOX_PROFILES}"
 

@@ -8,6 +8,9 @@
 # or the test scripts where they are (a repository under a private directory), they are copied
 # to a temporary directory it can read and AGENTBOX_PROFILE_PATH points at the copied profiles.
 #
+# With AGENTBOX_MEMCHECK=VALGRIND (a valgrind from tools/valgrind/build), every agentbox the
+# script starts runs under memcheck; a run fails if any report names an error or a leak.
+#
 # Output: one line per case, `ok NAME (USER)` or `FAIL NAME (USER): why`, then a summary.
 # Exit status 0 only if every case of every run passed (never 77: nothing here is skipped).
 set -u
@@ -39,12 +42,61 @@ for f in "$script" "$bin" "$src/profiles/shell.ini"; do
 	fi
 done
 
-# run_as LABEL USER_OR_EMPTY BIN SRC SCRIPT: one run of the script; returns its status.
+# memcheck_wrap DIR BIN VALGRIND OWNER: writes DIR/agentbox, which runs BIN under memcheck,
+# each run appending to its own log in DIR/logs (writable by OWNER). The log holds the
+# supervisor's report and pid 1's (a fork, under valgrind until the command's exec).
+memcheck_wrap() {
+	local dir=$1 bin=$2 valgrind=$3 owner=$4
+	mkdir "$dir/logs" && chmod 755 "$dir" || return 1
+	[ -z "$owner" ] || chown "$owner" "$dir/logs" || return 1
+	cat >"$dir/agentbox" <<WRAP || return 1
+#!/bin/bash
+# a descriptor of its own, so that the descriptors a test passes to agentbox stay as they are
+exec {log}>>"$dir/logs/\$\$.log" || exit 125
+VALGRIND_LIB="$(dirname "$(dirname "$valgrind")")/libexec/valgrind" \\
+	exec "$valgrind" --log-fd=\$log --leak-check=full --show-leak-kinds=definite,indirect \\
+	--errors-for-leak-kinds=definite,indirect --num-callers=40 "$bin" "\$@"
+WRAP
+	chmod 755 "$dir/agentbox"
+}
+
+# memcheck_verdict LABEL WRAPPER: one line on the runs memcheck watched; status 1 on any error,
+# leak or syscall valgrind did not know (the run then behaved differently from a real one).
+memcheck_verdict() {
+	local label=$1 logs runs bad f
+	logs=$(dirname "$2")/logs
+	runs=$(cat "$logs"/*.log 2>/dev/null | grep -c '== Command: ')
+	# a report's first line too: a run killed with SIGKILL never prints its summary
+	bad=$(grep -lE 'ERROR SUMMARY: [1-9]|unhandled (amd64-linux syscall|ioctl)|== (Invalid |Conditional jump|Use of uninitialised|Syscall param|Mismatched |Source and destination overlap)' \
+		"$logs"/*.log 2>/dev/null)
+	if [ "$runs" -eq 0 ]; then
+		echo "FAIL memcheck ($label): no agentbox run went through valgrind"
+		return 1
+	fi
+	if [ -n "$bad" ]; then
+		echo "FAIL memcheck ($label): errors in $(echo "$bad" | wc -l) of $runs runs"
+		for f in $bad; do
+			sed 's/^/#   /' "$f" | head -n 80
+		done
+		return 1
+	fi
+	echo "ok memcheck ($label): $runs runs, no errors, no leaks"
+}
+
+# run_as LABEL USER_OR_EMPTY BIN SRC SCRIPT [VALGRIND]: one run of the script; returns its
+# status.
 run_as() {
-	local label=$1 user=$2 rbin=$3 rsrc=$4 rscript=$5 wd rc home uid gid
+	local label=$1 user=$2 rbin=$3 rsrc=$4 rscript=$5 valgrind=${6:-} wd rc home uid gid wrapper=
 	wd=$(mktemp -d /tmp/agentbox-it.XXXXXX) || { echo "FAIL $name ($label): mktemp"; return 1; }
 	cleanup_dirs+=("$wd")
-	local vars=(AGENTBOX="$rbin" AGENTBOX_PROFILES="$rsrc/profiles"
+	if [ -n "$valgrind" ]; then
+		wrapper=$(mktemp -d /tmp/agentbox-memcheck.XXXXXX)/agentbox &&
+			cleanup_dirs+=("$(dirname "$wrapper")") &&
+			memcheck_wrap "$(dirname "$wrapper")" "$rbin" "$valgrind" "$user" ||
+			{ echo "FAIL $name ($label): cannot make the memcheck wrapper"; return 1; }
+		rbin=$wrapper
+	fi
+	local vars=(AGENTBOX="$rbin" AGENTBOX_BIN="$3" AGENTBOX_PROFILES="$rsrc/profiles"
 		AGENTBOX_PROFILE_PATH="$rsrc/profiles" AGENTBOX_SOURCE="$rsrc" TEST_WORKDIR="$wd"
 		${AGENTBOX_CASES:+AGENTBOX_CASES="$AGENTBOX_CASES"})
 	echo "# $name as $label: binary $rbin, profiles $rsrc/profiles, work dir $wd"
@@ -62,11 +114,22 @@ run_as() {
 		rc=$?
 	fi
 	[ "$rc" -eq 77 ] && rc=1 # ctest would call 77 a skip; nothing is skipped here
+	if [ -n "$wrapper" ]; then
+		memcheck_verdict "$label" "$wrapper" || rc=1
+	fi
 	return "$rc"
 }
 
 status=0
-run_as "$(id -un)" "" "$bin" "$src" "$script" || status=1
+valgrind=
+if [ -n "${AGENTBOX_MEMCHECK:-}" ]; then
+	valgrind=$(readlink -f "$AGENTBOX_MEMCHECK")
+	if [ ! -x "$valgrind" ]; then
+		echo "FAIL $name ($(id -un)): AGENTBOX_MEMCHECK=$AGENTBOX_MEMCHECK is not an executable"
+		exit 1
+	fi
+fi
+run_as "$(id -un)" "" "$bin" "$src" "$script" "$valgrind" || status=1
 
 if [ "$(id -u)" -eq 0 ]; then
 	# several run.sh may start at once under ctest -j: create the user under a lock
@@ -82,6 +145,7 @@ if [ "$(id -u)" -eq 0 ]; then
 		setpriv --reuid="$uid" --regid="$gid" --init-groups sh -c '
 			bad=
 			test -x "$1" || bad="$bad $1"
+			[ -z "$4" ] || test -x "$4" || bad="$bad $4"
 			for f in "$2/profiles/shell.ini" "$2/profiles/minimal.ini" "$2/cli.c" "$3" \
 				"$(dirname "$3")/lib.sh"; do
 				test -r "$f" || bad="$bad $f"
@@ -89,10 +153,11 @@ if [ "$(id -u)" -eq 0 ]; then
 			for d in "$2/profiles" "$(dirname "$3")/helpers"; do
 				test -r "$d" && test -x "$d" || bad="$bad $d/"
 			done
-			[ -z "$bad" ] || { echo "# $(id -un) cannot use:$bad"; exit 1; }' sh "$1" "$2" "$3"
+			[ -z "$bad" ] || { echo "# $(id -un) cannot use:$bad"; exit 1; }' sh "$1" "$2" "$3" \
+			"$4"
 	}
-	ubin=$bin usrc=$src uscript=$script
-	if ! readable "$bin" "$src" "$script"; then
+	ubin=$bin usrc=$src uscript=$script uvalgrind=$valgrind
+	if ! readable "$bin" "$src" "$script" "$valgrind"; then
 		stage=$(mktemp -d /tmp/agentbox-it-stage.XXXXXX)
 		cleanup_dirs+=("$stage")
 		mkdir -p "$stage/bin" "$stage/src/tests"
@@ -100,18 +165,22 @@ if [ "$(id -u)" -eq 0 ]; then
 		cp -r "$src/profiles" "$stage/src/profiles"
 		cp "$src/cli.c" "$src/CMakeLists.txt" "$stage/src/"
 		cp -r "$(dirname "$script")" "$stage/src/tests/integration"
+		if [ -n "$valgrind" ]; then # PREFIX/bin/valgrind, as tools/valgrind/build makes it
+			cp -r "$(dirname "$(dirname "$valgrind")")" "$stage/valgrind"
+			uvalgrind=$stage/valgrind/bin/valgrind
+		fi
 		chmod -R a+rX "$stage"
 		chmod 755 "$stage"
 		ubin=$stage/bin/agentbox
 		usrc=$stage/src
 		uscript=$stage/src/tests/integration/$(basename "$script")
 		echo "# $test_user cannot read $bin or $src: using a copy in $stage"
-		if ! readable "$ubin" "$usrc" "$uscript"; then
+		if ! readable "$ubin" "$usrc" "$uscript" "$uvalgrind"; then
 			echo "FAIL $name ($test_user): the copy in $stage is not readable either"
 			exit 1
 		fi
 	fi
-	run_as "$test_user" "$test_user" "$ubin" "$usrc" "$uscript" || status=1
+	run_as "$test_user" "$test_user" "$ubin" "$usrc" "$uscript" "$uvalgrind" || status=1
 fi
 
 if [ "$status" -eq 0 ]; then

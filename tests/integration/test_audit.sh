@@ -193,7 +193,7 @@ t_schema_fallback_run() {
 		[sandbox]
 		include = $AGENTBOX_PROFILES/minimal.ini
 		[filesystem]
-		ro = $AGENTBOX
+		ro = $AGENTBOX_BIN
 		ro = $AGENTBOX_PROFILES
 		ro = $CASE/inner.ini
 	EOF
@@ -202,7 +202,7 @@ t_schema_fallback_run() {
 		include = $AGENTBOX_PROFILES/minimal.ini
 		fallback = landlock
 	EOF
-	expect_exit 0 "$AGENTBOX" -p ./outer.ini -- "$AGENTBOX" -p "$CASE/inner.ini" --audit - -- true
+	expect_exit 0 "$AGENTBOX" -p ./outer.ini -- "$AGENTBOX_BIN" -p "$CASE/inner.ini" --audit - -- true
 	printf '%s\n' "$OUT" >"$META/inner.jsonl"
 	validate "$META/inner.jsonl"
 	assert_eq true "$(audit_get "$META/inner.jsonl" start fallback)" "the start event's fallback"

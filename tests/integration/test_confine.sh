@@ -513,7 +513,7 @@ write_nesting_profiles() {
 		[sandbox]
 		include = $AGENTBOX_PROFILES/minimal.ini
 		[filesystem]
-		ro = $AGENTBOX
+		ro = $AGENTBOX_BIN
 		ro = $AGENTBOX_PROFILES
 		ro = $CASE/data
 	EOF
@@ -538,7 +538,7 @@ t_landlock_fallback() {
 	# positive control: the outer sandbox reads both files
 	expect_exit 0 "${outer[@]}" cat "$CASE/data/allowed.txt" "$CASE/data/sibling.txt"
 	assert_eq "allowed-content"$'\n'"sibling-content" "$OUT" "positive control: the outer sandbox reads both files"
-	expect_exit 0 "${outer[@]}" "$AGENTBOX" -p "$CASE/data/fallback.ini" -- sh -c \
+	expect_exit 0 "${outer[@]}" "$AGENTBOX_BIN" -p "$CASE/data/fallback.ini" -- sh -c \
 		'cat "$1"; cat "$2"; echo "sibling-rc=$?"' sh "$CASE/data/allowed.txt" "$CASE/data/sibling.txt"
 	assert_contains "$ERR" "warning: user namespaces are unavailable" "the inner run's fallback warning"
 	assert_contains "$OUT" "allowed-content" "the file the inner profile lists"
@@ -549,7 +549,7 @@ t_landlock_fallback() {
 
 t_no_fallback_stops() {
 	write_nesting_profiles
-	expect_exit 125 "$AGENTBOX" -p ./outer.ini -- "$AGENTBOX" -p "$CASE/data/plain.ini" -- \
+	expect_exit 125 "$AGENTBOX" -p ./outer.ini -- "$AGENTBOX_BIN" -p "$CASE/data/plain.ini" -- \
 		cat "$CASE/data/allowed.txt"
 	assert_contains "$ERR" "cannot create a user namespace" "the inner agentbox's error"
 	assert_not_contains "$OUT" "allowed-content" "the inner command ran"

@@ -5,6 +5,10 @@
 # the ok/FAIL line of this test. Any ESCAPED or CONTROL-FAILED fails it; known gaps do not.
 . "$(dirname "$0")/lib.sh"
 
+# Under memcheck the suite gets the binary itself: its cases look at agentbox as a file and at
+# pid 1's identity (/proc/1/comm, /proc/1/exe), which under valgrind are valgrind's; the
+# native runs of the suite are CI's plain and ASan+UBSan stages.
+#
 # The suite lives next to this directory; AGENTBOX_SOURCE (set by run.sh) is looked at first.
 escape_runner() {
 	local d
@@ -24,7 +28,7 @@ t_escape() {
 		fail "tests/escape is missing or unreadable for $TEST_USER (looked in $looked)" \
 			"if run.sh staged a copy of tests/integration for this user, make the source tree readable to it"
 	ESCAPE_WORKDIR=$CASE AGENTBOX_PROFILES=$AGENTBOX_PROFILES ESCAPE_CASE_LIMIT=${ESCAPE_CASE_LIMIT:-60} \
-		bash "$dir/run.sh" "$AGENTBOX" >"$META/escape.out" 2>&1 </dev/null
+		bash "$dir/run.sh" "$AGENTBOX_BIN" >"$META/escape.out" 2>&1 </dev/null
 	rc=$?
 	summary=$(grep '^escape: [0-9]* passed' "$META/escape.out" | tail -n 1)
 	[ -n "$summary" ] || fail "the escape suite ended (status $rc) without its summary line" \

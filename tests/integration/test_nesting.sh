@@ -15,7 +15,7 @@ write_outer() {
 		$([ "$(id -u)" = 0 ] && printf 'uid = 1000\ngid = 1000')
 
 		[filesystem]
-		ro = $AGENTBOX
+		ro = $AGENTBOX_BIN
 		ro = $AGENTBOX_PROFILES
 	EOF
 }
@@ -26,16 +26,16 @@ t_nested_agentbox() {
 	# positive controls: the inner command works on the host; inside the outer sandbox the
 	# binary runs and finds its profile (so a failure below is the nesting itself)
 	expect_exit 0 "$AGENTBOX" -p minimal -- /bin/true
-	expect_exit 0 "${outer[@]}" "$AGENTBOX" --version
-	expect_exit 0 "${outer[@]}" "$AGENTBOX" -p minimal --check
-	expect_exit 0 "${outer[@]}" "$AGENTBOX" -p minimal -- /bin/true
+	expect_exit 0 "${outer[@]}" "$AGENTBOX_BIN" --version
+	expect_exit 0 "${outer[@]}" "$AGENTBOX_BIN" -p minimal --check
+	expect_exit 0 "${outer[@]}" "$AGENTBOX_BIN" -p minimal -- /bin/true
 	# and the inner sandbox really is one: its command sees the inner view, not the outer's
-	expect_exit 0 "${outer[@]}" "$AGENTBOX" -p minimal -- /bin/sh -c \
+	expect_exit 0 "${outer[@]}" "$AGENTBOX_BIN" -p minimal -- /bin/sh -c \
 		'if [ -e "$1" ]; then echo OUTER-VIEW; else echo INNER-VIEW; fi; cat /proc/1/comm' sh "$CASE/outer.ini"
 	assert_contains "$OUT" INNER-VIEW "the inner command's view (the outer's rw \${CWD} must be gone)"
 	assert_contains "$OUT" agentbox "pid 1 of the inner sandbox"
 	# the inner filter still refuses what the default preset refuses
-	expect_exit 0 "${outer[@]}" "$AGENTBOX" -p minimal -- /bin/sh -c \
+	expect_exit 0 "${outer[@]}" "$AGENTBOX_BIN" -p minimal -- /bin/sh -c \
 		'unshare -U true 2>/dev/null && echo UNSHARED || echo REFUSED'
 	assert_contains "$OUT" REFUSED "the inner sandbox's seccomp filter"
 }
@@ -46,38 +46,38 @@ t_nesting_needs_the_switch() {
 		[sandbox]
 		include = $AGENTBOX_PROFILES/shell.ini
 		[filesystem]
-		ro = $AGENTBOX
+		ro = $AGENTBOX_BIN
 		ro = $AGENTBOX_PROFILES
 	EOF
 	expect_exit 125 "$AGENTBOX" -p ./plain.ini --setenv "AGENTBOX_PROFILE_PATH=$AGENTBOX_PROFILES" -- \
-		"$AGENTBOX" -p minimal -- /bin/true
+		"$AGENTBOX_BIN" -p minimal -- /bin/true
 	assert_contains "$ERR" "cannot create a user namespace" "the inner agentbox's error"
 }
 
 # agentbox inside bubblewrap, run as an ordinary user (as root, bwrap covers /proc/irq and
 # /proc/bus, and the kernel refuses a new procfs under a covered one: agentbox says so).
 t_inside_bwrap() {
-	local as_user=() bin=$AGENTBOX profile=minimal
+	local as_user=() bin=$AGENTBOX_BIN profile=minimal
 	command -v bwrap >/dev/null || fail "bwrap is not installed (tools/install-deps installs it)"
 	if [ "$(id -u)" = 0 ]; then
 		# the ordinary user needs a binary and profiles it can read, wherever CI cloned to
 		local pub
 		pub=$(mktemp -d /tmp/agentbox-bwrap.XXXXXX) && chmod 755 "$pub" &&
-			cp "$AGENTBOX" "$AGENTBOX_PROFILES/minimal.ini" "$AGENTBOX_PROFILES/base-usr.ini" "$pub/" &&
+			cp "$AGENTBOX_BIN" "$AGENTBOX_PROFILES/minimal.ini" "$AGENTBOX_PROFILES/base-usr.ini" "$pub/" &&
 			chmod a+rX "$pub"/* || fail "cannot stage a readable copy of agentbox"
 		bin=$pub/agentbox profile=$pub/minimal.ini
 		as_user=(setpriv --reuid=agentbox-test --regid=agentbox-test --clear-groups --)
 	fi
 	run_cmd "${as_user[@]}" bwrap --unshare-user --unshare-pid --ro-bind / / --dev /dev \
 		--proc /proc --chdir / -- "$bin" -p "$profile" -- /bin/sh -c 'cat /proc/1/comm; hostname'
-	[ "$bin" = "$AGENTBOX" ] || rm -rf "$(dirname "$bin")"
+	[ "$bin" = "$AGENTBOX_BIN" ] || rm -rf "$(dirname "$bin")"
 	[ "$RC" = 0 ] || fail "agentbox inside bwrap" "$(report)"
 	assert_contains "$OUT" agentbox "pid 1 of the sandbox inside bwrap"
 	# positive control for the masked-/proc rule: as root, bwrap's covers stop it, and the
 	# message says why
 	if [ "$(id -u)" = 0 ]; then
 		expect_exit 125 bwrap --unshare-user --unshare-pid --ro-bind / / --dev /dev --proc /proc \
-			-- "$AGENTBOX" -p minimal -- /bin/true
+			-- "$AGENTBOX_BIN" -p minimal -- /bin/true
 		assert_contains "$ERR" "partly covered" "the error names the covered /proc"
 	fi
 }
