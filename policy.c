@@ -516,6 +516,7 @@ static int set_string(const struct setting *s, char **field, const char *v, stru
 static int choose(const struct setting *s, const char *v, const char *const *names, int *out,
 		  struct ab_err *e)
 {
+	*out = -1; /* written on every path, so that -O2 sees no unset value in the callers */
 	for (int i = 0; names[i]; i++) {
 		if (!strcmp(v, names[i])) {
 			if (claim_scalar(s, e) < 0)
