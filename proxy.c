@@ -151,6 +151,7 @@ struct proxy {
 	uint64_t bytes_out, bytes_in;
 	bool bytes_out_hit, bytes_in_hit;
 	bool cap_hit; /* PROXY_MAX_CONNECTIONS was reached at least once */
+	bool listeners_paused;	 /* out of fds: the listeners wait for a close or a tick */
 	struct hostlimits hosts; /* [network] *-per-host; no table without them */
 	bool hosts_full_hit;
 	int audit_failed;
@@ -263,6 +264,7 @@ static void free_graveyard(struct proxy *px)
 }
 
 static void flow_close_pipe(struct proxy *px, struct flow *f);
+static void resume_listeners(struct proxy *px);
 
 /* Bytes the flow holds for its sink: buffered, or in its pipe. */
 static size_t flow_held(const struct flow *f)
@@ -296,6 +298,7 @@ static void close_conn(struct conn *c, const char *reason)
 	px->n_conns--;
 	if (!c->lookup_pending)
 		bury(c);
+	resume_listeners(c->px);
 }
 
 /* Appends n bytes to what the flow holds; false when out of memory. */
@@ -1452,21 +1455,51 @@ static bool start_sniff(struct conn *c, int which)
 	return true;
 }
 
+static void note_cap(struct proxy *px)
+{
+	if (!px->cap_hit) {
+		px->cap_hit = true;
+		audit_limit(px, "connections", NULL);
+	}
+}
+
+/* Out of fds or memory, accept4 fails and leaves the connection queued, so the listener stays
+ * readable: it leaves the set until a connection closes or the timer ticks, or the loop spins. */
+static void pause_listeners(struct proxy *px)
+{
+	for (int i = 0; i < EGRESS_SOCKETS; i++)
+		if (px->listeners[i] >= 0)
+			watch(px, &px->lep[i], 0);
+	px->listeners_paused = true;
+	note_cap(px);
+}
+
+static void resume_listeners(struct proxy *px)
+{
+	if (!px->listeners_paused)
+		return;
+	for (int i = 0; i < EGRESS_SOCKETS; i++)
+		if (px->listeners[i] >= 0)
+			watch(px, &px->lep[i], EPOLLIN);
+	px->listeners_paused = false;
+}
+
 static void on_accept(struct proxy *px, int which)
 {
 	for (;;) {
 		int fd = accept4(px->listeners[which], NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		struct conn *c = NULL;
-		if (fd < 0)
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM)
+				pause_listeners(px);
 			return;
+		}
 		if (px->n_conns >= PROXY_MAX_CONNECTIONS || !(c = calloc(1, sizeof(*c))) ||
 		    !(c->head = malloc(EGRESS_MAX_HEAD))) {
 			free(c);
 			close(fd); /* over the limit: refused at once, the loop stays responsive */
-			if (!px->cap_hit) {
-				px->cap_hit = true;
-				audit_limit(px, "connections", NULL);
-			}
+			note_cap(px);
 			continue;
 		}
 		c->px = px;
@@ -1498,6 +1531,7 @@ static void on_timer(struct proxy *px)
 
 	if (read(px->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		return;
+	resume_listeners(px);
 	bool sniffing = false;
 
 	for (; c; c = next) {
