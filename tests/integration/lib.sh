@@ -22,6 +22,11 @@ set -u
 
 : "${AGENTBOX:?AGENTBOX must name the agentbox binary; run the tests through run.sh}"
 : "${AGENTBOX_BIN:=$AGENTBOX}"
+
+# under_memcheck: true when AGENTBOX is run.sh's valgrind wrapper (AGENTBOX_MEMCHECK).
+under_memcheck() {
+	[ "$AGENTBOX" != "$AGENTBOX_BIN" ]
+}
 : "${AGENTBOX_PROFILES:?AGENTBOX_PROFILES must name the profile directory; run through run.sh}"
 export AGENTBOX_PROFILE_PATH="${AGENTBOX_PROFILE_PATH:-$AGENTBOX_PROFILES}"
 

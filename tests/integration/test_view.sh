@@ -149,7 +149,7 @@ t_proc_private() {
 		ps -eo pid=,args=' sh "$hostpid"
 	# (under memcheck pid 1 is a fork of valgrind, named for its tool)
 	local init=agentbox
-	[ "$AGENTBOX" = "$AGENTBOX_BIN" ] || init=memcheck-amd64-
+	! under_memcheck || init=memcheck-amd64-
 	assert_contains "$OUT" "comm1=$init" "pid 1 in the sandbox"
 	# (ps prints the script itself, so the token is built at run time: visible-PID-pid)
 	assert_not_contains "$OUT" "visible-$hostpid-pid" "the host's process $hostpid in the sandbox's /proc"
