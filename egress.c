@@ -549,7 +549,8 @@ enum parse_result http_parse_request(const char *buf, size_t len, struct http_re
 	if (!sp1 || sp1 == buf || (size_t)(sp1 - buf) >= sizeof(req->method))
 		return PARSE_BAD;
 	sp2 = memchr(sp1 + 1, ' ', (size_t)(eol - sp1 - 1));
-	if (!sp2 || strncmp(sp2 + 1, "HTTP/1.", 7) || eol - sp2 != 9)
+	/* the length first: the buffer need not hold 7 bytes after the second space */
+	if (!sp2 || eol - sp2 != 9 || memcmp(sp2 + 1, "HTTP/1.", 7))
 		return PARSE_BAD;
 	memcpy(req->method, buf, (size_t)(sp1 - buf));
 	for (const char *m = req->method; *m; m++)

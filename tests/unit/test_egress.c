@@ -616,6 +616,39 @@ static void test_closing_head(void **state)
 	free(out);
 }
 
+/* A request head in a buffer of exactly its size (ASan sees a read past it). */
+static enum parse_result parse_exact(const char *text, size_t len, struct http_request *req)
+{
+	char *buf = malloc(len);
+	enum parse_result r;
+
+	assert_non_null(buf);
+	memcpy(buf, text, len);
+	r = http_parse_request(buf, len, req);
+	free(buf);
+	return r;
+}
+
+static void test_http_request_line(void **state)
+{
+	static const char crash[] = "GN A/z\x11\x11 G *\r\n\r\n"; /* fuzz_proxy, shortened */
+	struct http_request req;
+
+	(void)state;
+	assert_int_equal(parse_exact("GET http://example.org/x HTTP/1.1\r\n\r\n", 37, &req),
+			 PARSE_DONE);
+	assert_string_equal(req.host, "example.org");
+	assert_int_equal(req.port, 80);
+	assert_int_equal(parse_exact("CONNECT example.org:443 HTTP/1.0\r\n\r\n", 36, &req),
+			 PARSE_DONE);
+	assert_true(req.is_connect);
+	assert_int_equal(req.port, 443);
+	/* a version shorter than HTTP/1.x at the very end of the buffer (found by fuzz_proxy) */
+	assert_int_equal(parse_exact(crash, sizeof(crash) - 1, &req), PARSE_BAD);
+	assert_int_equal(parse_exact("GET http://a/ H\r\n\r\n", 19, &req), PARSE_BAD);
+	assert_int_equal(parse_exact("GET http://a/ HTTP/2.0\r\n\r\n", 26, &req), PARSE_BAD);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -646,6 +679,7 @@ int main(void)
 	    cmocka_unit_test(test_name_allowed),
 	    cmocka_unit_test(test_sniff),
 	    cmocka_unit_test(test_closing_head),
+	    cmocka_unit_test(test_http_request_line),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
