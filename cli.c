@@ -357,8 +357,8 @@ static int audit_exit(struct audit *a, const struct sandbox_result *res, int sta
 	return audit_emit(a, e);
 }
 
-/* One line on stderr and a limit event for the rlimit that ended the run (the timeout's limit
- * event was written by the supervisor when it fired). */
+/* One line on stderr and a limit event for the rlimit that ended the run (the timeout's and
+ * the disk limit's events were written by the supervisor when they fired). */
 static void report_limit(struct audit *a, const struct policy *p, const char *limit)
 {
 	struct ab_err ignored;
@@ -366,6 +366,12 @@ static void report_limit(struct audit *a, const struct policy *p, const char *li
 	if (!strcmp(limit, "timeout")) {
 		fprintf(stderr, "agentbox: the command ran past its %llu ms timeout and was stopped\n",
 			(unsigned long long)p->limits.timeout_ms);
+		return;
+	}
+	if (!strcmp(limit, "disk")) {
+		fprintf(stderr, "agentbox: the file systems under the rw paths grew past the %llu "
+				"byte disk limit; the command was stopped\n",
+			(unsigned long long)p->limits.disk);
 		return;
 	}
 	fprintf(stderr, "agentbox: the command hit its %s limit (%llu%s)\n", limit,

@@ -1037,6 +1037,7 @@ LIMIT_HANDLER(on_open_files, open_files, parse_count)
 LIMIT_HANDLER(on_file_size, file_size, parse_size)
 LIMIT_HANDLER(on_tmpfs_size, tmpfs_size, parse_size)
 LIMIT_HANDLER(on_changes_size, changes_size, parse_size)
+LIMIT_HANDLER(on_disk, disk, parse_size)
 
 #define NET_LIMIT_HANDLER(fn, field, parser)                                                      \
 	static int fn(const struct setting *s, const char *v, struct ab_err *e)                   \
@@ -1114,6 +1115,7 @@ static const struct key_spec keys[] = {
 	{"limits", "file-size", SINGLE, on_file_size},
 	{"limits", "tmpfs-size", SINGLE, on_tmpfs_size},
 	{"limits", "changes-size", SINGLE, on_changes_size},
+	{"limits", "disk", SINGLE, on_disk},
 	{"seccomp", "preset", SINGLE, on_preset},
 	{"seccomp", "deny", LIST, on_sc_deny},
 	{"seccomp", "allow", LIST, on_sc_allow},
@@ -1623,6 +1625,7 @@ void policy_explain(const struct policy *p, struct json *j)
 	json_limit(j, "file_size", l->file_size);
 	json_limit(j, "tmpfs_size", l->tmpfs_size);
 	json_limit(j, "changes_size", l->changes_size);
+	json_limit(j, "disk", l->disk);
 	json_obj_end(j);
 	json_key(j, "seccomp");
 	json_obj_begin(j);

@@ -31,6 +31,7 @@
 
 #include "caps.h"
 #include "cgroup.h"
+#include "disklimit.h"
 #include "egress.h"
 #include "env.h"
 #include "fsops.h"
@@ -86,6 +87,7 @@ struct run {
 	sigset_t sigs, oldmask;
 	pid_t pid1;
 	struct seccomp_monitor *monitor;
+	struct disk_limit *disk; /* [limits] disk, NULL without */
 	struct seccomp_program *filter; /* compiled by the supervisor, loaded by pid 1 */
 };
 
@@ -594,7 +596,8 @@ static int adopt_ready(struct run *r, struct audit *a, const struct msg *m, int 
 	    warn(a, "seccomp", "an outer sandbox holds the notification listener: refused calls "
 			       "are not named", e) < 0)
 		goto fail;
-	if ((m->value & READY_LISTENER) && seccomp_monitor_open(&r->monitor, fds[i++], r->p, e) < 0)
+	if ((m->value & READY_LISTENER) && seccomp_monitor_open(&r->monitor, fds[i++], r->p,
+							   r->cgroup_mode != CGROUP_NONE, e) < 0)
 		goto fail;
 	if (m->value & READY_PROXY) {
 		int pfds[EGRESS_SOCKETS];
@@ -689,6 +692,7 @@ struct supervision {
 	bool have_exit;
 	int cmd_status;
 	bool setup_failed; /* pid 1 could not start the command (after READY): e says why */
+	bool disk_full;    /* [limits] disk stopped the run */
 };
 
 static void on_signal(struct run *r, struct supervision *s, const struct signalfd_siginfo *si)
@@ -721,6 +725,24 @@ static int on_timer(struct run *r, struct supervision *s, struct audit *a, struc
 	s->timeout_stage = 2;
 	signal_sandbox(r, SIGKILL); /* pid 1's death kills every process in the namespace */
 	return 0;
+}
+
+/* Past the disk budget the run is killed at once: every moment more is written. */
+static int on_disk_tick(struct run *r, struct supervision *s, struct audit *a, struct ab_err *e)
+{
+	uint64_t grown;
+	int over = disk_limit_check(r->disk, &grown, e);
+	struct json *j;
+
+	if (over <= 0 || s->disk_full)
+		return over;
+	s->disk_full = true;
+	signal_sandbox(r, SIGKILL);
+	j = audit_begin(a, "limit");
+	json_kv_str(j, "limit", "disk");
+	json_kv_uint(j, "size", r->p->limits.disk);
+	json_kv_uint(j, "grown", grown);
+	return audit_emit(a, e);
 }
 
 /* Returns false at end of stream (pid 1 is exiting) or on error: the socket is done. */
@@ -760,7 +782,9 @@ static void fill_result(const struct run *r, const struct supervision *s, int pi
 {
 	int st = s->have_exit ? s->cmd_status : pid1_status;
 
-	res->limit = s->timeout_stage ? "timeout" : limit_hit(&r->p->limits, st, &res->ru);
+	res->limit = s->timeout_stage ? "timeout"
+		     : s->disk_full   ? "disk"
+				      : limit_hit(&r->p->limits, st, &res->ru);
 	if (!res->limit && cgroup_memory_killed(&r->cgroup))
 		res->limit = "memory";
 	if (s->timeout_stage) {
@@ -792,17 +816,18 @@ static int supervise(struct run *r, struct audit *a, struct sandbox_result *res,
 			return ab_fail(e, errno, "cannot arm the timeout");
 		}
 	}
-	struct pollfd fds[5] = {{r->sigfd, POLLIN, 0},
+	struct pollfd fds[6] = {{r->sigfd, POLLIN, 0},
 				{r->sock[0], POLLIN, 0},
 				{s.tfd, POLLIN, 0},
 				{r->monitor ? seccomp_monitor_fd(r->monitor) : -1, POLLIN, 0},
-				{r->proxy ? proxy_fd(r->proxy) : -1, POLLIN, 0}};
+				{r->proxy ? proxy_fd(r->proxy) : -1, POLLIN, 0},
+				{r->disk ? disk_limit_fd(r->disk) : -1, POLLIN, 0}};
 	for (;;) {
 		struct signalfd_siginfo si;
 
 		if (reap_pid1(r, &status, &res->ru))
 			break;
-		if (poll(fds, 5, -1) < 0) {
+		if (poll(fds, 6, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			rc = ab_fail(e, errno, "poll");
@@ -830,10 +855,15 @@ static int supervise(struct run *r, struct audit *a, struct sandbox_result *res,
 			kill_and_reap(r);
 			break;
 		}
+		if ((fds[5].revents & POLLIN) && on_disk_tick(r, &s, a, e) < 0) {
+			rc = -1;
+			kill_and_reap(r);
+			break;
+		}
 		/* an fd that hung up with nothing left to read is done: polling it again would spin
 		 * (the filter's listener once the command is gone, the socket once pid 1 is) until
 		 * SIGCHLD says pid 1 can be reaped */
-		for (size_t i = 1; i < 5; i++)
+		for (size_t i = 1; i < 6; i++)
 			if ((fds[i].revents & (POLLHUP | POLLERR | POLLNVAL)) && !(fds[i].revents & POLLIN))
 				fds[i].fd = -1;
 	}
@@ -916,7 +946,7 @@ static void audit_limits(struct json *j, const struct limits *l, enum cgroup_mod
 	} all[] = {{"timeout_ms", l->timeout_ms}, {"cpu_s", l->cpu_s},
 		   {"memory", l->memory},         {"processes", l->processes},
 		   {"open_files", l->open_files}, {"file_size", l->file_size},
-		   {"tmpfs_size", l->tmpfs_size}};
+		   {"tmpfs_size", l->tmpfs_size}, {"disk", l->disk}};
 
 	json_obj_begin(j);
 	json_kv_str(j, "mode", cgroup_mode_name(mode));
@@ -1173,7 +1203,8 @@ static int prepare(struct run *r, const struct mount_protect *protect, struct au
 		       ab_hint(e,
 			       "allow unprivileged user namespaces, or use rw instead of overlay");
 	if (overlay_prepare(p, audit_run_id(a), &r->plan, &r->changes, &r->changes_lock, e) < 0 ||
-	    (!r->fallback && protect_prepare(&r->plan, &r->protect, e) < 0))
+	    (!r->fallback && protect_prepare(&r->plan, &r->protect, e) < 0) ||
+	    disk_limit_open(&r->plan, p->limits.disk, &r->disk, e) < 0)
 		return -1;
 	/* Landlock forbids mount changes to everything below it: no nested sandbox under it.
 	 * Without namespaces (fallback) Landlock is the confinement, nesting or not. */
@@ -1232,6 +1263,7 @@ static void close_run(struct run *r)
 	if (r->sigfd >= 0)
 		close(r->sigfd);
 	seccomp_monitor_close(r->monitor);
+	disk_limit_close(r->disk);
 	proxy_stop(r->proxy);
 	cgroup_release(&r->cgroup);
 	if (r->tmpdir) {

@@ -2,6 +2,7 @@
 #include "seccomp.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/sched.h>
 #include <seccomp.h>
@@ -13,6 +14,7 @@
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -33,14 +35,44 @@ static const char *const default_deny[] = {
 	"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot",
 	"swapon", "swapoff", "acct", "quotactl", "quotactl_fd", "lookup_dcookie", "syslog", "iopl",
 	"ioperm", "vm86", "vm86old", "settimeofday", "clock_settime", "adjtimex", "clock_adjtime",
+	/* what Docker's default profile refuses a container without capabilities, and the
+	 * kernel would still run for one: the LDT (a long line of kernel bugs), NUMA policy of
+	 * memory the sandbox does not own alone, another process's fds and memory advice,
+	 * fanotify, and obsolete calls */
+	"modify_ldt", "pidfd_getfd", "process_madvise", "get_mempolicy", "set_mempolicy",
+	"set_mempolicy_home_node", "mbind", "migrate_pages", "move_pages", "fanotify_init",
+	"vhangup", "uselib", "ustat", "sysfs", "_sysctl", "nfsservctl", "create_module",
+	"get_kernel_syms", "query_module",
 	NULL,
 };
+
+/* Calls whose mode argument can set S_ISUID or S_ISGID: such a file outlives the run on the
+ * host (setuid root when agentbox runs as root), where nosuid no longer holds. */
+struct mode_arg {
+	const char *name;
+	int mode;  /* the mode argument */
+	int flags; /* open's flags, which must ask to create; -1: always a mode */
+};
+static const struct mode_arg setid_modes[] = {
+	{"chmod", 1, -1},  {"fchmod", 1, -1}, {"fchmodat", 2, -1}, {"fchmodat2", 2, -1},
+	{"creat", 1, -1},  {"mknod", 1, -1},  {"mknodat", 2, -1},  {"open", 2, 1},
+	{"openat", 3, 2},
+};
+#define SETID_BITS (S_ISUID | S_ISGID)
+#ifndef __O_TMPFILE
+#define __O_TMPFILE 020000000
+#endif
+
+/* Memory the address-space limit does not count. The filter always asks the supervisor (one
+ * program whatever the run's cgroup); it lets them through when a memory cgroup counts them,
+ * and refuses them (ENOSYS, so that programs fall back) under a memory limit without one. */
+static const char *const uncounted_memory[] = {"memfd_create", "shmget", NULL};
 
 /* The strict preset: what python3, node, sh/bash, coreutils, git and gcc/make need. Everything
  * else answers ENOSYS (and is named in the audit). clone, socket and personality are allowed
  * only with safe arguments (see build_strict). */
 static const char *const strict_allow[] = {
-	"read", "write", "open", "openat", "openat2", "close", "close_range", "stat", "fstat",
+	"read", "write", "open", "openat", "close", "close_range", "stat", "fstat",
 	"lstat", "newfstatat", "statx", "statfs", "fstatfs", "poll", "ppoll", "select",
 	"pselect6", "lseek", "mmap", "mprotect", "munmap", "mremap", "msync", "mincore",
 	"madvise", "mlock", "mlock2", "munlock", "brk", "rt_sigaction", "rt_sigprocmask",
@@ -74,7 +106,7 @@ static const char *const strict_allow[] = {
 	"epoll_create1", "epoll_ctl", "epoll_wait", "epoll_pwait", "epoll_pwait2", "eventfd",
 	"eventfd2", "signalfd", "signalfd4", "inotify_init", "inotify_init1",
 	"inotify_add_watch", "inotify_rm_watch", "splice", "tee", "vmsplice",
-	"copy_file_range", "getrandom", "memfd_create", "membarrier", "rseq", "getcpu",
+	"copy_file_range", "getrandom", "membarrier", "rseq", "getcpu",
 	"pidfd_open", "pidfd_send_signal", "pidfd_getfd", "pkey_alloc", "pkey_free",
 	"pkey_mprotect", "clone",
 	NULL,
@@ -244,6 +276,71 @@ static int deny_misc(struct builder *b)
 	return 0;
 }
 
+static bool in_list(const char *const *list, const char *name)
+{
+	for (size_t i = 0; list[i]; i++)
+		if (!strcmp(list[i], name))
+			return true;
+	return false;
+}
+
+static bool mode_filtered(const char *name)
+{
+	for (size_t i = 0; i < sizeof(setid_modes) / sizeof(setid_modes[0]); i++)
+		if (!strcmp(setid_modes[i].name, name))
+			return true;
+	return false;
+}
+
+static struct scmp_arg_cmp masked(int arg, scmp_datum_t mask, scmp_datum_t value)
+{
+	return (struct scmp_arg_cmp){(unsigned)arg, SCMP_CMP_MASKED_EQ, mask, value};
+}
+
+/* Default preset: refused when the mode has either bit; open's only when it creates. Each bit
+ * is tested alone, so high garbage in the register changes nothing. */
+static int deny_setid_modes(struct builder *b)
+{
+	static const scmp_datum_t bits[] = {S_ISUID, S_ISGID}, creating[] = {O_CREAT, __O_TMPFILE};
+
+	for (size_t i = 0; i < sizeof(setid_modes) / sizeof(setid_modes[0]); i++) {
+		const struct mode_arg *m = &setid_modes[i];
+		for (size_t k = 0; k < 2; k++) {
+			struct scmp_arg_cmp c[2] = {masked(m->mode, bits[k], bits[k])};
+			if (m->flags < 0 && rule(b, m->name, 1, c) < 0)
+				return -1;
+			for (size_t f = 0; m->flags >= 0 && f < 2; f++) {
+				c[1] = masked(m->flags, creating[f], creating[f]);
+				if (rule(b, m->name, 2, c) < 0)
+					return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Calls the filter cannot judge: openat2's flags and mode are in memory it cannot read.
+ * ENOSYS, as on kernels before 5.6, makes callers fall back to openat; not a violation, so
+ * not notified. An agentbox nested inside needs it for its own setup. */
+static int refuse_openat2(struct builder *b)
+{
+	if (listed(b->in->allow, "openat2") || b->in->nesting)
+		return 0;
+	if (seccomp_rule_add(b->ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), 0) < 0)
+		return ab_fail(b->e, EINVAL, "seccomp rule for openat2");
+	return 0;
+}
+
+/* Under an outer listener (deny_action is plain EPERM) the outer supervisor already decides
+ * about uncounted memory: these calls stay allowed here. */
+static int ask_uncounted_memory(struct builder *b)
+{
+	for (size_t i = 0; b->deny_action == SCMP_ACT_NOTIFY && uncounted_memory[i]; i++)
+		if (deny(b, uncounted_memory[i]) < 0)
+			return -1;
+	return 0;
+}
+
 static int allow_if(struct builder *b, const char *name, unsigned n,
 		    const struct scmp_arg_cmp *cmp)
 {
@@ -257,6 +354,22 @@ static int allow_if(struct builder *b, const char *name, unsigned n,
 static bool user_denied(const struct filter_inputs *in, const char *name)
 {
 	return listed(in->deny, name);
+}
+
+/* Strict preset: allowed when the mode has neither bit, or (open) when it creates nothing. */
+static int allow_setid_free(struct builder *b, const char *name)
+{
+	for (size_t i = 0; i < sizeof(setid_modes) / sizeof(setid_modes[0]); i++) {
+		const struct mode_arg *m = &setid_modes[i];
+		struct scmp_arg_cmp no_bits = masked(m->mode, SETID_BITS, 0);
+		struct scmp_arg_cmp no_create = masked(m->flags, O_CREAT | __O_TMPFILE, 0);
+		if (strcmp(m->name, name))
+			continue;
+		if (allow_if(b, name, 1, &no_bits) < 0 ||
+		    (m->flags >= 0 && allow_if(b, name, 1, &no_create) < 0))
+			return -1;
+	}
+	return 0;
 }
 
 /* Allowlist: the filter's default is to notify (answered ENOSYS). */
@@ -284,6 +397,11 @@ static int build_strict(struct builder *b)
 				return -1;
 			continue;
 		}
+		if (mode_filtered(name)) {
+			if (allow_setid_free(b, name) < 0)
+				return -1;
+			continue;
+		}
 		if (allow_if(b, name, 0, NULL) < 0)
 			return -1;
 	}
@@ -300,10 +418,13 @@ static int build_strict(struct builder *b)
 		    allow_if(b, "personality", 1, &linux_) < 0)
 			return -1;
 	}
+	/* memfd_create asks the supervisor (uncounted_memory); with no listener, it is allowed */
+	if (b->deny_action != SCMP_ACT_NOTIFY && allow_if(b, "memfd_create", 0, NULL) < 0)
+		return -1;
 	/* clone3: ENOSYS without notification, as in the default preset */
 	if (seccomp_rule_add(b->ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0) < 0)
 		return ab_fail(b->e, EINVAL, "seccomp rule for clone3");
-	return 0;
+	return refuse_openat2(b);
 }
 
 static int build_default(struct builder *b)
@@ -311,7 +432,8 @@ static int build_default(struct builder *b)
 	for (size_t i = 0; default_deny[i]; i++)
 		if (deny(b, default_deny[i]) < 0)
 			return -1;
-	if (deny_namespaces(b) < 0 || deny_sockets(b) < 0 || deny_misc(b) < 0)
+	if (deny_namespaces(b) < 0 || deny_sockets(b) < 0 || deny_misc(b) < 0 ||
+	    deny_setid_modes(b) < 0 || refuse_openat2(b) < 0 || ask_uncounted_memory(b) < 0)
 		return -1;
 	return 0;
 }
@@ -529,6 +651,7 @@ struct seccomp_monitor {
 	int fd;
 	bool kill;
 	bool strict; /* calls off the allowlist answer ENOSYS, explicit denials EPERM */
+	bool memory_uncounted; /* a memory limit no cgroup counts: uncounted_memory refused */
 	const struct strv *deny;
 	struct seccomp_notif *req;
 	struct seccomp_notif_resp *resp;
@@ -538,7 +661,7 @@ struct seccomp_monitor {
 };
 
 int seccomp_monitor_open(struct seccomp_monitor **out, int listener, const struct policy *p,
-			 struct ab_err *e)
+			 bool memory_counted, struct ab_err *e)
 {
 	struct seccomp_monitor *m = calloc(1, sizeof(*m));
 
@@ -547,6 +670,7 @@ int seccomp_monitor_open(struct seccomp_monitor **out, int listener, const struc
 	m->fd = listener;
 	m->kill = p->seccomp_action == SECCOMP_ACTION_KILL;
 	m->strict = p->seccomp_preset == SECCOMP_PRESET_STRICT;
+	m->memory_uncounted = p->limits.memory && !memory_counted;
 	m->deny = &p->seccomp_deny;
 	/* an optimisation only: older kernels answer EINVAL and keep working */
 	(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
@@ -626,7 +750,21 @@ static struct violation *remember(struct seccomp_monitor *m, int nr, uint64_t ar
 
 static int answer_errno(const struct seccomp_monitor *m, const char *name)
 {
+	if (in_list(uncounted_memory, name))
+		return ENOSYS;
+	if (mode_filtered(name)) /* allowed calls refused for their mode argument */
+		return EPERM;
 	return m->strict && !listed(m->deny, name) ? ENOSYS : EPERM;
+}
+
+/* Uncounted memory the run may have after all: its cgroup counts it, or there is no memory
+ * limit; under strict, only what the allowlist has (memfd_create). The decision rests on the
+ * call's number alone, so letting the kernel go on with it races with nothing. */
+static bool lets_through(const struct seccomp_monitor *m, const char *name)
+{
+	if (m->memory_uncounted || !in_list(uncounted_memory, name) || listed(m->deny, name))
+		return false;
+	return !m->strict || !strcmp(name, "memfd_create");
 }
 
 int seccomp_monitor_handle(struct seccomp_monitor *m, struct audit *a, struct ab_err *e)
@@ -643,6 +781,14 @@ int seccomp_monitor_handle(struct seccomp_monitor *m, struct audit *a, struct ab
 		return 0; /* the caller died meanwhile (ENOENT) or a signal interrupted it */
 	owned = seccomp_syscall_resolve_num_arch(req->data.arch, req->data.nr);
 	name = owned ? owned : "unknown";
+	if (lets_through(m, name)) {
+		memset(resp, 0, sizeof(*resp));
+		resp->id = req->id;
+		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		seccomp_notify_respond(m->fd, resp); /* ENOENT: the caller is already gone */
+		free(owned);
+		return 0;
+	}
 	argi = key_arg(name);
 	arg = argi >= 0 ? req->data.args[argi] : 0;
 	err = answer_errno(m, name);

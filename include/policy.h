@@ -54,6 +54,7 @@ struct limits {
 	uint64_t file_size;
 	uint64_t tmpfs_size;
 	uint64_t changes_size; /* overlays' upper layers together; 0: no cap (on disk) */
+	uint64_t disk; /* growth of the file systems under rw paths (disklimit.h); 0: none */
 };
 
 /* The values ${HOME}, ${CWD}, ${USER}, ${UID} and ${TMPDIR} expand to. */

@@ -56,8 +56,9 @@ int seccomp_install_program(const struct policy *p, const struct seccomp_program
 /* The supervisor's side: answers notifications and audits them, coalescing repeats. */
 struct seccomp_monitor;
 
+/* memory_counted: a memory cgroup counts memfd and SysV shm, which may then be let through. */
 int seccomp_monitor_open(struct seccomp_monitor **out, int listener, const struct policy *p,
-			 struct ab_err *e);
+			 bool memory_counted, struct ab_err *e);
 int seccomp_monitor_fd(const struct seccomp_monitor *m);
 /* Handles one pending notification. */
 int seccomp_monitor_handle(struct seccomp_monitor *m, struct audit *a, struct ab_err *e);
