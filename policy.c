@@ -45,6 +45,14 @@ int strv_push(struct strv *sv, const char *s)
 	return 0;
 }
 
+bool strv_has(const struct strv *sv, const char *s)
+{
+	for (size_t i = 0; i < sv->n; i++)
+		if (!strcmp(sv->v[i], s))
+			return true;
+	return false;
+}
+
 void strv_free(struct strv *sv)
 {
 	for (size_t i = 0; i < sv->n; i++)

@@ -41,6 +41,7 @@
 #include "proxy.h"
 #include "rlimits.h"
 #include "seccomp.h"
+#include "seccomp_monitor.h"
 
 extern char **environ;
 

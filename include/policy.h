@@ -155,6 +155,7 @@ int expand_vars(const char *in, const struct policy_vars *vars, const char *prof
 
 int strv_push(struct strv *sv, const char *s);
 void strv_free(struct strv *sv);
+bool strv_has(const struct strv *sv, const char *s);
 
 const char *fs_kind_name(enum fs_kind k);
 /* Names, relative to each rw or overlay tree's root, kept read-only unless unprotected. */

@@ -7,7 +7,6 @@
 #include <linux/filter.h>
 #include <stdbool.h>
 
-#include "audit.h"
 #include "error.h"
 #include "policy.h"
 
@@ -53,17 +52,10 @@ bool seccomp_precompiled_fits(const struct policy *p);
 int seccomp_install_program(const struct policy *p, const struct seccomp_program *prog,
 			    int *listener, bool *unnamed, struct ab_err *e);
 
-/* The supervisor's side: answers notifications and audits them, coalescing repeats. */
-struct seccomp_monitor;
-
-/* memory_counted: a memory cgroup counts memfd and SysV shm, which may then be let through. */
-int seccomp_monitor_open(struct seccomp_monitor **out, int listener, const struct policy *p,
-			 bool memory_counted, struct ab_err *e);
-int seccomp_monitor_fd(const struct seccomp_monitor *m);
-/* Handles one pending notification. */
-int seccomp_monitor_handle(struct seccomp_monitor *m, struct audit *a, struct ab_err *e);
-/* Writes the counts of repeated events; call once at the end of the run. */
-int seccomp_monitor_flush(struct seccomp_monitor *m, struct audit *a, struct ab_err *e);
-void seccomp_monitor_close(struct seccomp_monitor *m);
+/* Calls refused for their mode argument (setuid/setgid bits), though the preset allows them. */
+bool seccomp_mode_filtered(const char *name);
+/* Calls that make memory the address-space limit does not count; the filter always asks the
+ * supervisor about them. */
+bool seccomp_uncounted_memory(const char *name);
 
 #endif

@@ -1,0 +1,229 @@
+/* The supervisor's side of the system call filter: it answers the filter's notifications,
+ * names each refused call in the audit trail, and lets through what the run may have after
+ * all (see seccomp_uncounted_memory). */
+#include "seccomp_monitor.h"
+
+#include <errno.h>
+#include <linux/seccomp.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "seccomp.h"
+
+#define MONITOR_KEYS 128
+
+/* Linux 6.6: wake the supervisor synchronously (same CPU) for lower notification latency. */
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS _IOW('!', 4, uint64_t)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP 1ull
+#endif
+
+/* One kind of violation: the same call with the same interesting argument. */
+struct violation {
+	int nr;
+	uint64_t arg;
+	uint64_t count; /* occurrences after the first, which was written at once */
+	int last_pid;
+};
+
+struct seccomp_monitor {
+	int fd;
+	bool kill;
+	bool strict; /* calls off the allowlist answer ENOSYS, explicit denials EPERM */
+	bool memory_uncounted; /* a memory limit no cgroup counts: uncounted_memory refused */
+	const struct strv *deny;
+	struct seccomp_notif *req;
+	struct seccomp_notif_resp *resp;
+	struct violation seen[MONITOR_KEYS];
+	size_t n_seen;
+	uint64_t overflow; /* violations past MONITOR_KEYS distinct kinds */
+};
+
+int seccomp_monitor_open(struct seccomp_monitor **out, int listener, const struct policy *p,
+			 bool memory_counted, struct ab_err *e)
+{
+	struct seccomp_monitor *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return ab_fail(e, ENOMEM, "seccomp monitor");
+	m->fd = listener;
+	m->kill = p->seccomp_action == SECCOMP_ACTION_KILL;
+	m->strict = p->seccomp_preset == SECCOMP_PRESET_STRICT;
+	m->memory_uncounted = p->limits.memory && !memory_counted;
+	m->deny = &p->seccomp_deny;
+	/* an optimisation only: older kernels answer EINVAL and keep working */
+	(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
+	if (seccomp_notify_alloc(&m->req, &m->resp) < 0) {
+		free(m);
+		return ab_fail(e, ENOMEM, "seccomp notification buffers");
+	}
+	*out = m;
+	return 0;
+}
+
+int seccomp_monitor_fd(const struct seccomp_monitor *m)
+{
+	return m->fd;
+}
+
+/* The argument that tells violations of one call apart (and is safe to log). */
+static int key_arg(const char *name)
+{
+	if (!strcmp(name, "socket") || !strcmp(name, "clone") || !strcmp(name, "unshare") ||
+	    !strcmp(name, "personality"))
+		return 0;
+	if (!strcmp(name, "ioctl"))
+		return 1;
+	return -1;
+}
+
+/* What one syscall audit event says. */
+struct violation_event {
+	const char *name;
+	int nr, pid;
+	int argi;     /* which argument is logged, -1 for none */
+	uint64_t arg;
+	uint64_t count;
+	bool repeat;  /* a summary of repeats after the first event */
+	bool kill;
+	int err;      /* the errno answered */
+};
+
+static int audit_violation(struct audit *a, const struct violation_event *v, struct ab_err *e)
+{
+	struct json *j = audit_begin(a, "syscall");
+
+	json_kv_str(j, "name", v->name);
+	json_kv_int(j, "nr", v->nr);
+	json_kv_int(j, "pid", v->pid);
+	if (v->argi >= 0) {
+		json_key(j, "args");
+		json_obj_begin(j);
+		json_kv_uint(j, v->argi == 0 ? "a0" : "a1", v->arg);
+		json_obj_end(j);
+	}
+	json_kv_str(j, "action", v->kill ? "kill" : "errno");
+	if (!v->kill)
+		json_kv_str(j, "errno", v->err == ENOSYS ? "ENOSYS" : "EPERM");
+	json_kv_uint(j, "count", v->count);
+	json_kv_bool(j, "repeat", v->repeat);
+	return audit_emit(a, e);
+}
+
+/* Returns the entry for this violation, or NULL when it is the first of its kind. */
+static struct violation *remember(struct seccomp_monitor *m, int nr, uint64_t arg, int pid)
+{
+	for (size_t i = 0; i < m->n_seen; i++) {
+		if (m->seen[i].nr == nr && m->seen[i].arg == arg) {
+			m->seen[i].count++;
+			m->seen[i].last_pid = pid;
+			return &m->seen[i];
+		}
+	}
+	if (m->n_seen < MONITOR_KEYS)
+		m->seen[m->n_seen++] = (struct violation){nr, arg, 0, pid};
+	else
+		m->overflow++;
+	return NULL;
+}
+
+static int answer_errno(const struct seccomp_monitor *m, const char *name)
+{
+	if (seccomp_uncounted_memory(name))
+		return ENOSYS;
+	if (seccomp_mode_filtered(name)) /* allowed calls refused for their mode argument */
+		return EPERM;
+	return m->strict && !strv_has(m->deny, name) ? ENOSYS : EPERM;
+}
+
+/* Uncounted memory the run may have after all: its cgroup counts it, or there is no memory
+ * limit; under strict, only what the allowlist has (memfd_create). The decision rests on the
+ * call's number alone, so letting the kernel go on with it races with nothing. */
+static bool lets_through(const struct seccomp_monitor *m, const char *name)
+{
+	if (m->memory_uncounted || !seccomp_uncounted_memory(name) || strv_has(m->deny, name))
+		return false;
+	return !m->strict || !strcmp(name, "memfd_create");
+}
+
+int seccomp_monitor_handle(struct seccomp_monitor *m, struct audit *a, struct ab_err *e)
+{
+	struct seccomp_notif *req = m->req;
+	struct seccomp_notif_resp *resp = m->resp;
+	const char *name;
+	char *owned;
+	int argi, err, rc = 0;
+	uint64_t arg;
+
+	memset(req, 0, sizeof(*req));
+	if (seccomp_notify_receive(m->fd, req) < 0)
+		return 0; /* the caller died meanwhile (ENOENT) or a signal interrupted it */
+	owned = seccomp_syscall_resolve_num_arch(req->data.arch, req->data.nr);
+	name = owned ? owned : "unknown";
+	if (lets_through(m, name)) {
+		memset(resp, 0, sizeof(*resp));
+		resp->id = req->id;
+		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		seccomp_notify_respond(m->fd, resp); /* ENOENT: the caller is already gone */
+		free(owned);
+		return 0;
+	}
+	argi = key_arg(name);
+	arg = argi >= 0 ? req->data.args[argi] : 0;
+	err = answer_errno(m, name);
+	if (!remember(m, req->data.nr, arg, (int)req->pid)) {
+		struct violation_event v = {name, req->data.nr, (int)req->pid, argi, arg, 1,
+					    false, m->kill, err};
+		rc = audit_violation(a, &v, e);
+	}
+	if (m->kill)
+		kill((pid_t)req->pid, SIGKILL);
+	memset(resp, 0, sizeof(*resp));
+	resp->id = req->id;
+	resp->error = -err;
+	seccomp_notify_respond(m->fd, resp); /* ENOENT: the caller is already gone */
+	free(owned);
+	return rc;
+}
+
+int seccomp_monitor_flush(struct seccomp_monitor *m, struct audit *a, struct ab_err *e)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < m->n_seen; i++) {
+		const struct violation *seen = &m->seen[i];
+		char *name;
+		if (!seen->count)
+			continue;
+		name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, seen->nr);
+		struct violation_event v = {name ? name : "unknown", seen->nr, seen->last_pid,
+					    key_arg(name ? name : ""), seen->arg, seen->count,
+					    true, m->kill, answer_errno(m, name ? name : "")};
+		if (audit_violation(a, &v, e) < 0)
+			rc = -1;
+		free(name);
+	}
+	if (m->overflow) {
+		struct json *j = audit_begin(a, "syscall");
+		json_kv_str(j, "name", "other");
+		json_kv_uint(j, "count", m->overflow);
+		if (audit_emit(a, e) < 0)
+			rc = -1;
+	}
+	return rc;
+}
+
+void seccomp_monitor_close(struct seccomp_monitor *m)
+{
+	if (!m)
+		return;
+	seccomp_notify_free(m->req, m->resp);
+	close(m->fd);
+	free(m);
+}
