@@ -11,8 +11,8 @@
 
 #include "digest.h"
 #include "fsops.h"
-#include "policy.h"
 #include "redact.h"
+#include "units.h"
 
 #define AUDIT_MAX_TYPES 16
 

@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "digest.h"
-#include "egress.h"
+#include "egress_rule.h"
 #include "redact.h"
-#include "seccomp.h"
+#include "syscall_names.h"
 
 #ifndef AGENTBOX_PROFILE_DIR
 #define AGENTBOX_PROFILE_DIR "/usr/local/share/agentbox/profiles"
@@ -30,44 +30,6 @@
 /* Files read per policy, counting repeats: a file may be included from several places, but
  * a few includes per file nested 16 deep would otherwise mean millions of reads. */
 #define POLICY_MAX_FILES 256
-
-/* ---------- string vectors ---------- */
-
-int strv_push(struct strv *sv, const char *s)
-{
-	char **nv = realloc(sv->v, (sv->n + 2) * sizeof(*nv));
-	if (!nv)
-		return -1;
-	sv->v = nv;
-	if (!(sv->v[sv->n] = strdup(s)))
-		return -1;
-	sv->v[++sv->n] = NULL;
-	return 0;
-}
-
-bool strv_has(const struct strv *sv, const char *s)
-{
-	for (size_t i = 0; i < sv->n; i++)
-		if (!strcmp(sv->v[i], s))
-			return true;
-	return false;
-}
-
-void strv_free(struct strv *sv)
-{
-	for (size_t i = 0; i < sv->n; i++)
-		free(sv->v[i]);
-	free(sv->v);
-	sv->v = NULL;
-	sv->n = 0;
-}
-
-static void strv_remove(struct strv *sv, size_t i)
-{
-	free(sv->v[i]);
-	memmove(&sv->v[i], &sv->v[i + 1], (sv->n - i) * sizeof(*sv->v));
-	sv->n--;
-}
 
 static int oom(struct ab_err *e)
 {
@@ -101,95 +63,6 @@ const char *seccomp_preset_name(enum seccomp_preset p)
 }
 
 /* ---------- values: sizes, durations, counts, paths, variables ---------- */
-
-static int parse_number(const char *s, uint64_t *v, const char **rest)
-{
-	uint64_t n = 0;
-
-	if (!isdigit((unsigned char)*s))
-		return -1;
-	for (; isdigit((unsigned char)*s); s++) {
-		unsigned d = (unsigned)(*s - '0');
-		if (n > (UINT64_MAX - d) / 10)
-			return -2;
-		n = n * 10 + d;
-	}
-	*v = n;
-	*rest = s;
-	return 0;
-}
-
-static int scaled(const char *s, uint64_t n, uint64_t mul, uint64_t *out, const char *what,
-		  struct ab_err *e)
-{
-	if (mul && n > UINT64_MAX / mul)
-		return ab_fail(e, 0, "%s '%s' is too large", what, s);
-	*out = n * mul;
-	return 0;
-}
-
-int parse_size(const char *s, uint64_t *out, struct ab_err *e)
-{
-	static const char *const units = "KMGT";
-	const char *rest;
-	uint64_t n, mul = 1;
-	int r = parse_number(s, &n, &rest);
-
-	if (r == -2)
-		return ab_fail(e, 0, "size '%s' is too large", s);
-	if (r < 0)
-		return ab_fail(e, 0, "'%s' is not a size", s), ab_hint(e, "write e.g. 512M, 2G or 4096");
-	if (*rest) {
-		const char *u = strchr(units, toupper((unsigned char)*rest));
-		if (!u || !*rest)
-			return ab_fail(e, 0, "'%s' has an unknown size unit", s),
-			       ab_hint(e, "use K, M, G or T (powers of 1024)");
-		for (const char *p = units; p <= u; p++)
-			mul *= 1024;
-		rest++;
-		if (*rest && strcmp(rest, "B") && strcmp(rest, "iB") && strcmp(rest, "b"))
-			return ab_fail(e, 0, "'%s' has an unknown size unit", s),
-			       ab_hint(e, "use K, M, G or T (powers of 1024)");
-	}
-	return scaled(s, n, mul, out, "size", e);
-}
-
-int parse_duration_ms(const char *s, uint64_t *out, struct ab_err *e)
-{
-	const char *rest;
-	uint64_t n, mul;
-	int r = parse_number(s, &n, &rest);
-
-	if (r == -2)
-		return ab_fail(e, 0, "duration '%s' is too large", s);
-	if (r < 0)
-		return ab_fail(e, 0, "'%s' is not a duration", s),
-		       ab_hint(e, "write e.g. 500ms, 30s, 5m or 2h");
-	if (!*rest || !strcmp(rest, "s"))
-		mul = 1000;
-	else if (!strcmp(rest, "ms"))
-		mul = 1;
-	else if (!strcmp(rest, "m"))
-		mul = 60 * 1000;
-	else if (!strcmp(rest, "h"))
-		mul = 3600 * 1000;
-	else
-		return ab_fail(e, 0, "'%s' has an unknown duration unit", s),
-		       ab_hint(e, "use ms, s, m or h");
-	return scaled(s, n, mul, out, "duration", e);
-}
-
-int parse_count(const char *s, uint64_t *out, struct ab_err *e)
-{
-	const char *rest;
-	int r = parse_number(s, out, &rest);
-
-	if (r == -2 || (r == 0 && *out > INT32_MAX))
-		return ab_fail(e, 0, "'%s' is too large", s);
-	if (r < 0 || *rest)
-		return ab_fail(e, 0, "'%s' is not a whole number", s);
-	return 0;
-}
 
 int path_normalize(const char *in, char **out, struct ab_err *e)
 {
@@ -783,7 +656,7 @@ static int on_method(const struct setting *s, const char *item, struct ab_err *e
 static int syscall_name(const struct setting *s, const char *item, struct strv *sv,
 			struct ab_err *e)
 {
-	if (!seccomp_syscall_known(item))
+	if (!syscall_name_known(item))
 		return ab_fail(e, 0, "unknown system call '%s'", item),
 		       ab_hint(e, "check the name in syscalls(2)"), at_error(&s->at, e);
 	return push_item(sv, item, e);

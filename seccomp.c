@@ -18,6 +18,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "syscall_names.h"
+
 /* Syscalls the default preset refuses outright. Names the kernel or libseccomp does not know
  * on this architecture (vm86 on x86_64, say) are skipped. */
 static const char *const default_deny[] = {
@@ -123,11 +125,6 @@ static const unsigned long ns_flags[] = {
 static const unsigned long bad_personality[] = {
 	ADDR_NO_RANDOMIZE, READ_IMPLIES_EXEC, MMAP_PAGE_ZERO, ADDR_COMPAT_LAYOUT,
 };
-
-bool seccomp_syscall_known(const char *name)
-{
-	return seccomp_syscall_resolve_name(name) != __NR_SCMP_ERROR;
-}
 
 /* What an agentbox inside the sandbox needs; allowed only with [sandbox] nesting = true. The
  * inner sandbox's own user namespace is what makes these safe to hand out. */
@@ -385,7 +382,7 @@ static int build_strict(struct builder *b)
 			return -1;
 	for (size_t i = 0; strict_allow[i]; i++) {
 		const char *name = strict_allow[i];
-		if (user_denied(b->in, name) || !seccomp_syscall_known(name))
+		if (user_denied(b->in, name) || !syscall_name_known(name))
 			continue;
 		if (!strcmp(name, "clone")) {
 			/* no namespace flag at all: one masked compare */

@@ -9,9 +9,12 @@
 
 #include "error.h"
 #include "json.h"
-#include "policy.h"
+#include "strv.h"
 
 #define AUDIT_SCHEMA_VERSION 1
+
+/* What a run does when its audit trail cannot be written ([audit] on-failure). */
+enum audit_failure { AUDIT_FAILURE_STOP, AUDIT_FAILURE_CONTINUE };
 
 struct audit;
 

@@ -6,38 +6,9 @@
 #include <stdint.h>
 
 #include "capture.h"
+#include "egress_rule.h"
 #include "error.h"
 #include "policy.h"
-
-enum egress_rule_kind {
-	RULE_HOST,        /* example.com: that name only */
-	RULE_SUBDOMAINS,  /* *.example.com: subdomains, not the apex */
-	RULE_DOMAIN,      /* **.example.com: the apex and its subdomains */
-	RULE_ADDRESS,     /* 192.0.2.1, [2001:db8::1] */
-	RULE_CIDR,        /* 10.0.0.0/8, [fd00::]/8 */
-};
-
-struct egress_rule {
-	enum egress_rule_kind kind;
-	char host[254];   /* lower case, no trailing dot, no wildcard prefix, IDN in punycode */
-	int family;       /* AF_INET or AF_INET6 for addresses and ranges */
-	uint8_t addr[16];
-	unsigned prefix;  /* CIDR prefix length */
-	unsigned port;    /* 0: any port */
-};
-
-/* Parses HOST, *.SUFFIX, **.SUFFIX, IPv4, [IPv6], CIDR, each with an optional :PORT. */
-int egress_rule_parse(const char *text, struct egress_rule *r, struct ab_err *e);
-
-/* `resolve = NAME[:PORT]=ADDRESS[:PORT]`: NAME (at PORT, or any port) is dialled at ADDRESS
- * (and PORT) instead of what DNS says. A local mirror, or a test registry under its real name.
- * The rules still decide on NAME and the requested port. */
-struct egress_pin {
-	struct egress_rule name; /* RULE_HOST */
-	struct egress_rule to;   /* RULE_ADDRESS; port 0 keeps the requested port */
-};
-
-int egress_pin_parse(const char *text, struct egress_pin *pin, struct ab_err *e);
 
 /* ---------- decisions (pure) ---------- */
 
@@ -50,12 +21,6 @@ struct egress_rules {
 
 int egress_rules_build(const struct policy *p, struct egress_rules *out, struct ab_err *e);
 void egress_rules_free(struct egress_rules *r);
-
-/* A requested host (name or address literal) in the form the rules compare and the per-host
- * limits count: lower case, without a trailing dot, a Unicode (UTF-8) name in its ASCII form
- * (IDNA2008 punycode, as rules written in Unicode are kept). False, with *why, when it cannot
- * be one (e.g. invalid UTF-8). */
-bool egress_host_name(const char *host, char name[256], const char **why);
 
 /* A name (or address literal) and port against the rules: deny first, then allow, no match
  * denies. Returns true when allowed; *rule is the text of the deciding rule, or NULL. */

@@ -7,17 +7,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "audit.h"
 #include "error.h"
 #include "json.h"
+#include "strv.h"
+#include "units.h"
 
 #define POLICY_MAX_FILE_BYTES (1024 * 1024)
 #define POLICY_MAX_INCLUDE_DEPTH 16
 #define POLICY_DEFAULT_TMPFS_SIZE (256ull * 1024 * 1024)
-
-struct strv {
-	char **v;
-	size_t n;
-};
 
 /* Where a setting came from; file is owned by policy.profiles (or a static string). */
 struct origin {
@@ -42,7 +40,6 @@ enum net_capture { CAPTURE_AUTO, CAPTURE_ON, CAPTURE_OFF };
 enum seccomp_preset { SECCOMP_PRESET_DEFAULT, SECCOMP_PRESET_STRICT, SECCOMP_PRESET_NONE };
 enum seccomp_action { SECCOMP_ACTION_ERRNO, SECCOMP_ACTION_KILL };
 enum fallback_mode { FALLBACK_NONE, FALLBACK_LANDLOCK };
-enum audit_failure { AUDIT_FAILURE_STOP, AUDIT_FAILURE_CONTINUE };
 
 /* 0 means "not set" for every limit. */
 struct limits {
@@ -144,18 +141,11 @@ char *policy_find_profile(const char *name, const struct policy_vars *vars,
 			  const char *exe_dir, struct ab_err *e);
 
 /* Pure helpers, public for the unit tests. */
-int parse_size(const char *s, uint64_t *out, struct ab_err *e);
-int parse_duration_ms(const char *s, uint64_t *out, struct ab_err *e);
-int parse_count(const char *s, uint64_t *out, struct ab_err *e);
 /* Absolute, no "..", with "." and repeated slashes removed. */
 int path_normalize(const char *in, char **out, struct ab_err *e);
 /* Expands ${VAR} and a leading ~/ ; profile_dir may be NULL. */
 int expand_vars(const char *in, const struct policy_vars *vars, const char *profile_dir,
 		char **out, struct ab_err *e);
-
-int strv_push(struct strv *sv, const char *s);
-void strv_free(struct strv *sv);
-bool strv_has(const struct strv *sv, const char *s);
 
 const char *fs_kind_name(enum fs_kind k);
 /* Names, relative to each rw or overlay tree's root, kept read-only unless unprotected. */

@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 #include "error.h"
-#include "policy.h"
+#include "strv.h"
 
 #define REDACTED "[REDACTED]"
 

@@ -10,9 +10,6 @@
 #include "error.h"
 #include "policy.h"
 
-/* True when name is a system call libseccomp knows for the native architecture. */
-bool seccomp_syscall_known(const char *name);
-
 /* In the supervisor: refuses what this build cannot enforce. */
 int seccomp_prepare(const struct policy *p, struct ab_err *e);
 
