@@ -4,27 +4,11 @@
 #ifndef AGENTBOX_SANDBOX_H
 #define AGENTBOX_SANDBOX_H
 
-#include <stdint.h>
-#include <sys/resource.h>
-
 #include "audit.h"
 #include "error.h"
 #include "mounts.h"
 #include "policy.h"
-
-/* Grace between SIGTERM and SIGKILL when the timeout fires. */
-#define SANDBOX_KILL_GRACE_MS 2000
-/* Exit status on timeout (the coreutils timeout convention). */
-#define SANDBOX_EXIT_TIMEOUT 124
-
-struct sandbox_result {
-	int status;        /* agentbox's exit status: the command's, 128+N, or 124 */
-	const char *cause; /* "exited", "signaled", "timeout" */
-	int code;          /* exit code, or the signal number when signaled */
-	const char *limit; /* the limit that ended the run: "timeout", "cpu", "file-size", or NULL */
-	struct rusage ru;  /* of the whole sandbox */
-	uint64_t duration_ms;
-};
+#include "run_result.h"
 
 /* Runs p->command. Returns 0 with *res filled once the command ran, or -1 (e filled) when
  * setup failed and nothing was executed. */

@@ -1,0 +1,13 @@
+/* What the audit trail says of a run before the command starts: start (the policy in force),
+ * warnings (everything weaker than a careful reader would assume), mounts, environment. */
+#ifndef AGENTBOX_RUN_AUDIT_H
+#define AGENTBOX_RUN_AUDIT_H
+
+#include "audit.h"
+#include "run.h"
+
+int run_audit_prelude(const struct run *r, struct audit *a, struct ab_err *e);
+/* A warning event: what (a short word) and the message. */
+int run_audit_warn(struct audit *a, const char *what, const char *message, struct ab_err *e);
+
+#endif

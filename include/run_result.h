@@ -1,0 +1,22 @@
+/* How a run ended: what sandbox_run reports and the supervisor fills in (supervise.c). */
+#ifndef AGENTBOX_RUN_RESULT_H
+#define AGENTBOX_RUN_RESULT_H
+
+#include <stdint.h>
+#include <sys/resource.h>
+
+/* Grace between SIGTERM and SIGKILL when the timeout fires. */
+#define SANDBOX_KILL_GRACE_MS 2000
+/* Exit status on timeout (the coreutils timeout convention). */
+#define SANDBOX_EXIT_TIMEOUT 124
+
+struct sandbox_result {
+	int status;        /* agentbox's exit status: the command's, 128+N, or 124 */
+	const char *cause; /* "exited", "signaled", "timeout" */
+	int code;          /* exit code, or the signal number when signaled */
+	const char *limit; /* the limit that ended the run ("timeout", "disk", ...), or NULL */
+	struct rusage ru;  /* of the whole sandbox */
+	uint64_t duration_ms;
+};
+
+#endif

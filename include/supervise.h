@@ -1,0 +1,22 @@
+/* Outside the sandbox, while it runs: the supervisor hands pid 1 its filter, takes over what
+ * READY passes, relays signals, keeps the timeout and the disk budget, answers the filter and
+ * the proxy, and reaps. */
+#ifndef AGENTBOX_SUPERVISE_H
+#define AGENTBOX_SUPERVISE_H
+
+#include "audit.h"
+#include "run.h"
+#include "run_result.h"
+
+/* Compiles the filter (or copies the precompiled one) and sends it to pid 1. */
+int supervise_send_filter(struct run *r, struct ab_err *e);
+/* Waits for READY (adopting its fds), or reports pid 1's setup error, or its death. */
+int supervise_wait_ready(struct run *r, struct audit *a, struct ab_err *e);
+/* Until pid 1 is reaped; fills *res. */
+int supervise_run(struct run *r, struct audit *a, struct sandbox_result *res, struct ab_err *e);
+/* Signals the whole sandbox: pid 1, or without a pid namespace the process group. */
+void supervise_signal(const struct run *r, int sig);
+/* SIGKILL to the sandbox, then reaps pid 1. */
+int supervise_kill(struct run *r);
+
+#endif

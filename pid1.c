@@ -1,0 +1,254 @@
+/* Inside the sandbox (see include/pid1.h). pid 1 never talks to anything but the supervisor. */
+#include "pid1.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "caps.h"
+#include "channel.h"
+#include "idmap.h"
+#include "landlock.h"
+#include "rlimits.h"
+
+extern char **environ;
+
+/* pid 1 (or the fallback child) hands its fds to the supervisor and keeps none. */
+int pid1_send_ready(struct run *r)
+{
+	int fds[MAX_PASSED_FDS];
+	size_t n = 0;
+	int value = r->seccomp_unnamed ? READY_UNNAMED : 0, rc;
+
+	if (r->listener >= 0) {
+		fds[n++] = r->listener;
+		value |= READY_LISTENER;
+	}
+	for (size_t k = 0; k < CHANNEL_N_PASSED_EGRESS; k++) {
+		if (r->proxy_fds[channel_passed_egress[k].slots[0]] < 0)
+			continue;
+		fds[n++] = r->proxy_fds[channel_passed_egress[k].slots[0]];
+		fds[n++] = r->proxy_fds[channel_passed_egress[k].slots[1]];
+		value |= (int)channel_passed_egress[k].bit;
+	}
+	if (r->changes_fs >= 0) {
+		fds[n++] = r->changes_fs;
+		value |= READY_CHANGES;
+	}
+	rc = channel_send_fds(r->sock[1], MSG_READY, value, NULL, fds, n);
+	for (size_t i = 0; i < n; i++)
+		close(fds[i]);
+	return rc;
+}
+
+void pid1_close_inherited(int keep)
+{
+	if (keep > 3)
+		syscall(SYS_close_range, 3u, (unsigned)keep - 1, 0u);
+	syscall(SYS_close_range, (unsigned)keep + 1, ~0u, 0u);
+}
+
+/* Root gave the command other ids, mapped to the same ids on the host: pid 1 takes them on
+ * (dropping root's supplementary groups first), so nothing in the sandbox is root anywhere. */
+static int become(const struct run *r, struct ab_err *e)
+{
+	const struct policy *p = r->p;
+
+	if (setgroups(0, NULL) < 0)
+		return ab_fail(e, errno, "setgroups");
+	if (p->gid >= 0 && setresgid((gid_t)p->gid, (gid_t)p->gid, (gid_t)p->gid) < 0)
+		return ab_fail(e, errno, "setresgid %lld", (long long)p->gid);
+	if (p->uid >= 0 && setresuid((uid_t)p->uid, (uid_t)p->uid, (uid_t)p->uid) < 0)
+		return ab_fail(e, errno, "setresuid %lld", (long long)p->uid);
+	return 0;
+}
+
+/* pid 1 waits for the filter the supervisor compiled meanwhile; end of stream means the
+ * supervisor failed, and nothing runs. */
+static int recv_filter(struct run *r, struct ab_err *e)
+{
+	struct msg m;
+	struct iovec iov[2] = {{&m, sizeof(m)}, {r->filter->insns, sizeof(r->filter->insns)}};
+	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
+	ssize_t got;
+
+	do
+		got = recvmsg(r->sock[1], &mh, MSG_CMSG_CLOEXEC);
+	while (got < 0 && errno == EINTR);
+	if (got < (ssize_t)sizeof(m) || m.type != MSG_FILTER || m.value < 0 ||
+	    m.value > BPF_MAXINSNS ||
+	    (size_t)got != sizeof(m) + (size_t)m.value * sizeof(struct sock_filter))
+		return ab_fail(e, got < 0 ? errno : EPROTO,
+			       "no seccomp filter from the supervisor");
+	r->filter->len = (unsigned short)m.value;
+	return 0;
+}
+
+static int child_setup(struct run *r, struct ab_err *e)
+{
+	const struct policy *p = r->p;
+
+	struct mount_sources src = {0};
+	int rc;
+
+	/* sources are resolved with the caller's rights, before pid 1 takes on other ids */
+	rc = mounts_open_sources(&r->plan, &src, e);
+	if (rc == 0 && r->maps_by_supervisor)
+		rc = become(r, e);
+	if (rc == 0)
+		rc = mounts_apply(&r->plan, &src, e);
+	r->changes_fs = src.changes_fs; /* for the supervisor, with READY */
+	src.changes_fs = -1;
+	mounts_close_sources(&src);
+	if (rc < 0)
+		return -1;
+	if (sethostname(p->hostname, strlen(p->hostname)) < 0)
+		return ab_fail(e, errno, "sethostname %s", p->hostname);
+	if (p->net_mode != NET_HOST && egress_setup_namespace(p, r->proxy_fds, e) < 0)
+		return -1;
+	if (chdir(r->workdir) < 0)
+		return ab_fail(e, errno, "workdir %s", r->workdir),
+		       ab_hint(e, "make it visible with --ro/--rw, or set [sandbox] workdir");
+
+	if (caps_drop(e) < 0 || landlock_apply(&r->plan, r->landlock_abi, e) < 0)
+		return -1;
+	/* last: the filter binds pid 1 and every process it forks */
+	if (recv_filter(r, e) < 0 ||
+	    seccomp_install_program(p, r->filter, &r->listener, &r->seccomp_unnamed, e) < 0)
+		return -1;
+	/* the command (same uid) must not reach pid 1's fds or memory through /proc/1 */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return ab_fail(e, errno, "PR_SET_DUMPABLE");
+	return 0;
+}
+
+_Noreturn void pid1_exec_command(struct run *r)
+{
+	char *const *argv = r->p->command.v;
+	struct ab_err e = {0};
+	int err;
+
+	/* the limits are the command's: pid 1 must not die of the command's memory cap */
+	if (!r->fallback && limits_apply(&r->p->limits, &e) < 0) {
+		fprintf(stderr, "agentbox: %s\n", e.msg);
+		_exit(125);
+	}
+	sigprocmask(SIG_SETMASK, &r->oldmask, NULL);
+	if (r->own_session && setsid() < 0)
+		_exit(125);
+	if (syscall(SYS_close_range, 3u, ~0u, 0u) < 0)
+		_exit(125);
+	environ = r->env.vars.v;
+	execvp(argv[0], argv);
+	err = errno;
+	if (err == ENOENT)
+		fprintf(stderr,
+			"agentbox: %s: command not found in the sandbox; fix: check PATH and that "
+			"its directory is listed in [filesystem]\n",
+			argv[0]);
+	else
+		fprintf(stderr, "agentbox: %s: cannot execute: %s\n", argv[0], strerror(err));
+	_exit(err == ENOENT ? 127 : 126);
+}
+
+/* The command, started with vfork: pid 1's page tables are not copied for a process that
+ * execs at once (pid 1 waits the few system calls until then). The child changes nothing of
+ * pid 1's memory that pid 1 reads again (it sets environ, which pid 1 no longer uses); no
+ * signal handler is installed that could run in it. */
+static pid_t spawn_command(struct run *r)
+{
+	pid_t cmd = vfork();
+
+	if (cmd == 0)
+		pid1_exec_command(r);
+	return cmd;
+}
+
+/* Reaps every orphan, passes signals on, and leaves with the command. */
+static _Noreturn void init_loop(struct run *r, pid_t cmd)
+{
+	struct signalfd_siginfo si;
+
+	for (;;) {
+		ssize_t n = read(r->sigfd, &si, sizeof(si));
+		int status;
+		pid_t pid;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != (ssize_t)sizeof(si))
+			_exit(125);
+		if (si.ssi_signo != SIGCHLD) {
+			/* terminal-generated signals already reached the command's process group */
+			if (si.ssi_code != SI_KERNEL)
+				kill(cmd, (int)si.ssi_signo);
+			continue;
+		}
+		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+			if (pid != cmd)
+				continue;
+			channel_send(r->sock[1], MSG_EXIT, status, NULL);
+			_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+		}
+	}
+}
+
+/* The supervisor's end of the socket is closed only when it died. */
+static bool supervisor_gone(int sock)
+{
+	struct pollfd pfd = {sock, POLLIN | POLLRDHUP, 0};
+	return poll(&pfd, 1, 0) < 0 || (pfd.revents & (POLLHUP | POLLRDHUP | POLLERR));
+}
+
+_Noreturn void pid1_main(struct run *r)
+{
+	struct ab_err e = {0};
+	struct msg m;
+	pid_t cmd;
+
+	/* if the supervisor dies, so does the sandbox; if it died already, GO never comes */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		_exit(125);
+	pid1_close_inherited(r->sock[1]);
+	/* the signals stay blocked from the supervisor on, so none is lost before this */
+	r->sigfd = signalfd(-1, &r->sigs, SFD_CLOEXEC);
+	if (r->sigfd < 0)
+		_exit(125);
+	/* a single mapping of the creator's own ids may be written from inside: no round trip */
+	if (!r->maps_by_supervisor &&
+	    idmap_write(r->p, "/proc/self", r->host_uid, r->host_gid, false, &e) < 0) {
+		channel_send(r->sock[1], MSG_ERROR, e.errnum, e.msg);
+		_exit(125);
+	}
+	/* GO: the supervisor is alive (set before PDEATHSIG could matter) and, when limits use a
+	 * cgroup, has moved this process into it; without a cgroup, a hung-up socket says the
+	 * supervisor died before PDEATHSIG was armed */
+	if (r->cgroup_mode != CGROUP_NONE || r->maps_by_supervisor
+		? channel_recv(r->sock[1], &m) != 1 || m.type != MSG_GO
+		: supervisor_gone(r->sock[1]))
+		_exit(125);
+
+	if (child_setup(r, &e) < 0) {
+		channel_send(r->sock[1], MSG_ERROR, e.errnum, e.msg);
+		_exit(125);
+	}
+	/* only the supervisor may answer the filter and the proxy listeners; READY before the
+	 * command starts, so that the timeout and signal forwarding cover its exec */
+	if (pid1_send_ready(r) < 0)
+		_exit(125);
+	cmd = spawn_command(r);
+	if (cmd < 0) {
+		ab_fail(&e, errno, "fork of the command");
+		channel_send(r->sock[1], MSG_ERROR, e.errnum, e.msg);
+		_exit(125);
+	}
+	init_loop(r, cmd);
+}
