@@ -1,4 +1,5 @@
-/* The system call filter and the supervisor's answers to it. */
+/* The system call filter: built from the policy with libseccomp (or copied from the program
+ * compiled at build time), sent to pid 1 and loaded there. seccomp_monitor.c answers it. */
 #include "seccomp.h"
 
 #include <errno.h>
