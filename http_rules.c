@@ -302,6 +302,38 @@ static int glob_star(const char *s, size_t n, size_t *i, struct http_glob *g, co
 	return glob_push(g, HTTP_GLOB_STAR) < 0 ? oom(e) : 0;
 }
 
+/* The glob's literal bytes, the stars taken out, are UTF-8 (as a canonical path is). */
+static bool glob_utf8_ok(const struct http_glob *g)
+{
+	unsigned char *bytes = malloc(g->n + 1);
+	size_t nb = 0;
+	bool ok;
+
+	if (!bytes)
+		return false;
+	for (size_t i = 0; i < g->n; i++)
+		if (g->el[i] < 256)
+			bytes[nb++] = (unsigned char)g->el[i];
+	ok = utf8_valid(bytes, nb);
+	free(bytes);
+	return ok;
+}
+
+/* The glob's elements from seg to its end are "." or "..". */
+static bool glob_dot_segment(const struct http_glob *g, size_t seg)
+{
+	size_t len = g->n - seg;
+
+	return (len == 1 || len == 2) && g->el[seg] == '.' && g->el[g->n - 1] == '.';
+}
+
+static int dot_segment_error(const char *rule, struct ab_err *e)
+{
+	ab_fail(e, 0, "http rule '%s': a '.' or '..' segment", rule);
+	return ab_hint(e, "requests are compared with dot segments removed: write the path they "
+			  "lead to");
+}
+
 /* The path glob, decoded as request paths are (a literal '*' is written %2A), then checked to
  * be canonical: a rule that could never match a canonical path is an error, not a silent
  * no-op. */
@@ -342,33 +374,17 @@ static int compile_path(const char *s, size_t n, struct http_glob *g, const char
 				return ab_fail(e, 0, "http rule '%s': '//' in the path", rule),
 				       ab_hint(e, "requests are compared with repeated slashes "
 						  "merged: write one '/'");
-			if ((len == 1 && g->el[seg] == '.') ||
-			    (len == 2 && g->el[seg] == '.' && g->el[seg + 1] == '.'))
-				return ab_fail(e, 0, "http rule '%s': a '.' or '..' segment", rule),
-				       ab_hint(e,
-					       "requests are compared with dot segments removed: "
-					       "write the path they lead to");
+			if (glob_dot_segment(g, seg))
+				return dot_segment_error(rule, e);
 		}
 		if (glob_push(g, (uint16_t)b) < 0)
 			return oom(e);
 		if (b == '/' && c == '/')
 			seg = g->n;
 	}
-	if ((g->n - seg == 1 && g->el[seg] == '.') ||
-	    (g->n - seg == 2 && g->el[seg] == '.' && g->el[seg + 1] == '.'))
-		return ab_fail(e, 0, "http rule '%s': a '.' or '..' segment", rule),
-		       ab_hint(e, "requests are compared with dot segments removed: write the path "
-				  "they lead to");
-	unsigned char *bytes = malloc(g->n + 1);
-	size_t nb = 0;
-	if (!bytes)
-		return oom(e);
-	for (size_t i = 0; i < g->n; i++)
-		if (g->el[i] < 256)
-			bytes[nb++] = (unsigned char)g->el[i];
-	bool ok = utf8_valid(bytes, nb);
-	free(bytes);
-	if (!ok)
+	if (glob_dot_segment(g, seg))
+		return dot_segment_error(rule, e);
+	if (!glob_utf8_ok(g))
 		return ab_fail(e, 0, "http rule '%s': the path is not UTF-8", rule),
 		       ab_hint(e, "write the profile in UTF-8 or percent-encode the path's bytes");
 	return 0;
@@ -637,7 +653,7 @@ enum http_verdict http_rules_decide(const struct http_rules *rs, const char *met
 	if (rs->n == 0)
 		return HTTP_PASS;
 	if (!req_host_parse(host, &h)) {
-		*rule = "not a host name the rules can compare";
+		*rule = HTTP_RULES_BAD_HOST;
 		return HTTP_DENY;
 	}
 	for (size_t i = 0; i < rs->n; i++)

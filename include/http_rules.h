@@ -67,12 +67,14 @@ enum http_verdict {
 
 /* The text http_rules_decide gives as the deciding rule when a host's allow rules all missed. */
 #define HTTP_RULES_NO_ALLOW "no [http] allow rule matches"
+/* ... and when the host cannot be compared (e.g. invalid UTF-8): denied, never passed. */
+#define HTTP_RULES_BAD_HOST "not a host name the [http] rules can compare"
 
 /* Decides one request: deny rules first, then allow; a host that some allow rule names but no
  * allow rule matches is denied. method is compared case-sensitively (RFC 9110), host as the
  * connection rules compare it (lower case, punycode, no trailing dot; an IPv6 address in
- * brackets or not). *rule is the deciding rule's text (HTTP_RULES_NO_ALLOW for the default
- * denial, NULL for HTTP_PASS); it lives as long as rs. */
+ * brackets or not). *rule is the deciding rule's text (HTTP_RULES_NO_ALLOW or
+ * HTTP_RULES_BAD_HOST for the default denials, NULL for HTTP_PASS); it lives as long as rs. */
 enum http_verdict http_rules_decide(const struct http_rules *rs, const char *method,
 				    const char *host, const struct http_target *t,
 				    const char **rule);

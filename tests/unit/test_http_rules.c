@@ -483,6 +483,7 @@ static void test_decide(void **state)
 	    HTTP_ALLOW); /* a literal "%2e%2e" directory inside acme */
 	/* an invalid host is denied, never passed */
 	assert_int_equal(decide(&rs, "GET", "b\xff.example", "/", &rule), HTTP_DENY);
+	assert_string_equal(rule, HTTP_RULES_BAD_HOST);
 	http_rules_free(&rs);
 }
 

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include <openssl/core_names.h>
+#include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
@@ -415,6 +416,27 @@ static void test_extensions(void **state)
 	tls_ca_free(ca);
 }
 
+/* The private numbers live in OpenSSL's secure heap (locked, out of core dumps, cleared on
+ * free): its use grows with each key and falls back when the CA is freed. */
+static void test_keys_in_secure_heap(void **state)
+{
+	size_t base;
+	struct tls_ca *ca;
+	(void)state;
+
+	ca = make_ca();
+	assert_int_equal(CRYPTO_secure_malloc_initialized(), 1);
+	tls_ca_free(ca);
+	base = CRYPTO_secure_used();
+	ca = make_ca();
+	size_t with_ca = CRYPTO_secure_used();
+	assert_true(with_ca > base);
+	leaf_ok(ca, "example.com", NULL);
+	assert_true(CRYPTO_secure_used() > with_ca);
+	tls_ca_free(ca);
+	assert_int_equal(CRYPTO_secure_used(), base);
+}
+
 static double now_ms(void)
 {
 	struct timespec ts;
@@ -453,10 +475,15 @@ static void test_cost(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_leaf_verifies), cmocka_unit_test(test_leaf_refused),
-	    cmocka_unit_test(test_new_refused),	  cmocka_unit_test(test_name_constraints),
-	    cmocka_unit_test(test_cache),	  cmocka_unit_test(test_pem),
-	    cmocka_unit_test(test_validity),	  cmocka_unit_test(test_extensions),
+	    cmocka_unit_test(test_leaf_verifies),
+	    cmocka_unit_test(test_leaf_refused),
+	    cmocka_unit_test(test_new_refused),
+	    cmocka_unit_test(test_name_constraints),
+	    cmocka_unit_test(test_cache),
+	    cmocka_unit_test(test_pem),
+	    cmocka_unit_test(test_validity),
+	    cmocka_unit_test(test_extensions),
+	    cmocka_unit_test(test_keys_in_secure_heap),
 	    cmocka_unit_test(test_cost),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
