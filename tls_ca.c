@@ -225,6 +225,13 @@ int tls_ca_new(const char *const *names, size_t n, uint64_t lifetime_s, struct t
 			tls_ca_free(ca);
 			return -1;
 		}
+	/* The host's openssl.cnf (or $OPENSSL_CONF) has no say in the supervisor: it could load
+	 * an engine into it or change what a certificate is. Only effective before OpenSSL's
+	 * first use, which this is in agentbox. */
+	if (!OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, NULL)) {
+		tls_ca_free(ca);
+		return ossl_fail(e, "cannot initialise OpenSSL");
+	}
 	secure_heap_init();
 	if (!(ca->key = p256_key()) || !build_ca_cert(ca, lifetime_s)) {
 		tls_ca_free(ca);
