@@ -1,0 +1,692 @@
+/* Per-request HTTP rules: `METHOD HOST/PATH-GLOB[?QUERY-GLOB]`, the canonical form of a
+ * request-target they are matched against, and the deny-first decision. Pure: no sockets, no
+ * policy. The canonical form is computed exactly once per request, and the same form is what
+ * goes upstream (http_target_format), so the origin cannot read a path other than the one the
+ * rules saw. */
+#include "http_rules.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#define RULE_MAX 4096 /* bytes of one rule's text */
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = tolower(c);
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* The byte a %XX at s (s[0] == '%', n bytes available) stands for, or -1. */
+static int pct_byte(const char *s, size_t n)
+{
+	int hi, lo;
+
+	if (n < 3 || (hi = hexval((unsigned char)s[1])) < 0 ||
+	    (lo = hexval((unsigned char)s[2])) < 0)
+		return -1;
+	return hi << 4 | lo;
+}
+
+static bool unreserved(int c)
+{
+	return isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~';
+}
+
+/* Strict UTF-8: no overlong forms (a lax decoder reads %C0%AE as '.'), no surrogates, nothing
+ * above U+10FFFF. */
+static bool utf8_valid(const unsigned char *s, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		unsigned c = s[i], need, min;
+		uint32_t cp;
+
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf)
+			need = 1, min = 0x80, cp = c & 0x1f;
+		else if (c >= 0xe0 && c <= 0xef)
+			need = 2, min = 0x800, cp = c & 0x0f;
+		else if (c >= 0xf0 && c <= 0xf4)
+			need = 3, min = 0x10000, cp = c & 0x07;
+		else
+			return false;
+		if (n - i <= need)
+			return false;
+		for (unsigned k = 1; k <= need; k++) {
+			if ((s[i + k] & 0xc0) != 0x80)
+				return false;
+			cp = cp << 6 | (s[i + k] & 0x3f);
+		}
+		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		i += need + 1;
+	}
+	return true;
+}
+
+/* A byte that may stand unescaped in a request-target as agentbox reads it: visible ASCII but
+ * '#' (a fragment is never sent) and '\' (some servers read it as '/', others not). */
+static bool target_byte_ok(unsigned char c)
+{
+	return c > 0x20 && c < 0x7f && c != '#' && c != '\\';
+}
+
+/* Why a decoded byte is refused, or NULL. A %2F decoded into the path would be a separator the
+ * client did not send (servers differ on whether it splits segments: /a%2F..%2Fb), %5C likewise
+ * for servers that read '\' as '/', and a NUL ends the path early in C-based origins. */
+static const char *decoded_byte_refused(int b)
+{
+	if (b == '/')
+		return "an encoded '/' (%2F) in the path is ambiguous";
+	if (b == '\\')
+		return "a '\\' (or %5C) in the path is ambiguous";
+	if (b == 0)
+		return "an encoded NUL (%00) in the path";
+	return NULL;
+}
+
+/* The path raw[0..n) percent-decoded once into out (room for n + 1). */
+static const char *decode_path(const char *raw, size_t n, char *out, size_t *outlen)
+{
+	size_t o = 0;
+	const char *why;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)raw[i];
+		int b = c;
+
+		if (c == '%') {
+			if ((b = pct_byte(raw + i, n - i)) < 0)
+				return "a '%' not followed by two hex digits";
+			i += 2;
+			if ((why = decoded_byte_refused(b)))
+				return why;
+		} else if (c == '\\') {
+			return decoded_byte_refused(c);
+		} else if (!target_byte_ok(c)) {
+			return "a byte that is not visible ASCII in the request-target";
+		}
+		out[o++] = (char)b;
+	}
+	out[o] = '\0';
+	*outlen = o;
+	return utf8_valid((const unsigned char *)out, o) ? NULL : "the decoded path is not UTF-8";
+}
+
+static bool is_dot_segment(const char *s, size_t n)
+{
+	return (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.');
+}
+
+/* RFC 3986 5.2.4 on a decoded path, with repeated slashes merged (nginx's default, and the only
+ * reading under which a deny rule for the paths under /admin also stops the same paths written
+ * //admin) and a climb above '/' refused rather than silently dropped. path is rewritten in place
+ * (it only shrinks). */
+static const char *remove_dots(char *path, size_t n)
+{
+	size_t o = 0;
+	bool trailing = false;
+
+	for (size_t i = 1; i <= n;) {
+		size_t end = i, len;
+
+		while (end < n && path[end] != '/')
+			end++;
+		len = end - i;
+		trailing = end == n && (len == 0 || is_dot_segment(path + i, len));
+		/* Servlet containers read "..;x" as "..": refused rather than guessed. */
+		if (len > 1 && path[i] == '.' &&
+		    (path[i + 1] == ';' || (len > 2 && path[i + 1] == '.' && path[i + 2] == ';')))
+			return "a dot segment with a path parameter (..;)";
+		if (len == 2 && path[i] == '.' && path[i + 1] == '.') {
+			if (o == 0)
+				return "the path climbs above '/'";
+			while (o > 0 && path[--o] != '/')
+				;
+		} else if (len > 0 && !is_dot_segment(path + i, len)) {
+			path[o++] = '/';
+			memmove(path + o, path + i, len);
+			o += len;
+		}
+		i = end + 1;
+	}
+	if (o == 0 || trailing)
+		path[o++] = '/';
+	path[o] = '\0';
+	return NULL;
+}
+
+/* Escapes validated; an escaped unreserved character decoded (RFC 3986 6.2.2.2: %41 is A),
+ * every other escape kept with upper-case hex so that %2f and %2F compare equal. The query is
+ * not decoded further: %26 and & mean different things to the origin. out has room for 3n+1. */
+static const char *normalise_query(const char *raw, size_t n, char *out, bool allow_utf8)
+{
+	size_t o = 0;
+	static const char hex[] = "0123456789ABCDEF";
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)raw[i];
+		int b;
+
+		if (c == '%') {
+			if ((b = pct_byte(raw + i, n - i)) < 0)
+				return "a '%' not followed by two hex digits in the query";
+			i += 2;
+			if (unreserved(b)) {
+				out[o++] = (char)b;
+				continue;
+			}
+		} else if (c >= 0x80 && allow_utf8) {
+			b = c; /* a rule's raw UTF-8: as a client sends it, escaped */
+		} else if (c <= 0x20 || c >= 0x7f || c == '#') {
+			return "a byte that is not visible ASCII in the query";
+		} else {
+			out[o++] = (char)c;
+			continue;
+		}
+		out[o++] = '%';
+		out[o++] = hex[b >> 4];
+		out[o++] = hex[b & 15];
+	}
+	out[o] = '\0';
+	return NULL;
+}
+
+int http_target_canon(const char *target, size_t len, struct http_target *t, const char **why)
+{
+	const char *q = memchr(target, '?', len);
+	size_t plen = q ? (size_t)(q - target) : len, dlen;
+
+	t->path = t->query = NULL;
+	if (len == 0 || target[0] != '/') {
+		*why = "not an origin-form request-target (it must start with '/')";
+		return -1;
+	}
+	if (!(t->path = malloc(plen + 2)) || (q && !(t->query = malloc(3 * (len - plen) + 1)))) {
+		*why = "out of memory";
+		goto fail;
+	}
+	if ((*why = decode_path(target, plen, t->path, &dlen)) ||
+	    (*why = remove_dots(t->path, dlen)))
+		goto fail;
+	if (q && (*why = normalise_query(q + 1, len - plen - 1, t->query, false)))
+		goto fail;
+	return 0;
+fail:
+	http_target_free(t);
+	return -1;
+}
+
+void http_target_free(struct http_target *t)
+{
+	free(t->path);
+	free(t->query);
+	t->path = t->query = NULL;
+}
+
+/* What may go upstream unescaped: unreserved, '/', and the pchar delimiters but ';', which
+ * servlet containers take for a path parameter ("/admin;x" is "/admin" to them): sent as %3B
+ * it is the literal path the rules matched. */
+static bool path_byte_plain(unsigned char c)
+{
+	return unreserved(c) || (c && strchr("/:@!$&'()*+,=", c));
+}
+
+char *http_target_format(const struct http_target *t)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = strlen(t->path), qn = t->query ? strlen(t->query) + 1 : 0, o = 0;
+	char *out = malloc(3 * n + qn + 1);
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)t->path[i];
+		if (path_byte_plain(c)) {
+			out[o++] = (char)c;
+		} else {
+			out[o++] = '%';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 15];
+		}
+	}
+	if (t->query) {
+		out[o++] = '?';
+		memcpy(out + o, t->query, qn - 1);
+		o += qn - 1;
+	}
+	out[o] = '\0';
+	return out;
+}
+
+/* ---- rules ---- */
+
+static int glob_push(struct http_glob *g, uint16_t el)
+{
+	uint16_t *nv = realloc(g->el, (g->n + 1) * sizeof(*nv));
+	if (!nv)
+		return -1;
+	g->el = nv;
+	g->el[g->n++] = el;
+	return 0;
+}
+
+static int oom(struct ab_err *e)
+{
+	return ab_fail(e, ENOMEM, "http rule");
+}
+
+/* '*' and '**' out of s[0..n) at *i, into g. */
+static int glob_star(const char *s, size_t n, size_t *i, struct http_glob *g, const char *rule,
+		     struct ab_err *e)
+{
+	if (*i + 1 < n && s[*i + 1] == '*') {
+		if (*i + 2 < n && s[*i + 2] == '*')
+			return ab_fail(e, 0, "http rule '%s': '***' is not a glob", rule),
+			       ab_hint(e, "'*' matches within one path segment, '**' across "
+					  "segments");
+		(*i)++;
+		return glob_push(g, HTTP_GLOB_STARS) < 0 ? oom(e) : 0;
+	}
+	return glob_push(g, HTTP_GLOB_STAR) < 0 ? oom(e) : 0;
+}
+
+/* The glob's literal bytes, the stars taken out, are UTF-8 (as a canonical path is). */
+static bool glob_utf8_ok(const struct http_glob *g)
+{
+	unsigned char *bytes = malloc(g->n + 1);
+	size_t nb = 0;
+	bool ok;
+
+	if (!bytes)
+		return false;
+	for (size_t i = 0; i < g->n; i++)
+		if (g->el[i] < 256)
+			bytes[nb++] = (unsigned char)g->el[i];
+	ok = utf8_valid(bytes, nb);
+	free(bytes);
+	return ok;
+}
+
+/* The glob's elements from seg to its end are "." or "..". */
+static bool glob_dot_segment(const struct http_glob *g, size_t seg)
+{
+	size_t len = g->n - seg;
+
+	return (len == 1 || len == 2) && g->el[seg] == '.' && g->el[g->n - 1] == '.';
+}
+
+static int dot_segment_error(const char *rule, struct ab_err *e)
+{
+	ab_fail(e, 0, "http rule '%s': a '.' or '..' segment", rule);
+	return ab_hint(e, "requests are compared with dot segments removed: write the path they "
+			  "lead to");
+}
+
+/* The path glob, decoded as request paths are (a literal '*' is written %2A), then checked to
+ * be canonical: a rule that could never match a canonical path is an error, not a silent
+ * no-op. */
+static int compile_path(const char *s, size_t n, struct http_glob *g, const char *rule,
+			struct ab_err *e)
+{
+	const char *why;
+	size_t seg = 0; /* index of the current segment's first element */
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		int b = c;
+
+		if (c == '*') {
+			if (glob_star(s, n, &i, g, rule, e) < 0)
+				return -1;
+			continue;
+		}
+		if (c == '%' && (b = pct_byte(s + i, n - i)) < 0)
+			return ab_fail(e, 0,
+				       "http rule '%s': a '%%' not followed by two hex digits",
+				       rule),
+			       ab_hint(e, "write a literal '%%' as %%25");
+		if (c == '%')
+			i += 2;
+		else if (c < 0x80 && !target_byte_ok(c) && c != '\\')
+			return ab_fail(e, 0,
+				       "http rule '%s': a space, control byte or '#' in the path",
+				       rule),
+			       ab_hint(e, "percent-encode it (a space is %%20)");
+		if ((c == '%' || c == '\\') && (why = decoded_byte_refused(b)))
+			return ab_fail(e, 0, "http rule '%s': %s, such requests are refused", rule,
+				       why),
+			       ab_hint(e, "a rule can only name paths a request may have");
+		if (b == '/' && c == '/') {
+			size_t len = g->n - seg;
+			if (g->n > 0 && len == 0)
+				return ab_fail(e, 0, "http rule '%s': '//' in the path", rule),
+				       ab_hint(e, "requests are compared with repeated slashes "
+						  "merged: write one '/'");
+			if (glob_dot_segment(g, seg))
+				return dot_segment_error(rule, e);
+		}
+		if (glob_push(g, (uint16_t)b) < 0)
+			return oom(e);
+		if (b == '/' && c == '/')
+			seg = g->n;
+	}
+	if (glob_dot_segment(g, seg))
+		return dot_segment_error(rule, e);
+	if (!glob_utf8_ok(g))
+		return ab_fail(e, 0, "http rule '%s': the path is not UTF-8", rule),
+		       ab_hint(e, "write the profile in UTF-8 or percent-encode the path's bytes");
+	return 0;
+}
+
+/* The query glob: normalised as request queries are, '*' and '**' kept as globs. */
+static int compile_query(const char *s, size_t n, struct http_glob *g, const char *rule,
+			 struct ab_err *e)
+{
+	char *norm = malloc(3 * n + 1);
+	const char *why;
+	size_t start = 0;
+
+	if (!norm)
+		return oom(e);
+	for (size_t i = 0; i <= n; i++) {
+		if (i < n && s[i] != '*')
+			continue;
+		/* the literal run s[start..i) */
+		if ((why = normalise_query(s + start, i - start, norm, true))) {
+			free(norm);
+			return ab_fail(e, 0, "http rule '%s': %s", rule, why),
+			       ab_hint(e, "percent-encode it (a space is %%20, a '%%' is %%25)");
+		}
+		for (const char *p = norm; *p; p++)
+			if (glob_push(g, (unsigned char)*p) < 0)
+				return free(norm), oom(e);
+		if (i < n && glob_star(s, n, &i, g, rule, e) < 0)
+			return free(norm), -1;
+		start = i + 1;
+	}
+	free(norm);
+	return 0;
+}
+
+static bool method_ok(const char *m, size_t n)
+{
+	if (n == 1 && m[0] == '*')
+		return true;
+	if (n == 0 || n >= sizeof(((struct http_rule *)0)->method))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isupper((unsigned char)m[i]) && !isdigit((unsigned char)m[i]) && m[i] != '-' &&
+		    m[i] != '_')
+			return false;
+	return true;
+}
+
+static int parse_host(const char *h, size_t n, struct http_rule *r, const char *rule,
+		      struct ab_err *e)
+{
+	char host[300];
+
+	if (n == 1 && h[0] == '*') {
+		r->any_host = true;
+		return 0;
+	}
+	if (n == 0 || n >= sizeof(host))
+		return ab_fail(e, 0, "http rule '%s': no host before the path", rule),
+		       ab_hint(e, "write METHOD HOST/PATH, e.g. GET api.github.com/repos/**, or "
+				  "'*' for any host");
+	memcpy(host, h, n);
+	host[n] = '\0';
+	if (egress_rule_parse(host, &r->host, e) < 0)
+		return ab_context(e, "http rule '%s'", rule);
+	if (r->host.port)
+		return ab_fail(e, 0, "http rule '%s': a port in the host", rule),
+		       ab_hint(e,
+			       "HTTP rules apply on every port [network] allows for the host: "
+			       "drop the ':%u'",
+			       r->host.port);
+	return 0;
+}
+
+static int parse_rule(const char *text, struct http_rule *r, struct ab_err *e)
+{
+	const char *m, *hp, *slash, *q, *end;
+	size_t mlen;
+
+	for (m = text; *m == ' ' || *m == '\t'; m++)
+		;
+	for (end = m + strlen(m); end > m && (end[-1] == ' ' || end[-1] == '\t'); end--)
+		;
+	if (!(r->text = strndup(m, (size_t)(end - m))))
+		return oom(e);
+	if ((size_t)(end - m) > RULE_MAX)
+		return ab_fail(e, 0, "http rule '%.40s...': longer than %d bytes", r->text,
+			       RULE_MAX);
+	mlen = strcspn(m, " \t");
+	for (hp = m + mlen; hp < end && (*hp == ' ' || *hp == '\t'); hp++)
+		;
+	if (hp >= end)
+		return ab_fail(e, 0, "http rule '%s': no HOST/PATH after the method", r->text),
+		       ab_hint(e, "write METHOD HOST/PATH-GLOB, e.g. GET api.github.com/repos/**");
+	if (!method_ok(m, mlen))
+		return ab_fail(e, 0, "http rule '%s': '%.*s' is not a method", r->text, (int)mlen,
+			       m),
+		       ab_hint(e, "write an upper-case method (GET, POST; methods are "
+				  "case-sensitive) or '*' for any");
+	memcpy(r->method, m, mlen);
+	r->method[mlen] = '\0';
+	if ((size_t)(end - hp) != strcspn(hp, " \t"))
+		return ab_fail(e, 0, "http rule '%s': a blank inside HOST/PATH", r->text),
+		       ab_hint(e, "write one METHOD and one HOST/PATH-GLOB; a space in a path "
+				  "is %%20");
+	if (!(slash = memchr(hp, '/', (size_t)(end - hp))))
+		return ab_fail(e, 0, "http rule '%s': no path", r->text),
+		       ab_hint(e, "write HOST/PATH-GLOB: %.*s/** for every path", (int)(end - hp),
+			       hp);
+	if (parse_host(hp, (size_t)(slash - hp), r, r->text, e) < 0)
+		return -1;
+	q = memchr(slash, '?', (size_t)(end - slash));
+	if (compile_path(slash, (size_t)((q ? q : end) - slash), &r->path, r->text, e) < 0)
+		return -1;
+	r->has_query = q != NULL;
+	if (q && compile_query(q + 1, (size_t)(end - q - 1), &r->query, r->text, e) < 0)
+		return -1;
+	return 0;
+}
+
+static void rule_free(struct http_rule *r)
+{
+	free(r->path.el);
+	free(r->query.el);
+	free(r->text);
+}
+
+int http_rules_add(struct http_rules *rs, bool deny, const char *text, struct ab_err *e)
+{
+	struct http_rule r = {.deny = deny}, *nv;
+
+	if (parse_rule(text, &r, e) < 0) {
+		rule_free(&r);
+		return -1;
+	}
+	if (!(nv = realloc(rs->v, (rs->n + 1) * sizeof(*nv)))) {
+		rule_free(&r);
+		return oom(e);
+	}
+	rs->v = nv;
+	rs->v[rs->n++] = r;
+	return 0;
+}
+
+void http_rules_free(struct http_rules *rs)
+{
+	for (size_t i = 0; i < rs->n; i++)
+		rule_free(&rs->v[i]);
+	free(rs->v);
+	rs->v = NULL;
+	rs->n = 0;
+}
+
+/* ---- matching ---- */
+
+/* Follows the moves that consume nothing: a glob matching the empty string. Forward only, so
+ * one pass suffices. */
+static void closure(const struct http_glob *g, unsigned char *st)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (st[i] && g->el[i] >= 256)
+			st[i + 1] = 1;
+}
+
+/* A set-of-states simulation: time O(glob * text), no backtracking for hostile input to
+ * exploit. '*' stops at sep, '**' does not; a final "/" "**" also matches the bare parent. */
+static bool glob_match(const struct http_glob *g, const char *text, uint16_t sep)
+{
+	unsigned char *mem = calloc(2 * (g->n + 1), 1), *st = mem, *next, *tmp;
+	bool any, ok;
+
+	if (!mem)
+		return false; /* fail closed: an unmatched allow denies, see http_rules_decide */
+	next = st + g->n + 1;
+	st[0] = 1;
+	closure(g, st);
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+		memset(next, 0, g->n + 1);
+		any = false;
+		for (size_t i = 0; i < g->n; i++) {
+			uint16_t el = g->el[i];
+			if (!st[i])
+				continue;
+			if (el == HTTP_GLOB_STARS || (el == HTTP_GLOB_STAR && *p != sep))
+				next[i] = 1, any = true;
+			else if (el == *p)
+				next[i + 1] = 1, any = true;
+			/* "/" "**" "/" also matches one "/": zero segments, as in .gitignore */
+			if (el == *p && el == '/' && sep == '/' && i + 2 < g->n &&
+			    g->el[i + 1] == HTTP_GLOB_STARS && g->el[i + 2] == '/')
+				next[i + 3] = 1;
+		}
+		tmp = st, st = next, next = tmp;
+		if (!any)
+			break;
+		closure(g, st);
+	}
+	ok = st[g->n] || (sep == '/' && g->n >= 2 && st[g->n - 2] && g->el[g->n - 2] == '/' &&
+			  g->el[g->n - 1] == HTTP_GLOB_STARS);
+	free(mem);
+	return ok;
+}
+
+struct req_host {
+	char name[256];
+	int family; /* AF_INET/AF_INET6 when the host is an address literal */
+	uint8_t addr[16];
+};
+
+static bool req_host_parse(const char *host, struct req_host *h)
+{
+	size_t n = strlen(host);
+	char buf[64];
+	const char *why;
+
+	h->family = 0;
+	if (n > 2 && n < sizeof(buf) && host[0] == '[' && host[n - 1] == ']') {
+		memcpy(buf, host + 1, n - 2);
+		buf[n - 2] = '\0';
+		h->family = AF_INET6;
+		return inet_pton(AF_INET6, buf, h->addr) == 1;
+	}
+	if (inet_pton(AF_INET, host, h->addr) == 1)
+		h->family = AF_INET;
+	else if (inet_pton(AF_INET6, host, h->addr) == 1)
+		h->family = AF_INET6;
+	return h->family || egress_host_name(host, h->name, &why);
+}
+
+static bool host_match(const struct http_rule *r, const struct req_host *h)
+{
+	size_t n, hn;
+
+	if (r->any_host)
+		return true;
+	if (r->host.kind == RULE_ADDRESS)
+		return h->family == r->host.family &&
+		       !memcmp(h->addr, r->host.addr, h->family == AF_INET ? 4 : 16);
+	if (h->family)
+		return false;
+	n = strlen(h->name), hn = strlen(r->host.host);
+	if (r->host.kind != RULE_SUBDOMAINS && !strcmp(h->name, r->host.host))
+		return true;
+	return r->host.kind != RULE_HOST && n > hn && h->name[n - hn - 1] == '.' &&
+	       !strcmp(h->name + n - hn, r->host.host);
+}
+
+static bool request_match(const struct http_rule *r, const char *method,
+			  const struct http_target *t)
+{
+	if (strcmp(r->method, "*") && strcmp(r->method, method))
+		return false;
+	if (!glob_match(&r->path, t->path, '/'))
+		return false;
+	return !r->has_query || glob_match(&r->query, t->query ? t->query : "", '&');
+}
+
+enum http_verdict http_rules_decide(const struct http_rules *rs, const char *method,
+				    const char *host, const struct http_target *t,
+				    const char **rule)
+{
+	struct req_host h;
+	bool covered = false;
+
+	*rule = NULL;
+	if (rs->n == 0)
+		return HTTP_PASS;
+	if (!req_host_parse(host, &h)) {
+		*rule = HTTP_RULES_BAD_HOST;
+		return HTTP_DENY;
+	}
+	for (size_t i = 0; i < rs->n; i++)
+		if (rs->v[i].deny && host_match(&rs->v[i], &h) &&
+		    request_match(&rs->v[i], method, t)) {
+			*rule = rs->v[i].text;
+			return HTTP_DENY;
+		}
+	for (size_t i = 0; i < rs->n; i++) {
+		if (rs->v[i].deny || !host_match(&rs->v[i], &h))
+			continue;
+		covered = true;
+		if (request_match(&rs->v[i], method, t)) {
+			*rule = rs->v[i].text;
+			return HTTP_ALLOW;
+		}
+	}
+	if (!covered)
+		return HTTP_PASS;
+	*rule = HTTP_RULES_NO_ALLOW;
+	return HTTP_DENY;
+}
+
+bool http_rules_cover(const struct http_rules *rs, const char *host)
+{
+	struct req_host h;
+
+	if (rs->n == 0)
+		return false;
+	if (!req_host_parse(host, &h))
+		return true; /* fail closed: intercept, and decide will deny */
+	for (size_t i = 0; i < rs->n; i++)
+		if (host_match(&rs->v[i], &h))
+			return true;
+	return false;
+}

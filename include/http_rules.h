@@ -1,0 +1,86 @@
+/* Per-request HTTP rules, `METHOD HOST/PATH-GLOB` (http_rules.c), and the one canonical form of
+ * a request-target they are matched against. Pure: no sockets, no policy. Not yet reachable from
+ * a profile: the proxy integration comes with issue 18 (docs/http-rules.md). */
+#ifndef AGENTBOX_HTTP_RULES_H
+#define AGENTBOX_HTTP_RULES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "egress_rule.h"
+#include "error.h"
+
+/* A glob compiled to elements: 0-255 a literal byte, or one of these. */
+enum { HTTP_GLOB_STAR = 256, HTTP_GLOB_STARS = 257 };
+
+struct http_glob {
+	uint16_t *el;
+	size_t n;
+};
+
+struct http_rule {
+	bool deny;
+	char method[32];	 /* "*": any method */
+	bool any_host;		 /* host `*` */
+	struct egress_rule host; /* RULE_HOST, RULE_SUBDOMAINS, RULE_DOMAIN or RULE_ADDRESS */
+	struct http_glob path;	 /* over the canonical (decoded) path, '/' separates */
+	bool has_query;		 /* the rule has '?': the query must match too */
+	struct http_glob query;	 /* over the normalised query, '&' separates */
+	char *text; /* the rule as written (trimmed), for X-Agentbox-Denied and audit */
+};
+
+struct http_rules {
+	struct http_rule *v;
+	size_t n;
+};
+
+/* Parses one rule and appends it (allow, or deny when deny is true). On error rs is unchanged
+ * and e says what is wrong and how to write it. */
+int http_rules_add(struct http_rules *rs, bool deny, const char *text, struct ab_err *e);
+void http_rules_free(struct http_rules *rs);
+
+/* A request-target in canonical form: path percent-decoded once, dot segments removed, repeated
+ * slashes merged; query (NULL when the target has none) with its escapes normalised but not
+ * decoded. Both NUL-terminated; the path holds no NUL (refused). */
+struct http_target {
+	char *path;
+	char *query;
+};
+
+/* Canonicalises an origin-form target (target[0..len), NUL bytes included, are the bytes from
+ * the request line). -1 with *why (a static string) when the target is refused: the caller
+ * answers 400. Out of memory is a refusal too ("out of memory"): fail closed. */
+int http_target_canon(const char *target, size_t len, struct http_target *t, const char **why);
+void http_target_free(struct http_target *t);
+
+/* The canonical target as it must be sent upstream (so the origin sees exactly what was
+ * matched): the path with every byte outside RFC 3986 pchar / '/' percent-encoded, then
+ * '?query' when there is one. malloc'd; NULL when out of memory. */
+char *http_target_format(const struct http_target *t);
+
+enum http_verdict {
+	HTTP_PASS,  /* no [http] rule concerns this request: the connection rules decide */
+	HTTP_ALLOW, /* an allow rule matched (and no deny rule) */
+	HTTP_DENY,  /* a deny rule matched, or the host has allow rules and none matched */
+};
+
+/* The text http_rules_decide gives as the deciding rule when a host's allow rules all missed. */
+#define HTTP_RULES_NO_ALLOW "no [http] allow rule matches"
+/* ... and when the host cannot be compared (e.g. invalid UTF-8): denied, never passed. */
+#define HTTP_RULES_BAD_HOST "not a host name the [http] rules can compare"
+
+/* Decides one request: deny rules first, then allow; a host that some allow rule names but no
+ * allow rule matches is denied. method is compared case-sensitively (RFC 9110), host as the
+ * connection rules compare it (lower case, punycode, no trailing dot; an IPv6 address in
+ * brackets or not). *rule is the deciding rule's text (HTTP_RULES_NO_ALLOW or
+ * HTTP_RULES_BAD_HOST for the default denials, NULL for HTTP_PASS); it lives as long as rs. */
+enum http_verdict http_rules_decide(const struct http_rules *rs, const char *method,
+				    const char *host, const struct http_target *t,
+				    const char **rule);
+
+/* True when some rule's host pattern covers host: the connections to it must be intercepted
+ * for the rules to be enforced. */
+bool http_rules_cover(const struct http_rules *rs, const char *host);
+
+#endif

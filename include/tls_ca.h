@@ -1,0 +1,53 @@
+/* The per-run certificate authority for TLS interception (tls_ca.c), on OpenSSL 3: an ECDSA
+ * P-256 key made in memory, a self-signed CA certificate whose X.509 name constraints permit only
+ * the intercepted names, and leaf certificates minted per name and cached. The private keys live
+ * only in this process's memory: no function writes them out in any form. Not thread-safe: one
+ * event loop owns a CA. Not yet used by the proxy: the integration comes with issue 18. */
+#ifndef AGENTBOX_TLS_CA_H
+#define AGENTBOX_TLS_CA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <openssl/evp.h>
+#include <openssl/x509.h>
+
+#include "error.h"
+
+struct tls_ca;
+
+/* Added to the run's lifetime on both ends of the validity: clocks inside and outside drift,
+ * and a run may outlast its timeout while it shuts down. */
+#define TLS_CA_MARGIN_S 300
+
+/* names[0..n): the host names the CA may vouch for, as [network] rules write them: NAME (that
+ * name; X.509 cannot express "this name but not its subdomains", so the constraint is the
+ * subtree and tls_ca_leaf refuses the subdomains), *.SUFFIX (the subdomains: constraint
+ * ".SUFFIX") or **.SUFFIX (the apex and its subdomains). Unicode names become punycode. No
+ * addresses: a TLS client sends no SNI for them, and every IP address is an excluded subtree.
+ * lifetime_s: how long the run may last (validity: now - TLS_CA_MARGIN_S to
+ * now + lifetime_s + TLS_CA_MARGIN_S). */
+int tls_ca_new(const char *const *names, size_t n, uint64_t lifetime_s, struct tls_ca **ca,
+	       struct ab_err *e);
+
+/* The leaf certificate and key for name (a host name, canonicalised as the connection rules
+ * do), minted on first use and cached: the same name gives the same pointers. Refused when the
+ * name is not one the CA was made for. Both are owned by ca (valid until tls_ca_free); a caller
+ * that keeps one longer takes its own reference (X509_up_ref, EVP_PKEY_up_ref). */
+int tls_ca_leaf(struct tls_ca *ca, const char *name, X509 **cert, EVP_PKEY **key, struct ab_err *e);
+
+/* The CA certificate (owned by ca), e.g. for the chain a leaf is served with. */
+X509 *tls_ca_cert(const struct tls_ca *ca);
+
+/* The CA certificate in PEM, what the sandbox trusts: one CERTIFICATE block and nothing else.
+ * *pem is malloc'd (the caller frees it) and NUL-terminated; *len excludes the NUL. */
+int tls_ca_cert_pem(const struct tls_ca *ca, char **pem, size_t *len, struct ab_err *e);
+
+/* The number of leaves minted so far (for the audit and tests). */
+size_t tls_ca_leaf_count(const struct tls_ca *ca);
+
+/* Frees the keys (OpenSSL clears a private key's memory as it frees it), the certificates and
+ * the cache. NULL is fine. */
+void tls_ca_free(struct tls_ca *ca);
+
+#endif

@@ -1,0 +1,553 @@
+/* Unit tests for the [http] rules (http_rules.c): request-target canonicalisation (percent-
+ * decoding once, the refused escapes, dot segments, repeated slashes, UTF-8, the query), the
+ * rule syntax and its errors, glob matching, and the deny-first decision with its positive
+ * controls. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http_rules.h"
+
+/* target canonicalises to path (and query, NULL for none). */
+static void expect_canon(const char *target, const char *path, const char *query)
+{
+	struct http_target t;
+	const char *why = NULL;
+
+	if (http_target_canon(target, strlen(target), &t, &why) != 0) {
+		print_error("'%s' was refused: %s\n", target, why);
+		fail();
+	}
+	if (strcmp(t.path, path) || (query == NULL) != (t.query == NULL) ||
+	    (query && strcmp(t.query, query))) {
+		print_error("'%s' -> path '%s' query '%s', expected '%s' '%s'\n", target, t.path,
+			    t.query ? t.query : "(none)", path, query ? query : "(none)");
+		fail();
+	}
+	http_target_free(&t);
+}
+
+static void expect_bad_target(const char *target, size_t len, const char *phrase)
+{
+	struct http_target t;
+	const char *why = NULL;
+
+	if (http_target_canon(target, len, &t, &why) == 0) {
+		print_error("'%.*s' was accepted as '%s'\n", (int)len, target, t.path);
+		fail();
+	}
+	assert_null(t.path);
+	assert_null(t.query);
+	if (!strstr(why, phrase)) {
+		print_error("'%.*s': reason \"%s\" lacks \"%s\"\n", (int)len, target, why, phrase);
+		fail();
+	}
+}
+
+static void test_canon_plain(void **state)
+{
+	(void)state;
+	expect_canon("/", "/", NULL);
+	expect_canon("/repos/acme/x", "/repos/acme/x", NULL);
+	expect_canon("/a/", "/a/", NULL);
+	expect_canon("/search?q=x", "/search", "q=x");
+	expect_canon("/search?", "/search", "");
+	expect_canon("/a?b?c", "/a", "b?c");
+}
+
+static void test_canon_percent(void **state)
+{
+	(void)state;
+	expect_canon("/a%20b", "/a b", NULL);
+	expect_canon("/%41%62", "/Ab", NULL);
+	expect_canon("/%7e%7E", "/~~", NULL); /* upper and lower case hex alike */
+	/* decoded exactly once: %252e is "%2e", a literal, not a dot segment */
+	expect_canon("/a/%252e%252e/b", "/a/%2e%2e/b", NULL);
+	expect_canon("/%25", "/%", NULL);
+	expect_canon("/%3F", "/?", NULL); /* an escaped '?' is path, not query */
+	expect_canon("/%2A", "/*", NULL);
+	expect_bad_target("/a%", 3, "two hex digits");
+	expect_bad_target("/a%4", 4, "two hex digits");
+	expect_bad_target("/a%zz", 5, "two hex digits");
+	expect_bad_target("/a%%41", 6, "two hex digits");
+}
+
+static void test_canon_refused_bytes(void **state)
+{
+	(void)state;
+	expect_bad_target("/a%2fb", 6, "'/' (%2F)");
+	expect_bad_target("/a%2F..%2Fadmin", 15, "'/' (%2F)");
+	expect_bad_target("/a%5cb", 6, "'\\'");
+	expect_bad_target("/a\\b", 4, "'\\'");
+	expect_bad_target("/a%00b", 6, "NUL");
+	expect_bad_target("/a\0b", 4, "visible ASCII");
+	expect_bad_target("/a b", 4, "visible ASCII");
+	expect_bad_target("/a\x7f", 3, "visible ASCII");
+	expect_bad_target("/a#frag", 7, "visible ASCII");
+	expect_bad_target("/caf\xc3\xa9", 6, "visible ASCII"); /* raw non-ASCII */
+	expect_bad_target("/q?a\x01", 5, "query");
+	expect_bad_target("/q?a%g1", 7, "two hex digits");
+	expect_bad_target("/q?a#b", 6, "query");
+}
+
+static void test_canon_form(void **state)
+{
+	(void)state;
+	expect_bad_target("", 0, "origin-form");
+	expect_bad_target("*", 1, "origin-form");
+	expect_bad_target("http://example.com/", 19, "origin-form");
+	expect_bad_target("a/b", 3, "origin-form");
+}
+
+static void test_canon_dots(void **state)
+{
+	(void)state;
+	expect_canon("/a/./b", "/a/b", NULL);
+	expect_canon("/a/b/../c", "/a/c", NULL);
+	expect_canon("/a/b/..", "/a/", NULL);
+	expect_canon("/a/b/.", "/a/b/", NULL);
+	expect_canon("/a/..", "/", NULL);
+	expect_canon("/.", "/", NULL);
+	expect_canon("/./", "/", NULL);
+	/* decoded first, so an encoded dot segment is a dot segment */
+	expect_canon("/a/%2e%2e/admin", "/admin", NULL);
+	expect_canon("/a/%2E./admin", "/admin", NULL);
+	expect_canon("/a/.%2e/b/%2e/c", "/b/c", NULL);
+	expect_canon("/a/...", "/a/...", NULL); /* three dots are a name */
+	expect_canon("/a/..b", "/a/..b", NULL);
+	expect_canon("/a/b../c", "/a/b../c", NULL);
+	expect_canon("/a/..?x=/..", "/", "x=/.."); /* the query is not a path */
+	expect_bad_target("/..", 3, "climbs above");
+	expect_bad_target("/a/../..", 8, "climbs above");
+	expect_bad_target("/%2e%2e/etc/passwd", 18, "climbs above");
+	expect_bad_target("/a/../../b", 10, "climbs above");
+	expect_bad_target("/a/..;/admin", 12, "path parameter");
+	expect_bad_target("/a/.;x/admin", 12, "path parameter");
+	expect_bad_target("/a/%2e%2e;/admin", 16, "path parameter");
+}
+
+/* Repeated slashes are merged (nginx's default), so //admin is /admin to the rules too. */
+static void test_canon_slashes(void **state)
+{
+	(void)state;
+	expect_canon("//", "/", NULL);
+	expect_canon("//admin/x", "/admin/x", NULL);
+	expect_canon("/a//b///c", "/a/b/c", NULL);
+	expect_canon("/a//", "/a/", NULL);
+	expect_canon("/a//..", "/", NULL);
+	expect_canon("/a/.//b", "/a/b", NULL);
+}
+
+static void test_canon_unicode(void **state)
+{
+	(void)state;
+	expect_canon("/caf%C3%A9", "/caf\xc3\xa9", NULL);
+	expect_canon("/%F0%9F%98%80", "/\xf0\x9f\x98\x80", NULL);
+	/* overlong '.' (a lax decoder's "..") and '/', surrogates, truncated sequences, > U+10FFFF
+	 */
+	expect_bad_target("/%C0%AE%C0%AE/x", 15, "UTF-8");
+	expect_bad_target("/%C0%AF", 7, "UTF-8");
+	expect_bad_target("/%E0%80%AE", 10, "UTF-8");
+	expect_bad_target("/%ED%A0%80", 10, "UTF-8");
+	expect_bad_target("/%C3", 4, "UTF-8");
+	expect_bad_target("/%C3x", 5, "UTF-8");
+	expect_bad_target("/%F4%90%80%80", 13, "UTF-8");
+	expect_bad_target("/%FF", 4, "UTF-8");
+	/* the query is not decoded: escapes stay, raw non-ASCII is refused */
+	expect_canon("/s?q=%c3%a9", "/s", "q=%C3%A9");
+}
+
+static void test_canon_query(void **state)
+{
+	(void)state;
+	expect_canon("/s?q=%41%2d%7e", "/s", "q=A-~"); /* unreserved escapes decoded */
+	expect_canon("/s?a=%26&b=%2f", "/s", "a=%26&b=%2F");
+	expect_canon("/s?a=%2e%2e/x", "/s", "a=../x");
+	expect_canon("/s?q=*", "/s", "q=*");
+}
+
+static void test_format(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+	    {"/a/b", "/a/b"},
+	    {"/a%20b", "/a%20b"},
+	    {"/a/%2e%2e/b", "/b"},
+	    {"/%252e", "/%252e"},
+	    {"/%3F?x=1", "/%3F?x=1"},
+	    {"/admin;x", "/admin%3Bx"},
+	    {"/caf%c3%a9", "/caf%C3%A9"},
+	    {"/@scope/x:y,z", "/@scope/x:y,z"},
+	    {"//a?q=%2f", "/a?q=%2F"},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct http_target t, again;
+		const char *why;
+		char *out, *out2;
+
+		assert_int_equal(http_target_canon(cases[i].in, strlen(cases[i].in), &t, &why), 0);
+		out = http_target_format(&t);
+		assert_non_null(out);
+		assert_string_equal(out, cases[i].out);
+		/* what goes upstream canonicalises to what the rules saw */
+		assert_int_equal(http_target_canon(out, strlen(out), &again, &why), 0);
+		assert_string_equal(again.path, t.path);
+		out2 = http_target_format(&again);
+		assert_string_equal(out2, out);
+		free(out);
+		free(out2);
+		http_target_free(&t);
+		http_target_free(&again);
+	}
+}
+
+static void add_ok(struct http_rules *rs, bool deny, const char *text)
+{
+	struct ab_err e = {0};
+
+	if (http_rules_add(rs, deny, text, &e) != 0) {
+		print_error("'%s' was refused: %s\n", text, e.msg);
+		fail();
+	}
+}
+
+static void expect_bad_rule(const char *text, const char *phrase)
+{
+	struct http_rules rs = {0};
+	struct ab_err e = {0};
+
+	if (http_rules_add(&rs, false, text, &e) == 0) {
+		print_error("'%s' was accepted\n", text);
+		fail();
+	}
+	assert_int_equal(rs.n, 0);
+	if (!strstr(e.msg, phrase)) {
+		print_error("'%s': message \"%s\" lacks \"%s\"\n", text, e.msg, phrase);
+		fail();
+	}
+	http_rules_free(&rs);
+}
+
+static void test_rule_parse(void **state)
+{
+	struct http_rules rs = {0};
+	(void)state;
+
+	add_ok(&rs, false, "GET api.github.com/repos/acme/**");
+	add_ok(&rs, true, "* */admin/*");
+	add_ok(&rs, false, "  POST   api.openai.com/v1/chat/completions\t");
+	add_ok(&rs, false, "GET example.com/search?q=*");
+	add_ok(&rs, false, "GET *.example.com/x");
+	add_ok(&rs, false, "GET **.example.org/x");
+	add_ok(&rs, false, "GET 127.0.0.1/x");
+	add_ok(&rs, false, "GET [::1]/x");
+	add_ok(&rs, false, "GET 10.0.0.0/8/x"); /* no ranges: the host ends at the first '/' */
+	add_ok(&rs, false, "M-SEARCH Example.COM./%2A");
+	add_ok(&rs, false,
+	       "GET b\xc3\xbc"
+	       "cher.example/caf\xc3\xa9");
+	assert_int_equal(rs.n, 11);
+	assert_string_equal(rs.v[0].method, "GET");
+	assert_false(rs.v[0].deny);
+	assert_true(rs.v[1].deny);
+	assert_true(rs.v[1].any_host);
+	assert_string_equal(rs.v[2].text, "POST   api.openai.com/v1/chat/completions");
+	assert_string_equal(rs.v[2].host.host, "api.openai.com");
+	assert_true(rs.v[3].has_query);
+	assert_false(rs.v[0].has_query);
+	assert_int_equal(rs.v[4].host.kind, RULE_SUBDOMAINS);
+	assert_int_equal(rs.v[5].host.kind, RULE_DOMAIN);
+	assert_int_equal(rs.v[6].host.kind, RULE_ADDRESS);
+	assert_string_equal(rs.v[9].host.host, "example.com");
+	/* %2A is a literal star, not a glob */
+	assert_int_equal(rs.v[9].path.n, 2);
+	assert_int_equal(rs.v[9].path.el[1], '*');
+	assert_string_equal(rs.v[10].host.host, "xn--bcher-kva.example");
+	assert_int_equal(rs.v[8].host.kind, RULE_ADDRESS);
+	assert_int_equal(rs.v[8].path.n, 4);
+	http_rules_free(&rs);
+	assert_int_equal(rs.n, 0);
+}
+
+static void test_rule_errors(void **state)
+{
+	(void)state;
+	expect_bad_rule("", "no HOST/PATH");
+	expect_bad_rule("GET", "no HOST/PATH");
+	expect_bad_rule("get example.com/x", "not a method; fix: write an upper-case method");
+	expect_bad_rule("G=T example.com/x", "not a method");
+	expect_bad_rule("GET example.com",
+			"fix: write HOST/PATH-GLOB: example.com/** for every path");
+	expect_bad_rule("GET /x", "no host");
+	expect_bad_rule("GET example.com/a b", "blank inside");
+	expect_bad_rule("GET exa mple.com/a", "blank inside");
+	expect_bad_rule("GET example.com:443/x", "port");
+	expect_bad_rule("GET exa_mple..com/x", "http rule");
+	expect_bad_rule("GET example.com/a/***", "'***'");
+	expect_bad_rule("GET example.com/a//b", "'//'");
+	expect_bad_rule("GET example.com/a/../b", "'..'");
+	expect_bad_rule("GET example.com/a/./b", "'.'");
+	expect_bad_rule("GET example.com/a/%2e%2e", "'..'");
+	expect_bad_rule("GET example.com/a/..", "'..'");
+	expect_bad_rule("GET example.com/a%2fb", "%2F");
+	expect_bad_rule("GET example.com/a\\b", "'\\'");
+	expect_bad_rule("GET example.com/a%00", "NUL");
+	expect_bad_rule("GET example.com/a%zz", "two hex digits");
+	expect_bad_rule("GET example.com/a#b", "'#'");
+	expect_bad_rule("GET example.com/%C0%AE", "UTF-8");
+	expect_bad_rule("GET example.com/s?q=%", "two hex digits");
+	expect_bad_rule("GET example.com/s?q=#", "query");
+}
+
+static void test_rule_too_long(void **state)
+{
+	char *text = malloc(5000);
+	(void)state;
+
+	assert_non_null(text);
+	memcpy(text, "GET example.com/", 16);
+	memset(text + 16, 'a', 5000 - 17);
+	text[4999] = '\0';
+	expect_bad_rule(text, "longer than");
+	free(text);
+}
+
+/* pattern (a rule path, with optional ?query) against target, for GET on example.com. */
+static bool matches(const char *pattern, const char *target)
+{
+	struct http_rules rs = {0};
+	struct http_target t;
+	char rule[512];
+	const char *why, *deciding;
+	enum http_verdict v;
+
+	snprintf(rule, sizeof(rule), "GET example.com%s", pattern);
+	add_ok(&rs, false, rule);
+	if (http_target_canon(target, strlen(target), &t, &why) != 0) {
+		print_error("'%s' was refused: %s\n", target, why);
+		fail();
+	}
+	v = http_rules_decide(&rs, "GET", "example.com", &t, &deciding);
+	assert_true(v == HTTP_ALLOW || v == HTTP_DENY);
+	assert_string_equal(deciding, v == HTTP_ALLOW ? rule : HTTP_RULES_NO_ALLOW);
+	http_target_free(&t);
+	http_rules_free(&rs);
+	return v == HTTP_ALLOW;
+}
+
+static void test_glob(void **state)
+{
+	(void)state;
+	assert_true(matches("/a/b", "/a/b"));
+	assert_false(matches("/a/b", "/a/b/"));
+	assert_false(matches("/a/b", "/a/bc"));
+	assert_false(matches("/a/b", "/A/b")); /* paths are case-sensitive */
+	/* '*' stays within a segment */
+	assert_true(matches("/a/*", "/a/x"));
+	assert_true(matches("/a/*", "/a/"));
+	assert_false(matches("/a/*", "/a/x/y"));
+	assert_false(matches("/a/*", "/a"));
+	assert_true(matches("/a/*.json", "/a/x.json"));
+	assert_false(matches("/a/*.json", "/a/x/y.json"));
+	assert_true(matches("/*/admin/*", "/x/admin/y"));
+	/* two stars cross segments; a final slash-star-star includes the parent, and a
+	 * slash-star-star-slash also matches one slash (zero segments) */
+	assert_true(matches("/repos/acme/**", "/repos/acme/x/y/z"));
+	assert_true(matches("/repos/acme/**", "/repos/acme/"));
+	assert_true(matches("/repos/acme/**", "/repos/acme"));
+	assert_false(matches("/repos/acme/**", "/repos/acme-evil"));
+	assert_false(matches("/repos/acme/**", "/repos/acmex/y"));
+	assert_true(matches("/a/**/b", "/a/b"));
+	assert_true(matches("/a/**/b", "/a/x/y/b"));
+	assert_false(matches("/a/**/b", "/a/x/yb"));
+	assert_false(matches("/a/**/b", "/a/xb"));
+	assert_false(matches("/a/**/b", "/ab"));
+	assert_true(matches("/**/b", "/b"));
+	assert_true(matches("/**/b", "/x/y/b"));
+	assert_false(matches("/**/b", "/xb"));
+	assert_true(matches("/a**", "/a/b/c"));
+	assert_true(matches("/**", "/"));
+	assert_true(matches("/**", "/anything/at/all"));
+	/* the canonical form is what is matched */
+	assert_true(matches("/a/b", "/a/./b"));
+	assert_true(matches("/a/b", "//a//b"));
+	assert_true(matches("/a/b", "/x/../a/%62"));
+	assert_true(matches("/a%20b", "/a%20b"));
+	assert_true(matches("/%2A", "/*"));
+	assert_false(matches("/%2A", "/x"));
+	assert_true(matches("/caf\xc3\xa9", "/caf%C3%A9"));
+	/* a long hostile path does not blow up the matcher (no backtracking) */
+	{
+		char target[4100];
+		memset(target, 'a', sizeof(target) - 1);
+		target[0] = '/';
+		target[sizeof(target) - 2] = 'b';
+		target[sizeof(target) - 1] = '\0';
+		assert_false(matches("/*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*c", target));
+		assert_true(matches("/**a**a**a**a**a**a**a**a**a**a**b", target));
+	}
+}
+
+static void test_glob_query(void **state)
+{
+	(void)state;
+	/* no '?' in the rule: the query does not matter */
+	assert_true(matches("/search", "/search?q=anything&x=1"));
+	assert_true(matches("/search?q=*", "/search?q=cats"));
+	assert_true(matches("/search?q=*", "/search?q="));
+	assert_true(matches("/search?q=*", "/search?q=%63ats"));	/* %63 is c */
+	assert_false(matches("/search?q=*", "/search?q=cats&admin=1")); /* '*' stops at '&' */
+	assert_true(matches("/search?q=**", "/search?q=cats&admin=1"));
+	assert_false(matches("/search?q=*", "/search"));
+	assert_false(matches("/search?q=*", "/search?x=1&q=2"));
+	assert_true(matches("/search?", "/search"));
+	assert_true(matches("/search?", "/search?"));
+	assert_false(matches("/search?", "/search?q=1"));
+	assert_true(matches("/s?a=%2f", "/s?a=%2F"));
+	assert_false(matches("/s?a=%2f", "/s?a=/"));
+	assert_true(matches("/s?q=caf\xc3\xa9", "/s?q=caf%c3%a9"));
+}
+
+static enum http_verdict decide(const struct http_rules *rs, const char *method, const char *host,
+				const char *target, const char **rule)
+{
+	struct http_target t;
+	const char *why;
+	enum http_verdict v;
+
+	assert_int_equal(http_target_canon(target, strlen(target), &t, &why), 0);
+	v = http_rules_decide(rs, method, host, &t, rule);
+	http_target_free(&t);
+	return v;
+}
+
+static void test_decide(void **state)
+{
+	struct http_rules rs = {0};
+	const char *rule;
+	(void)state;
+
+	assert_int_equal(decide(&rs, "GET", "example.com", "/", &rule), HTTP_PASS);
+	assert_null(rule);
+	add_ok(&rs, false, "GET api.github.com/repos/acme/**");
+	add_ok(&rs, false, "POST api.openai.com/v1/chat/completions");
+	add_ok(&rs, true, "* */admin/*");
+	add_ok(&rs, true, "DELETE api.github.com/**");
+
+	/* positive controls */
+	assert_int_equal(decide(&rs, "GET", "api.github.com", "/repos/acme/x", &rule), HTTP_ALLOW);
+	assert_string_equal(rule, "GET api.github.com/repos/acme/**");
+	assert_int_equal(decide(&rs, "POST", "api.openai.com", "/v1/chat/completions", &rule),
+			 HTTP_ALLOW);
+	/* a host with allow rules: anything else is denied */
+	assert_int_equal(decide(&rs, "GET", "api.github.com", "/repos/other/x", &rule), HTTP_DENY);
+	assert_string_equal(rule, HTTP_RULES_NO_ALLOW);
+	assert_int_equal(decide(&rs, "POST", "api.github.com", "/repos/acme/x", &rule), HTTP_DENY);
+	assert_int_equal(decide(&rs, "get", "api.github.com", "/repos/acme/x", &rule), HTTP_DENY);
+	assert_int_equal(decide(&rs, "GET", "api.openai.com", "/v1/chat/completions", &rule),
+			 HTTP_DENY);
+	/* the same host however it is written */
+	assert_int_equal(decide(&rs, "GET", "API.GitHub.com.", "/repos/acme/x", &rule), HTTP_ALLOW);
+	assert_int_equal(decide(&rs, "GET", "x.api.github.com", "/repos/acme/x", &rule), HTTP_PASS);
+	/* deny first, even over a matching allow */
+	assert_int_equal(decide(&rs, "GET", "api.github.com", "/repos/acme/admin/x", &rule),
+			 HTTP_ALLOW); /* that deny rule is for one segment before admin */
+	assert_int_equal(decide(&rs, "DELETE", "api.github.com", "/repos/acme/x", &rule),
+			 HTTP_DENY);
+	assert_string_equal(rule, "DELETE api.github.com/**");
+	/* a host with deny rules only: what they do not match passes to the connection rules */
+	assert_int_equal(decide(&rs, "GET", "example.com", "/admin/x", &rule), HTTP_DENY);
+	assert_string_equal(rule, "* */admin/*");
+	assert_int_equal(decide(&rs, "GET", "example.com", "/public/x", &rule), HTTP_PASS);
+	assert_null(rule);
+	/* encodings cannot sneak past the deny rule */
+	assert_int_equal(decide(&rs, "GET", "example.com", "//admin/x", &rule), HTTP_DENY);
+	assert_int_equal(decide(&rs, "GET", "example.com", "/x/../admin/y", &rule), HTTP_DENY);
+	assert_int_equal(decide(&rs, "GET", "example.com", "/%61dmin/y", &rule), HTTP_DENY);
+	assert_int_equal(decide(&rs, "GET", "example.com", "/x/%2e%2e/admin/y", &rule), HTTP_DENY);
+	assert_int_equal(decide(&rs, "GET", "example.com", "/./admin/./y", &rule), HTTP_DENY);
+	/* nor past the allow rule: climbing out of acme is another path */
+	assert_int_equal(decide(&rs, "GET", "api.github.com", "/repos/acme/%2e%2e/other", &rule),
+			 HTTP_DENY);
+	assert_int_equal(
+	    decide(&rs, "GET", "api.github.com", "/repos/acme/%252e%252e/other", &rule),
+	    HTTP_ALLOW); /* a literal "%2e%2e" directory inside acme */
+	/* an invalid host is denied, never passed */
+	assert_int_equal(decide(&rs, "GET", "b\xff.example", "/", &rule), HTTP_DENY);
+	assert_string_equal(rule, HTTP_RULES_BAD_HOST);
+	http_rules_free(&rs);
+}
+
+static void test_decide_hosts(void **state)
+{
+	struct http_rules rs = {0};
+	const char *rule;
+	(void)state;
+
+	add_ok(&rs, false, "GET *.example.com/**");
+	add_ok(&rs, false, "GET **.example.org/**");
+	add_ok(&rs, false, "GET 127.0.0.1/**");
+	add_ok(&rs, false, "GET [::1]/**");
+	add_ok(&rs, false,
+	       "GET b\xc3\xbc"
+	       "cher.example/**");
+	assert_int_equal(decide(&rs, "GET", "a.example.com", "/", &rule), HTTP_ALLOW);
+	assert_int_equal(decide(&rs, "GET", "example.com", "/", &rule), HTTP_PASS);
+	assert_int_equal(decide(&rs, "GET", "badexample.com", "/", &rule), HTTP_PASS);
+	assert_int_equal(decide(&rs, "GET", "example.org", "/", &rule), HTTP_ALLOW);
+	assert_int_equal(decide(&rs, "GET", "a.b.example.org", "/", &rule), HTTP_ALLOW);
+	assert_int_equal(decide(&rs, "GET", "127.0.0.1", "/", &rule), HTTP_ALLOW);
+	assert_int_equal(decide(&rs, "GET", "127.0.0.2", "/", &rule), HTTP_PASS);
+	assert_int_equal(decide(&rs, "GET", "[::1]", "/", &rule), HTTP_ALLOW);
+	assert_int_equal(decide(&rs, "GET", "::1", "/", &rule), HTTP_ALLOW);
+	assert_int_equal(decide(&rs, "GET", "xn--bcher-kva.example", "/", &rule), HTTP_ALLOW);
+	assert_int_equal(decide(&rs, "GET",
+				"b\xc3\xbc"
+				"cher.example",
+				"/", &rule),
+			 HTTP_ALLOW);
+	assert_int_equal(decide(&rs, "POST", "a.example.com", "/", &rule), HTTP_DENY);
+	assert_true(http_rules_cover(&rs, "a.example.com"));
+	assert_true(http_rules_cover(&rs, "EXAMPLE.org."));
+	assert_false(http_rules_cover(&rs, "example.com"));
+	assert_false(http_rules_cover(&rs, "example.net"));
+	assert_true(http_rules_cover(&rs, "b\xff")); /* invalid: intercepted, then denied */
+	http_rules_free(&rs);
+
+	add_ok(&rs, true, "* */admin/*");
+	assert_true(http_rules_cover(&rs, "anything.example"));
+	http_rules_free(&rs);
+	assert_false(http_rules_cover(&rs, "anything.example"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_canon_plain),
+	    cmocka_unit_test(test_canon_percent),
+	    cmocka_unit_test(test_canon_refused_bytes),
+	    cmocka_unit_test(test_canon_form),
+	    cmocka_unit_test(test_canon_dots),
+	    cmocka_unit_test(test_canon_slashes),
+	    cmocka_unit_test(test_canon_unicode),
+	    cmocka_unit_test(test_canon_query),
+	    cmocka_unit_test(test_format),
+	    cmocka_unit_test(test_rule_parse),
+	    cmocka_unit_test(test_rule_errors),
+	    cmocka_unit_test(test_rule_too_long),
+	    cmocka_unit_test(test_glob),
+	    cmocka_unit_test(test_glob_query),
+	    cmocka_unit_test(test_decide),
+	    cmocka_unit_test(test_decide_hosts),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
