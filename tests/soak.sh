@@ -2,7 +2,8 @@
 # Soak and faults: many runs in a row, concurrent runs through the proxy, SIGKILL of the
 # supervisor at random points of setup, and a large output through a pipe. After each part
 # nothing may be left behind: no sandbox process, no new mount in the caller's namespace, no
-# open fd in the caller, no temporary directory, no cgroup.
+# open fd in the caller, no temporary directory, no cgroup. Only this script's own runs are
+# counted (their run ids, their TMPDIR), so other agentbox runs on the machine change nothing.
 #
 #   tests/soak.sh AGENTBOX [SEQUENTIAL] [CONCURRENT] [KILLS] [BYTES]
 #   defaults: 10000 sequential runs, 50 concurrent proxy runs, 100 kills, 1 GiB
@@ -18,11 +19,24 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PROFILES=$ROOT/profiles
 WORK=$(mktemp -d /tmp/agentbox-soak.XXXXXX)
 chmod 755 "$WORK"
+mkdir "$WORK/tmp" && chmod 1777 "$WORK/tmp"
+export TMPDIR=$WORK/tmp # where a run could leave a temporary directory
+RUNS=$WORK/runs.jsonl   # every run's audit trail (or its own c*.jsonl): the run ids
 trap 'kill $(cat "$WORK/server.pid" 2>/dev/null) 2>/dev/null; rm -rf "$WORK"' EXIT
 passed=0 failed=0
 
 ok() { echo "ok $1"; passed=$((passed + 1)); }
 bad() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
+
+# The cgroups of this script's runs: agentbox names each agentbox-RUNID, and every run here
+# writes its run id to an audit trail in $WORK before its cgroup exists.
+own_cgroups() {
+	local ids
+	ids=$(cat "$WORK"/*.jsonl 2>/dev/null | grep -o '"run":"[0-9a-f]*"' | sort -u | cut -d'"' -f4)
+	[ -n "$ids" ] || { echo 0; return; }
+	find /sys/fs/cgroup -maxdepth 6 -type d -name 'agentbox-*' 2>/dev/null |
+		sed 's|.*/agentbox-||' | grep -cxF "$ids" || true
+}
 
 # What a run may leave behind, as one comparable text.
 leftovers() {
@@ -30,8 +44,8 @@ leftovers() {
 		echo "mounts $(wc -l </proc/self/mountinfo)"
 		echo "fds $(ls /proc/$$/fd | wc -l)"
 		echo "procs $(pgrep -c -f 'agentbox-soak-marker' || true)"
-		echo "tmp $(ls -d /tmp/agentbox-[A-Za-z0-9]?????? 2>/dev/null | grep -vc soak || true)"
-		echo "cgroups $(ls -d /sys/fs/cgroup/*/agentbox-* /sys/fs/cgroup/agentbox-* 2>/dev/null | wc -l)"
+		echo "tmp $(find "$TMPDIR" -mindepth 1 -maxdepth 1 | wc -l)"
+		echo "cgroups $(own_cgroups)"
 	}
 }
 
@@ -49,7 +63,8 @@ sequential() {
 	local before after i
 	before=$(leftovers)
 	for ((i = 0; i < SEQ; i++)); do
-		"$AB" -p "$PROFILES/minimal.ini" -- /bin/true || { bad sequential "run $i exited $?"; return; }
+		"$AB" -p "$PROFILES/minimal.ini" --audit "$RUNS" -- /bin/true ||
+			{ bad sequential "run $i exited $?"; return; }
 	done
 	after=$(leftovers)
 	! grew "$before" "$after" || { bad sequential "left behind: before [$before] after [$after]"; return; }
@@ -105,7 +120,7 @@ kills() {
 	local before after i pid delay
 	before=$(leftovers)
 	for ((i = 0; i < KILLS; i++)); do
-		"$AB" -p "$PROFILES/shell.ini" -- sleep 1000 agentbox-soak-marker >/dev/null 2>&1 &
+		"$AB" -p "$PROFILES/shell.ini" --audit "$RUNS" -- sleep 1000 agentbox-soak-marker >/dev/null 2>&1 &
 		pid=$!
 		delay=$((RANDOM % 8000))
 		sleep "0.00$(printf '%04d' "$delay")"
@@ -116,7 +131,7 @@ kills() {
 	for ((i = 0; i < 40 && $(pgrep -c -f 'agentbox-soak-marker' || true) > 0; i++)); do sleep 0.05; done
 	# a killed run's cgroup is swept by a later run once it is a few seconds old
 	sleep 6
-	"$AB" -p "$PROFILES/shell.ini" -- true
+	"$AB" -p "$PROFILES/shell.ini" --audit "$RUNS" -- true
 	after=$(leftovers)
 	! grew "$before" "$after" || { bad kills "left behind: before [$before] after [$after]"; return; }
 	ok "kills: $KILLS supervisors SIGKILLed at random points (0-8 ms), nothing left behind"

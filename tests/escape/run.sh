@@ -12,12 +12,17 @@
 #   NAME ESCAPED             the attack worked (or the case could not show that it failed)
 #   NAME CONTROL-FAILED      the attack failed, but so did the control: the case proves nothing
 #   NAME not-protected-yet   a known gap: the attack works and agentbox does not claim otherwise
+#   NAME n/a: REASON         this kernel lacks what the attack needs, as the control showed
+#                            (the attack is not run; counted as skipped)
 # (ESCAPED and CONTROL-FAILED are followed by indented lines saying why; -v shows them for every
 # case), then the summary:
 #   escape: known gaps: N (...)        when there are any
-#   escape: P passed, F failed         P: blocked with a working control; F: ESCAPED and
-#                                      CONTROL-FAILED (and programs that did not compile)
-# Exit status 0 only when F is 0 (known gaps do not fail the run).
+#   escape: not applicable here: K (NAME: reason; ...)    when there are any
+#   escape: P passed, F failed, K skipped
+#                                      P: blocked with a working control; F: ESCAPED and
+#                                      CONTROL-FAILED (and programs that did not compile);
+#                                      K: n/a
+# Exit status 0 only when F is 0 (known gaps and n/a cases do not fail the run).
 #
 # Environment: AGENTBOX_PROFILES (the bundled profiles; default: profiles/ of this source
 # tree), ESCAPE_WORKDIR (where the scratch directory goes; default ${TMPDIR:-/tmp}; it must be
@@ -267,6 +272,16 @@ escaped() {
 	verdict escaped
 	exit 1
 }
+# not_applicable REASON [EVIDENCE...]: for a control only, when it has shown that this kernel
+# lacks the feature the attack needs (IA32 emulation, io_uring, ...). The check must be precise:
+# a control that fails for any other reason (a broken probe) is control_failed, and a case that
+# calls the feature absent where it is present fails the suite, which is worse than no case.
+not_applicable() {
+	printf '%s\n' "$1" >"$META/na"
+	why "n/a: $1" "${@:2}"
+	verdict na
+	exit 0
+}
 gap() {
 	printf '%s\n' "$1" >"$META/note"
 	why "not protected yet: $1" "${@:2}"
@@ -312,6 +327,10 @@ run_one_case() {
 	for PHASE in control attack; do
 		echo "== $PHASE" >>"$META/log"
 		("$PHASE") >>"$META/log" 2>&1
+		if [ "$PHASE" = control ] && [ "$(cat "$META/control.verdict" 2>/dev/null)" = na ]; then
+			echo n/a >"$META/verdict"
+			return
+		fi
 	done
 	c=$(cat "$META/control.verdict" 2>/dev/null)
 	a=$(cat "$META/attack.verdict" 2>/dev/null)
@@ -453,7 +472,7 @@ compile_probes() {
 }
 
 main() {
-	local verbose=0 cases=() name verdict tool n_pass=0 n_fail=0 gaps=() t0
+	local verbose=0 cases=() name verdict tool n_pass=0 n_fail=0 gaps=() na=() t0 failedcase
 	if [ "${1:-}" = --list ]; then
 		list_cases
 		exit 0
@@ -511,6 +530,10 @@ main() {
 			n_pass=$((n_pass + 1))
 			echo "$name blocked"
 			;;
+		n/a)
+			na+=("$name: $(head -n 1 "$WORKDIR/meta/$name/na" 2>/dev/null)")
+			echo "$name n/a: $(head -n 1 "$WORKDIR/meta/$name/na" 2>/dev/null)"
+			;;
 		not-protected-yet)
 			gaps+=("$name")
 			echo "$name not-protected-yet ($(head -n 1 "$WORKDIR/meta/$name/note" 2>/dev/null))"
@@ -520,10 +543,11 @@ main() {
 			echo "$name $verdict"
 			;;
 		esac
-		if [ "$verdict" != blocked ] && [ "$verdict" != not-protected-yet ] || [ "$verbose" = 1 ]; then
+		case "$verdict" in blocked | not-protected-yet | n/a) failedcase=0 ;; *) failedcase=1 ;; esac
+		if [ "$failedcase" = 1 ] || [ "$verbose" = 1 ]; then
 			sed 's/^/    /' "$WORKDIR/meta/$name/why" 2>/dev/null
 		fi
-		if [ "$verdict" != blocked ] && [ "$verdict" != not-protected-yet ] && [ -s "$WORKDIR/meta/$name/log" ]; then
+		if [ "$failedcase" = 1 ] && [ -s "$WORKDIR/meta/$name/log" ]; then
 			echo "    -- log (last 25 lines) --"
 			tail -n 25 "$WORKDIR/meta/$name/log" | cut -c1-300 | sed 's/^/    | /'
 		fi
@@ -532,7 +556,12 @@ main() {
 	if [ "${#gaps[@]}" -gt 0 ]; then
 		echo "escape: known gaps: ${#gaps[@]} (not protected yet: ${gaps[*]})"
 	fi
-	echo "escape: $n_pass passed, $n_fail failed"
+	if [ "${#na[@]}" -gt 0 ]; then
+		printf 'escape: not applicable here: %d (%s' "${#na[@]}" "${na[0]}"
+		printf '; %s' "${na[@]:1}"
+		printf ')\n'
+	fi
+	echo "escape: $n_pass passed, $n_fail failed, ${#na[@]} skipped"
 	[ "$n_fail" -eq 0 ]
 }
 

@@ -31,6 +31,24 @@ profile() {
 		printf 'resolve = www.test=127.0.0.1, tls.test=127.0.0.1, talk.test=127.0.0.1\n'
 		printf '%s\n' "$@"
 	} >"$META/capture.ini"
+	case " $* " in *"capture = off"*) ;; *) need_capture ;; esac
+}
+
+# Capture needs nf_tables with NAT in the sandbox's network namespace. Where agentbox reports
+# (its `capture` warning) that the kernel refused the rules, the case is n/a, but only if the
+# kernel's config, where it can be read, agrees that nf_tables NAT is missing: a kernel built
+# with it that still refuses is a failure to look at, not a missing feature.
+need_capture() {
+	local config
+	expect_exit 0 "$AGENTBOX" -p "$META/capture.ini" --audit "$META/probe.jsonl" -- true
+	grep -q '"event":"warning".*"what":"capture"' "$META/probe.jsonl" || return 0
+	config=$(zcat /proc/config.gz 2>/dev/null || cat "/boot/config-$(uname -r)" 2>/dev/null)
+	if [ -n "$config" ] && printf '%s\n' "$config" | grep -q '^CONFIG_NF_TABLES=[ym]' &&
+		printf '%s\n' "$config" | grep -q '^CONFIG_NFT_NAT=[ym]'; then
+		fail "agentbox says capture is unavailable, but this kernel has nf_tables and NAT" \
+			"$(grep '"what":"capture"' "$META/probe.jsonl")"
+	fi
+	not_applicable "no nf_tables NAT in this kernel: capture is unavailable"
 }
 
 # box NAME ARGS...: BOX runs the case's profile with an audit trail $META/NAME.jsonl (AUDIT),

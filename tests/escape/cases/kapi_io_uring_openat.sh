@@ -11,6 +11,11 @@ setup() {
 
 control() {
 	host "$BIN/uring" openat "$CASE/data.txt" "MARK-$NAME"
+	# a kernel without io_uring answers ENOSYS; kernel.io_uring_disabled (2, or 1 for a user
+	# outside io_uring_group) EPERM: then there is nothing io_uring could do inside either
+	errno_is ENOSYS && not_applicable "this kernel has no io_uring (ENOSYS on the host)" "$(evidence)"
+	errno_is EPERM && [ "$(cat /proc/sys/kernel/io_uring_disabled 2>/dev/null || echo 0)" != 0 ] &&
+		not_applicable "io_uring is off (kernel.io_uring_disabled=$(cat /proc/sys/kernel/io_uring_disabled))" "$(evidence)"
 	result_is SUCCESS || control_failed "io_uring did not work on the host (kernel.io_uring_disabled?)" "$(evidence)"
 	control_ok "$RESULT"
 }

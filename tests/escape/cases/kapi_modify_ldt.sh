@@ -6,6 +6,7 @@
 
 control() {
 	host "$BIN/ldt"
+	errno_is ENOSYS && not_applicable "this kernel has no modify_ldt (CONFIG_MODIFY_LDT_SYSCALL off)" "$(evidence)"
 	result_is SUCCESS || control_failed "modify_ldt did not work on the host" "$(evidence)"
 	control_ok "$RESULT"
 }

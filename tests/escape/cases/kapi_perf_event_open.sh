@@ -5,6 +5,10 @@
 
 control() {
 	host "$BIN/kapi" perf
+	errno_is ENOSYS ENOENT && not_applicable "this kernel has no perf events (ENOSYS/ENOENT on the host)" "$(evidence)"
+	# perf_event_paranoid 3 (Debian's default) refuses every unprivileged perf_event_open
+	errno_is EACCES EPERM && [ "$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 0)" -ge 3 ] &&
+		! is_root && not_applicable "perf events are off for users (kernel.perf_event_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid))" "$(evidence)"
 	result_is SUCCESS || control_failed "the call failed on the host" "$(evidence)"
 	control_ok "$RESULT"
 }

@@ -6,6 +6,7 @@
 
 control() {
 	host "$BIN/kapi" userfaultfd
+	errno_is ENOSYS && not_applicable "this kernel has no userfaultfd (ENOSYS on the host)" "$(evidence)"
 	result_is SUCCESS || control_failed "the call failed on the host" "$(evidence)"
 	control_ok "$RESULT"
 }

@@ -61,7 +61,16 @@ setup() {
 }
 
 control() {
+	local config
 	ab python --net proxy --allow "127.0.0.1:$PORT_http4" -- /usr/bin/python3 connect.py "127.0.0.1:$PORT_http4" /
+	# without nf_tables NAT there is no capture and no stub (agentbox warns `capture`): n/a,
+	# unless the kernel's config says it has both, which makes it a failure to look at
+	if grep -q '"event":"warning".*"what":"capture"' "$AUDIT"; then
+		config=$(zcat /proc/config.gz 2>/dev/null || cat "/boot/config-$(uname -r)" 2>/dev/null)
+		printf '%s\n' "$config" | grep -q '^CONFIG_NFT_NAT=[ym]' &&
+			control_failed "capture unavailable on a kernel with nf_tables NAT" "$(evidence)"
+		not_applicable "no nf_tables NAT in this kernel: no capture, no DNS stub" "$(evidence)"
+	fi
 	case "$RESULT" in *"$GREETING"*) ;; *) control_failed "an allowed CONNECT did not reach the host's test server" "$(evidence)" ;; esac
 	local tunnel=$RESULT
 	ab python --net proxy --allow allowed.example -- /usr/bin/python3 dnsq.py allowed.example 8.8.8.8

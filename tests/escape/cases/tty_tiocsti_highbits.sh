@@ -7,6 +7,10 @@
 
 control() {
 	in_pty 10 "$BIN/tty" sti "ctl$(unique)" hi
+	# Linux >= 6.2 without CONFIG_LEGACY_TIOCSTI, or dev.tty.legacy_tiocsti=0, refuses TIOCSTI
+	# to everyone without CAP_SYS_ADMIN (EIO): nothing left for the filter to stop
+	errno_is EIO EPERM && [ "$(cat /proc/sys/dev/tty/legacy_tiocsti 2>/dev/null)" = 0 ] && ! is_root &&
+		not_applicable "TIOCSTI is off on this kernel (dev.tty.legacy_tiocsti=0)" "$(evidence)"
 	result_is SUCCESS || control_failed "TIOCSTI|high bits on the host's pty did not inject" "$(evidence)"
 	control_ok "$RESULT"
 }
