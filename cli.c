@@ -385,8 +385,8 @@ static void report_limit(struct audit *a, const struct policy *p, const char *li
 
 static int run(const struct policy *p)
 {
-	const char *protected[64];
-	struct mount_protect protect = {protected, 0};
+	const char *protected[64], *hidden[1];
+	struct mount_protect protect = {protected, 0, hidden, 0};
 	struct sandbox_result res = {0};
 	struct ab_err e = {0};
 	struct audit *a;
@@ -404,7 +404,7 @@ static int run(const struct policy *p)
 	for (size_t i = 0; i < p->profiles.n && protect.n < 63; i++)
 		protected[protect.n++] = p->profiles.v[i];
 	if (audit_path(a))
-		protected[protect.n++] = audit_path(a);
+		hidden[protect.n_hidden++] = audit_path(a);
 
 	if (sandbox_run(p, a, &protect, &res, &e) < 0) {
 		audit_error(a, &e);

@@ -518,6 +518,40 @@ static int protect_trees(struct mount_plan *plan, const struct policy *p, struct
 	return 0;
 }
 
+/* A file agentbox writes while the run lasts (include/mounts.h: hidden): hidden at every place
+ * a bind shows it. One with other hard links cannot be hidden that way: refused. */
+static int plan_hide_own(struct mount_plan *plan, const char *path, struct ab_err *e)
+{
+	char *real = realpath(path, NULL), dest[PATH_MAX];
+	struct stat st;
+	int r = 0;
+
+	if (!real)
+		return 0; /* not on the host: nothing any bind could show */
+	if (stat(real, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink > 1 &&
+	    mount_plan_binds(plan, real))
+		r = ab_fail(e, 0, "%s has %ju hard links: the sandbox could read it through another",
+			    path, (uintmax_t)st.st_nlink),
+		ab_hint(e, "give --audit a new file, or one outside every path the profile binds");
+	for (size_t i = 0, n = plan->n; r == 0 && i < n; i++) {
+		const struct mount_op *o = &plan->ops[i];
+		if (!is_bind_op(o) || o->skipped || !is_under(real, o->source))
+			continue;
+		if ((r = view_path(o, real, dest, sizeof(dest), e)) < 0)
+			break;
+		if (deepest(plan, dest, false) != o || planned(plan, dest))
+			continue; /* something deeper decides what is there (and is looked at itself) */
+		r = plan_push(plan,
+			      (struct mount_op){.kind = MOP_HIDE,
+						.dest = dest,
+						.implicit = true,
+						.why = "agentbox's audit trail: not readable inside"},
+			      e);
+	}
+	free(real);
+	return r;
+}
+
 int mount_plan_build(const struct policy *p, const struct mount_protect *protect,
 		     struct mount_plan *plan, struct ab_err *e)
 {
@@ -554,6 +588,9 @@ int mount_plan_build(const struct policy *p, const struct mount_protect *protect
 	for (size_t i = 0; protect && i < protect->n; i++)
 		if (plan_protect(plan, protect->paths[i], 0, false,
 				 "agentbox's own file stays read-only", e) < 0)
+			goto fail;
+	for (size_t i = 0; protect && i < protect->n_hidden; i++)
+		if (plan_hide_own(plan, protect->hidden[i], e) < 0)
 			goto fail;
 	if (protect_trees(plan, p, e) < 0)
 		goto fail;

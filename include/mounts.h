@@ -49,11 +49,15 @@ struct mount_plan {
 	char *changes_dir;     /* the run's changes directory, when it has overlays */
 };
 
-/* Paths agentbox itself uses (its binary, the profiles, the audit file): visible only when the
- * profile binds them, and then read-only. */
+/* Paths agentbox itself uses. paths (its binary, the profiles): visible only when the profile
+ * binds them, and then read-only. hidden (the audit trail): never readable inside; wherever a
+ * bind shows one, an unopenable node stands in, which the command cannot open, replace or
+ * rename, nor rename a directory above it in a writable tree. */
 struct mount_protect {
 	const char *const *paths;
 	size_t n;
+	const char *const *hidden;
+	size_t n_hidden;
 };
 
 int mount_plan_build(const struct policy *p, const struct mount_protect *protect,
