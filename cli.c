@@ -15,6 +15,8 @@
 
 #include "audit.h"
 #include "error.h"
+#include "fsops.h"
+#include "guarded.h"
 #include "mounts.h"
 #include "overlay.h"
 #include "policy.h"
@@ -383,19 +385,43 @@ static void report_limit(struct audit *a, const struct policy *p, const char *li
 	audit_emit(a, &ignored);
 }
 
+static const char *env_lookup(const char *name)
+{
+	return getenv(name);
+}
+
+/* agentbox's state directory exists before the plan is made: a writable tree that holds it
+ * (a workspace at $HOME) then keeps it read-only in place, where otherwise the command could
+ * create it, with run records that promote would follow. Best effort: what the caller cannot
+ * create, the command cannot either. */
+static void make_state_dir(void)
+{
+	char dir[PATH_MAX];
+	struct ab_err ignored = {0};
+
+	if (fs_state_dir("protect", dir, sizeof(dir), &ignored) == 0)
+		(void)fs_mkdirs(dir, &ignored);
+}
+
 static int run(const struct policy *p)
 {
 	const char *protected[64], *hidden[1];
-	struct mount_protect protect = {protected, 0, hidden, 0};
+	struct strv guarded_files = {0}, guarded_dirs = {0};
+	struct mount_protect protect = {protected, 0, hidden, 0, &guarded_files, &guarded_dirs};
 	struct sandbox_result res = {0};
 	struct ab_err e = {0};
 	struct audit *a;
 	char exe[PATH_MAX];
 	ssize_t n;
-	int status;
+	int status, rc;
 
-	if (audit_open(&a, p->audit_file, &p->audit_redact, p->audit_on_failure, &e) < 0)
+	make_state_dir();
+	if (guarded_paths(env_lookup, &guarded_files, &guarded_dirs, &e) < 0 ||
+	    audit_open(&a, p->audit_file, &p->audit_redact, p->audit_on_failure, &e) < 0) {
+		strv_free(&guarded_files);
+		strv_free(&guarded_dirs);
 		return fail(&e);
+	}
 	/* agentbox's own files are visible only when the profile binds them, and read-only */
 	if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) > 0) {
 		exe[n] = '\0';
@@ -405,8 +431,10 @@ static int run(const struct policy *p)
 		protected[protect.n++] = p->profiles.v[i];
 	if (audit_path(a))
 		hidden[protect.n_hidden++] = audit_path(a);
-
-	if (sandbox_run(p, a, &protect, &res, &e) < 0) {
+	rc = sandbox_run(p, a, &protect, &res, &e);
+	strv_free(&guarded_files);
+	strv_free(&guarded_dirs);
+	if (rc < 0) {
 		audit_error(a, &e);
 		audit_exit(a, NULL, EXIT_SETUP, &(struct ab_err){0});
 		audit_close(a);

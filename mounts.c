@@ -552,6 +552,22 @@ static int plan_hide_own(struct mount_plan *plan, const char *path, struct ab_er
 	return r;
 }
 
+/* A guarded path (include/guarded.h): read-only in place when the host has it; a missing
+ * directory only when its parent exists (a stand-in higher up would freeze a whole subtree,
+ * ~/.local for ~/.local/bin). */
+static int plan_guard(struct mount_plan *plan, const char *path, bool dir, struct ab_err *e)
+{
+	static const char why[] = "guarded: agentbox's inputs and the user's start-up files";
+	char first[PATH_MAX];
+	int where = first_missing(path, 0, first, sizeof(first));
+
+	if (where == ALL_THERE || where == LINK_ON_THE_WAY)
+		return plan_protect(plan, path, 0, false, why, e);
+	if (where == MISSING && dir && !strcmp(first, path))
+		return protect_missing(plan, path, first, why, e);
+	return 0; /* a missing parent, or what it cannot tell: nothing there to write through */
+}
+
 int mount_plan_build(const struct policy *p, const struct mount_protect *protect,
 		     struct mount_plan *plan, struct ab_err *e)
 {
@@ -591,6 +607,12 @@ int mount_plan_build(const struct policy *p, const struct mount_protect *protect
 			goto fail;
 	for (size_t i = 0; protect && i < protect->n_hidden; i++)
 		if (plan_hide_own(plan, protect->hidden[i], e) < 0)
+			goto fail;
+	for (size_t i = 0; protect && protect->guarded_files && i < protect->guarded_files->n; i++)
+		if (plan_guard(plan, protect->guarded_files->v[i], false, e) < 0)
+			goto fail;
+	for (size_t i = 0; protect && protect->guarded_dirs && i < protect->guarded_dirs->n; i++)
+		if (plan_guard(plan, protect->guarded_dirs->v[i], true, e) < 0)
 			goto fail;
 	if (protect_trees(plan, p, e) < 0)
 		goto fail;

@@ -58,6 +58,9 @@ struct mount_protect {
 	size_t n;
 	const char *const *hidden;
 	size_t n_hidden;
+	/* guarded.h: read-only where a writable tree holds them; a missing directory of dirs
+	 * whose parent exists gets a stand-in */
+	const struct strv *guarded_files, *guarded_dirs;
 };
 
 int mount_plan_build(const struct policy *p, const struct mount_protect *protect,

@@ -1,0 +1,21 @@
+/* Paths outside any profile that a command must never be able to change, when a writable tree
+ * of the profile holds them (a workspace at $HOME or above it, say): agentbox's own inputs
+ * (profile search directories, its state directory of overlay runs and placeholders) and the
+ * files and directories through which the user's shell, git and ssh run code later (start-up
+ * files, ~/.gitconfig and ~/.config/git, ~/.ssh, ~/.local/bin and every directory on PATH).
+ * They are kept read-only in place. A missing directory whose parent exists gets a read-only
+ * stand-in (an empty directory), like the protected names at the root of each writable tree;
+ * a missing file does not (git fails on a directory where ~/.gitconfig should be). */
+#ifndef AGENTBOX_GUARDED_H
+#define AGENTBOX_GUARDED_H
+
+#include "error.h"
+#include "strv.h"
+
+/* The lists, from an environment lookup (getenv, or a table in the tests): files, and
+ * directories (AGENTBOX_PROFILE_PATH and PATH entries among them); absolute paths only, each
+ * once; entries that are not absolute are ignored (a relative PATH entry names nothing fixed). */
+int guarded_paths(const char *(*env)(const char *name), struct strv *files, struct strv *dirs,
+		  struct ab_err *e);
+
+#endif
