@@ -495,12 +495,15 @@ t_audit_file_out_of_reach() {
 	run_cmd "$AGENTBOX" -p shell --audit "$a" -- ls "$a"
 	[ "$RC" != 0 ] || fail "ls of the audit file succeeded in the sandbox" "$(report)"
 	assert_contains "$ERR" "No such file or directory" "ls of the audit file in the sandbox"
-	# bound (under the rw workspace): visible, read-only
+	# under the rw workspace: hidden in place, neither readable nor writable
 	local b="$CASE/audit.jsonl"
 	expect_exit 0 "$AGENTBOX" -p shell --audit "$b" -- sh -c \
 		'head -c 20 "$1"; echo; if echo forged >>"$1"; then echo APPENDED; else echo REFUSED; fi;
 		 if (true >"$1"); then echo TRUNCATED; else echo REFUSED; fi' sh "$b"
-	assert_contains "$OUT" '{"v":1,' "the bound audit file is readable"
+	assert_not_contains "$OUT" '{"v":1,' "reading the audit file inside"
+	assert_contains "$ERR" "Permission denied" "reading the audit file inside"
+	expect_exit 0 head -c 20 "$b"
+	assert_contains "$OUT" '{"v":1,' "positive control: the same read on the host"
 	assert_not_contains "$OUT" APPENDED "appending to the bound audit file"
 	assert_not_contains "$OUT" TRUNCATED "truncating the bound audit file"
 	grep -qx forged "$b" && fail "the sandbox wrote to the audit file" "$(tail -c 600 "$b")"

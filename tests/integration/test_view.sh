@@ -241,15 +241,18 @@ t_audit_file_hidden() {
 	assert_eq ABSENT "$VIS" "the audit file outside the view"
 	[ -s "$out" ] && grep -q '"event":"start"' "$out" ||
 		fail "positive control: the audit file $out was not written"
-	# inside the rw ${CWD}: visible, read-only
+	# inside the rw ${CWD}: an unopenable node stands in (nothing of the trail is readable)
 	expect_exit 0 "$AGENTBOX" -p shell --audit "$CASE/audit.jsonl" -- sh -c '
 		if [ -e audit.jsonl ]; then echo PRESENT; fi
+		(cat audit.jsonl) 2>&1; echo "read=$?"
 		x=FORG; (echo "{\"${x}ED\":1}" >> audit.jsonl) 2>&1; echo "append=$?"
 		(: > audit.jsonl) 2>&1; echo "truncate=$?"
 		echo data > sibling; echo "sibling=$?"'
-	assert_contains "$OUT" PRESENT "the audit file under an rw directory is visible"
+	assert_contains "$OUT" PRESENT "the audit file's stand-in under an rw directory"
 	assert_contains "$OUT" "sibling=0" "positive control: the audit file's directory is writable"
-	assert_contains "$OUT" "Read-only file system" "writing the audit file"
+	assert_contains "$OUT" "Permission denied" "reading and writing the audit file"
+	assert_not_contains "$OUT" '"event":"start"' "reading the audit file inside"
+	assert_not_contains "$OUT" "read=0" "reading the audit file succeeded"
 	assert_not_contains "$OUT" "append=0" "appending to the audit file succeeded"
 	assert_not_contains "$OUT" "truncate=0" "truncating the audit file succeeded"
 	# (the start event records the script, so the forged line's token is built at run time)
