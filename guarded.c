@@ -1,6 +1,8 @@
 /* What stays read-only whatever the workspace is (see include/guarded.h). */
 #include "guarded.h"
 
+#include "policy.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,4 +76,35 @@ int guarded_paths(const char *(*env)(const char *name), struct strv *files, stru
 	if (r == 0)
 		r = add_list(out, env("PATH"), NULL, e);
 	return r;
+}
+
+/* path is name, or below it */
+static bool at_or_below(const char *path, const char *name)
+{
+	size_t n = strlen(name);
+	return !strncmp(path, name, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+static bool listed_at(const char *path, const char *const *names)
+{
+	for (size_t i = 0; names[i]; i++)
+		if (at_or_below(path, names[i]))
+			return true;
+	return false;
+}
+
+const char *guarded_refusal(const char *rel, bool dir, const char *host, const struct strv *files,
+			    const struct strv *dirs)
+{
+	if (listed_at(rel, policy_protected_names) || listed_at(rel, policy_protected_if_present))
+		return "a protected path: it runs or steers code outside the sandbox later";
+	if (!strcmp(rel, ".git") && !dir)
+		return "a repository's .git replaced by a file or link points git elsewhere";
+	for (size_t i = 0; i < files->n; i++)
+		if (at_or_below(host, files->v[i]))
+			return "a guarded start-up file";
+	for (size_t i = 0; i < dirs->n; i++)
+		if (at_or_below(host, dirs->v[i]))
+			return "inside a guarded directory (agentbox's inputs, ~/.ssh, PATH)";
+	return NULL;
 }

@@ -382,18 +382,21 @@ static int plan_protect(struct mount_plan *plan, const char *path, size_t known,
 	return r;
 }
 
-/* The deepest rw bind whose view holds dest, or NULL. */
+/* The deepest rw bind whose view holds dest, or NULL; NULL too when an overlay tree below it
+ * holds dest: there nothing is pinned, since an rw bind of a host directory inside the overlay
+ * would let writes bypass the quarantine (promote refuses protected paths instead). */
 static const struct mount_op *rw_cover(const struct mount_plan *plan, const char *dest)
 {
 	const struct mount_op *best = NULL;
 
 	for (size_t i = 0; i < plan->n; i++) {
 		const struct mount_op *o = &plan->ops[i];
-		if (o->kind == MOP_BIND_RW && !o->skipped && strcmp(o->dest, dest) &&
-		    is_under(dest, o->dest) && (!best || strlen(o->dest) > strlen(best->dest)))
+		if ((o->kind == MOP_BIND_RW || o->kind == MOP_OVERLAY) && !o->skipped &&
+		    strcmp(o->dest, dest) && is_under(dest, o->dest) &&
+		    (!best || strlen(o->dest) > strlen(best->dest)))
 			best = o;
 	}
-	return best;
+	return best && best->kind == MOP_BIND_RW ? best : NULL;
 }
 
 static bool planned(const struct mount_plan *plan, const char *dest)
@@ -487,29 +490,37 @@ static bool unprotected(const struct policy *p, const char *name)
 	return false;
 }
 
-/* The protected names at the root of every rw and overlay tree, and [filesystem] protect. */
-static int protect_trees(struct mount_plan *plan, const struct policy *p, struct ab_err *e)
+/* One list of protected names below root (the tree at ops[i]); missing: stand-ins too. */
+static int protect_names(struct mount_plan *plan, const struct policy *p, const char *root,
+			 const char *const *names, bool missing, struct ab_err *e)
 {
 	char path[PATH_MAX];
 
+	for (size_t k = 0; names[k]; k++) {
+		if (unprotected(p, names[k]))
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", root, names[k]) >= sizeof(path))
+			return ab_fail(e, ENAMETOOLONG, "protecting %s", root);
+		if (plan_protect(plan, path, strlen(root), missing,
+				 "protected: runs outside the sandbox later", e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The protected names at the root of every rw and overlay tree, and [filesystem] protect. */
+static int protect_trees(struct mount_plan *plan, const struct policy *p, struct ab_err *e)
+{
 	for (size_t i = 0, n = plan->n; i < n; i++) {
 		const struct mount_op *o = &plan->ops[i];
 		char root[PATH_MAX];
 		if (o->skipped || o->implicit || (o->kind != MOP_BIND_RW && o->kind != MOP_OVERLAY))
 			continue;
+		/* a copy: protect_names may move the ops */
 		snprintf(root, sizeof(root), "%s", strcmp(o->source, "/") ? o->source : "");
-		for (size_t k = 0; policy_protected_names[k]; k++) {
-			const char *name = policy_protected_names[k];
-			if (unprotected(p, name))
-				continue;
-			if ((size_t)snprintf(path, sizeof(path), "%s/%s", root, name) >=
-			    sizeof(path))
-				return ab_fail(e, ENAMETOOLONG, "protecting %s", root);
-			if (plan_protect(plan, path, strlen(root), true,
-					 "protected: runs outside the sandbox later", e) < 0)
-				return -1;
-			o = &plan->ops[i]; /* plan_protect may move the ops */
-		}
+		if (protect_names(plan, p, root, policy_protected_names, true, e) < 0 ||
+		    protect_names(plan, p, root, policy_protected_if_present, false, e) < 0)
+			return -1;
 	}
 	for (size_t i = 0; i < p->protect.n; i++)
 		if (plan_protect(plan, p->protect.v[i], 0, true,

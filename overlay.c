@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "fsops.h"
+#include "guarded.h"
 
 extern char **environ;
 
@@ -961,11 +962,19 @@ static void set_dir_modes(const struct run_info *r, const struct changes *c, cha
 	}
 }
 
+static const char *env_value(const char *name)
+{
+	return getenv(name);
+}
+
+/* Protected and guarded paths are refused (listed, audited); the rest is applied. */
 static int promote(const struct run_info *r, const struct changes *c, char **paths, int n,
 		   struct audit *a, struct ab_err *e)
 {
 	char host[PATH_MAX];
-	size_t done = 0, skipped = 0, conflicted = 0;
+	size_t done = 0, skipped = 0, conflicted = 0, refused = 0;
+	struct strv gfiles = {0}, gdirs = {0};
+	int result = 0;
 
 	/* all or nothing: every selected change is checked before the first write */
 	for (size_t i = 0; i < c->n; i++) {
@@ -986,27 +995,48 @@ static int promote(const struct run_info *r, const struct changes *c, char **pat
 			conflicted, conflicted == 1 ? "" : "s");
 		return 1;
 	}
+	if (guarded_paths(env_value, &gfiles, &gdirs, e) < 0)
+		goto out;
 	for (size_t i = 0; i < c->n; i++) {
+		const struct change *ch = &c->v[i];
+		const char *why;
 		int rc;
-		if (!selected(r, &c->v[i], paths, n))
+		if (!selected(r, ch, paths, n))
 			continue;
-		host_path(r, c->v[i].tree, c->v[i].rel, host, sizeof(host));
-		if ((rc = apply(r, &c->v[i], e)) < 0)
-			return ab_context(e, "promote %s (%zu change%s applied before it)", host,
-					  done, done == 1 ? "" : "s");
+		host_path(r, ch->tree, ch->rel, host, sizeof(host));
+		why = guarded_refusal(ch->rel, ch->kind != CH_DELETED && S_ISDIR(ch->mode), host,
+				      &gfiles, &gdirs);
+		if (why) {
+			fprintf(stderr, "agentbox: refused: %s: %s\n", host, why);
+			refused++;
+			if ((result = audit_change(a, "promote", r, host, kind_names[ch->kind],
+						   "refused", e)) < 0)
+				goto out;
+			continue;
+		}
+		if ((rc = apply(r, ch, e)) < 0) {
+			result = ab_context(e, "promote %s (%zu change%s applied before it)", host,
+					    done, done == 1 ? "" : "s");
+			goto out;
+		}
 		rc ? done++ : skipped++;
 		if (!rc)
 			fprintf(stderr, "agentbox: not promoted: %s is a special file\n", host);
-		if (audit_change(a, "promote", r, host, kind_names[c->v[i].kind],
-				 rc ? "applied" : "skipped", e) < 0)
-			return -1;
+		if ((result = audit_change(a, "promote", r, host, kind_names[ch->kind],
+					   rc ? "applied" : "skipped", e)) < 0)
+			goto out;
 	}
 	set_dir_modes(r, c, paths, n);
 	printf("promoted %zu change%s", done, done == 1 ? "" : "s");
 	if (skipped)
 		printf(", skipped %zu special file%s", skipped, skipped == 1 ? "" : "s");
+	if (refused)
+		printf(", refused %zu protected path%s", refused, refused == 1 ? "" : "s");
 	printf("\n");
-	return 0;
+out:
+	strv_free(&gfiles);
+	strv_free(&gdirs);
+	return result;
 }
 
 /* ---------- discard ---------- */

@@ -44,11 +44,20 @@ const char *fs_kind_name(enum fs_kind k)
 	return names[k];
 }
 
-/* What runs on its own later, outside the sandbox: git hooks and config, shell and direnv
- * start-up files, editor tasks. */
+/* What runs on its own later, outside the sandbox: git hooks and config, what git reads as
+ * configuration or repositories of their own (info, linked worktrees, submodules' git
+ * directories), shell and direnv start-up files, editor tasks. A missing one gets a stand-in. */
 const char *const policy_protected_names[] = {
-	".git/hooks", ".git/config", ".bashrc", ".bash_profile", ".bash_login", ".profile",
-	".zshrc", ".zshenv", ".zprofile", ".envrc", ".vscode/tasks.json", NULL};
+	".git/hooks", ".git/config", ".git/info", ".git/worktrees", ".git/modules", ".bashrc",
+	".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile", ".envrc",
+	".vscode/tasks.json", NULL};
+
+/* Files git follows elsewhere (another common directory, other object stores) or reads as
+ * configuration: read-only when present. A missing one gets no stand-in: git fails when one of
+ * them is a directory, or an empty commondir (a file stand-in is future work). */
+const char *const policy_protected_if_present[] = {
+	".git/commondir", ".git/config.worktree", ".git/objects/info/alternates",
+	".git/objects/info/http-alternates", NULL};
 
 const char *net_mode_name(enum net_mode m)
 {
@@ -557,6 +566,9 @@ static int on_unprotect(const struct setting *s, const char *v, struct ab_err *e
 {
 	for (size_t i = 0; policy_protected_names[i]; i++)
 		if (!strcmp(v, policy_protected_names[i]))
+			return push_item(&s->p->unprotect, v, e);
+	for (size_t i = 0; policy_protected_if_present[i]; i++)
+		if (!strcmp(v, policy_protected_if_present[i]))
 			return push_item(&s->p->unprotect, v, e);
 	return ab_fail(e, 0, "'%s' is not one of the protected names", v),
 	       ab_hint(e, "see docs/profile.md for the list (.git/hooks, .bashrc, .envrc, ...)"),

@@ -9,6 +9,8 @@
 #ifndef AGENTBOX_GUARDED_H
 #define AGENTBOX_GUARDED_H
 
+#include <stdbool.h>
+
 #include "error.h"
 #include "strv.h"
 
@@ -17,5 +19,12 @@
  * once; entries that are not absolute are ignored (a relative PATH entry names nothing fixed). */
 int guarded_paths(const char *(*env)(const char *name), struct strv *files, struct strv *dirs,
 		  struct ab_err *e);
+
+/* promote: why a change may not reach the host, or NULL. rel is the change's path below its
+ * tree's root (a protected name, or a path below one, is refused; so is .git itself when it
+ * would become anything but a directory), host its path on the host (a guarded path, or one
+ * below it, is refused). */
+const char *guarded_refusal(const char *rel, bool dir, const char *host, const struct strv *files,
+			    const struct strv *dirs);
 
 #endif

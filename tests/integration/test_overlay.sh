@@ -308,6 +308,49 @@ t_changes_size() {
 
 # What a hostile command can leave behind: read-only directories with content, a name that
 # tries to forge a line of the list; and a promote or discard while the run still goes.
+# A path git follows elsewhere that the sandbox could create (.git/commondir has no stand-in)
+# and a guarded directory on PATH inside the tree: promote lists them as refused, audits them,
+# and applies the rest.
+t_promote_refuses_protected() {
+	mk_project
+	git -C "$PROJ" init -q
+	mkdir -p "$PROJ/tools/bin"
+	expect_exit 0 "$AGENTBOX" -p shell --overlay "$PROJ" --changes "$META/ch" -- sh -c '
+		cd "$1" && echo .. >.git/commondir && echo evil >tools/bin/ls && echo ok >plain.txt' \
+		sh "$PROJ"
+	run_cmd env PATH="$PROJ/tools/bin:/usr/bin:/bin" "$AGENTBOX" promote --audit "$META/p.jsonl" \
+		"$META/ch"
+	assert_eq 0 "$RC" "promote with refused paths" 
+	assert_contains "$ERR" "refused: $PROJ/.git/commondir: a protected path" "the commondir change"
+	assert_contains "$ERR" "refused: $PROJ/tools/bin/ls: inside a guarded directory" "the PATH change"
+	assert_absent "$PROJ/.git/commondir" "the refused commondir"
+	assert_absent "$PROJ/tools/bin/ls" "the refused program"
+	assert_contains "$OUT" "refused 2 protected paths" "promote's summary"
+	assert_contains "$(cat "$META/p.jsonl")" '"result":"refused"' "the refusal is audited"
+	# positive control: the ordinary change of the same run is applied
+	assert_eq ok "$(cat "$PROJ/plain.txt")" "the ordinary change"
+}
+
+# --overlay SUB below the rw workspace, where SUB/.git has no hooks: the stand-in goes in the
+# overlay's upper layer (it stopped with "create .git/hooks on the host"), and the repository's
+# writes stay in the overlay (a pin from the workspace put the host's .git on top of it).
+t_overlay_below_rw_without_hooks() {
+	git init -q sub
+	rm -rf sub/.git/hooks
+	expect_exit 0 "$AGENTBOX" -p shell --overlay "$CASE/sub" --changes "$META/ch" -- sh -c '
+		cd sub && echo x >f && git add f &&
+		git -c user.email=a@b -c user.name=n commit -qm inside && echo COMMITTED
+		mkdir .git/hooks/x 2>/dev/null || echo HOOKS-READ-ONLY'
+	assert_contains "$OUT" COMMITTED "a commit inside the overlay"
+	assert_contains "$OUT" HOOKS-READ-ONLY "the hooks stand-in"
+	assert_absent "$CASE/sub/.git/hooks" "a stand-in on the host"
+	run_cmd git -C "$CASE/sub" log
+	assert_not_contains "$OUT" inside "the host's history"
+	# positive control: the commit is among the changes
+	expect_exit 0 "$AGENTBOX" changes "$META/ch"
+	assert_contains "$OUT" "sub/f" "the work tree file among the changes"
+}
+
 t_promote_hard_cases() {
 	mk_project
 	expect_exit 0 "$AGENTBOX" -p shell --overlay "$PROJ" --changes "$META/ch" -- sh -c '
@@ -348,4 +391,6 @@ run_case setup_errors t_setup_errors
 run_case protected_paths t_protected_paths
 run_case protected_missing t_protected_missing
 run_case changes_size t_changes_size
+run_case promote_refuses_protected t_promote_refuses_protected
+run_case overlay_below_rw_without_hooks t_overlay_below_rw_without_hooks
 finish
