@@ -114,18 +114,48 @@ int fs_state_dir(const char *sub, char *out, size_t size, struct ab_err *e)
 	return 0;
 }
 
-int fs_copy_fd(int from, int to)
+/* Copies len bytes from offset off of from to the same offset of to. */
+static int copy_region(int from, int to, off_t off, off_t len)
 {
 	char buf[65536];
-	ssize_t n;
 
-	while ((n = read(from, buf, sizeof(buf))) != 0) {
+	if (lseek(from, off, SEEK_SET) < 0 || lseek(to, off, SEEK_SET) < 0)
+		return -1;
+	while (len > 0) {
+		ssize_t n = read(from, buf, len < (off_t)sizeof(buf) ? (size_t)len : sizeof(buf));
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 || fs_write_all(to, buf, (size_t)n) < 0)
+		if (n <= 0) /* shorter than its size said: it changed meanwhile */
+			return n < 0 ? -1 : (errno = EIO, -1);
+		if (fs_write_all(to, buf, (size_t)n) < 0)
 			return -1;
+		len -= n;
 	}
 	return 0;
+}
+
+int fs_copy_fd(int from, int to)
+{
+	struct stat st;
+	off_t data = 0, hole;
+
+	if (fstat(from, &st) < 0)
+		return -1;
+	/* data regions only (SEEK_DATA/SEEK_HOLE), then the size: holes stay holes, so a file of
+	 * a few bytes at an offset of 100 TiB costs a few bytes. A file system without them
+	 * reports the whole file as one region. */
+	while (data < st.st_size) {
+		data = lseek(from, data, SEEK_DATA);
+		if (data < 0)
+			break; /* ENXIO: no data past here */
+		hole = lseek(from, data, SEEK_HOLE);
+		if (hole < 0 || copy_region(from, to, data, hole - data) < 0)
+			return -1;
+		data = hole;
+	}
+	if (data < 0 && errno != ENXIO)
+		return -1;
+	return ftruncate(to, st.st_size);
 }
 
 /* name in dirfd, opened; an entry its owner made unreadable is opened up first (we are its

@@ -18,7 +18,8 @@ int fs_each_entry(int dirfd, int (*fn)(int dirfd, const char *name, void *ctx), 
  * is not an error. Stops at the first failure. */
 int fs_remove_tree(int dirfd, const char *name, struct ab_err *e);
 
-/* Reads from until its end and writes it all to to; -1 with errno on failure. */
+/* Copies a regular file's data regions and size from one fd to another, holes kept; -1 with
+ * errno on failure. */
 int fs_copy_fd(int from, int to);
 
 /* Copies what is in directory from into directory to, without following a symlink: files

@@ -351,6 +351,24 @@ t_overlay_below_rw_without_hooks() {
 	assert_contains "$OUT" "sub/f" "the work tree file among the changes"
 }
 
+# A 1 TiB sparse file made during the run (a few bytes of data) is promoted sparse: a copy of
+# its zeros would fill the disk. The data regions arrive intact.
+t_promote_keeps_holes() {
+	mk_project
+	expect_exit 0 "$AGENTBOX" -p shell --overlay "$PROJ" --changes "$META/ch" -- "$PY" -c '
+import sys
+f = open(sys.argv[1] + "/sparse.bin", "wb")
+f.write(b"head"); f.seek(1 << 40); f.write(b"tail"); f.truncate((1 << 40) + 4096)' "$PROJ"
+	expect_exit 0 "$AGENTBOX" promote "$META/ch" "$PROJ/sparse.bin"
+	assert_eq "$(((1 << 40) + 4096))" "$(stat -c %s "$PROJ/sparse.bin")" "the promoted file's size"
+	[ "$(stat -c %b "$PROJ/sparse.bin")" -lt 1024 ] ||
+		fail "the promoted file has $(stat -c %b "$PROJ/sparse.bin") blocks: its holes were filled"
+	# positive control: the data around the hole
+	assert_eq head "$(head -c 4 "$PROJ/sparse.bin")" "the data before the hole"
+	assert_eq tail "$("$PY" -c 'import sys; f = open(sys.argv[1], "rb"); f.seek(1 << 40); print(f.read(4).decode())' "$PROJ/sparse.bin")" \
+		"the data after the hole"
+}
+
 t_promote_hard_cases() {
 	mk_project
 	expect_exit 0 "$AGENTBOX" -p shell --overlay "$PROJ" --changes "$META/ch" -- sh -c '
@@ -393,4 +411,5 @@ run_case protected_missing t_protected_missing
 run_case changes_size t_changes_size
 run_case promote_refuses_protected t_promote_refuses_protected
 run_case overlay_below_rw_without_hooks t_overlay_below_rw_without_hooks
+run_case promote_keeps_holes t_promote_keeps_holes
 finish
