@@ -11,6 +11,7 @@
 
 #include "digest.h"
 #include "fsops.h"
+#include "printable.h"
 #include "redact.h"
 #include "units.h"
 
@@ -523,13 +524,23 @@ int audit_summary(const char *path, FILE *out, struct ab_err *e)
 	fclose(f);
 	/* stable enough: a run's rows keep file order within a rank */
 	qsort(rows, n, sizeof(*rows), row_cmp);
+	/* what the rows quote is the command's doing: printed so it cannot fake a line */
 	for (size_t i = 0; i < n; i++) {
-		if (i == 0 || strcmp(rows[i].run, rows[i - 1].run))
-			fprintf(out, "run %s\n", rows[i].run);
-		if (rows[i].syscall[0])
-			fprintf(out, "  denied   syscall %-24s x%llu\n", rows[i].syscall, rows[i].count);
-		else
-			fprintf(out, "  %s\n", rows[i].text);
+		if (i == 0 || strcmp(rows[i].run, rows[i - 1].run)) {
+			fprintf(out, "run ");
+			print_printable(out, rows[i].run);
+			fprintf(out, "\n");
+		}
+		if (rows[i].syscall[0]) {
+			size_t w = printable(rows[i].syscall, NULL, 0);
+			fprintf(out, "  denied   syscall ");
+			print_printable(out, rows[i].syscall);
+			fprintf(out, "%*s x%llu\n", w < 24 ? (int)(24 - w) : 0, "", rows[i].count);
+		} else {
+			fprintf(out, "  ");
+			print_printable(out, rows[i].text);
+			fprintf(out, "\n");
+		}
 	}
 	if (n == 0)
 		fprintf(out, "no agentbox events in %s\n", path);

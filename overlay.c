@@ -35,6 +35,7 @@
 
 #include "fsops.h"
 #include "guarded.h"
+#include "printable.h"
 
 extern char **environ;
 
@@ -624,17 +625,17 @@ static int audit_change(struct audit *a, const char *action, const struct run_in
 
 /* ---------- changes, diff ---------- */
 
-/* A name the command chose, printed so it cannot fake or hide a line: control bytes and the
- * backslash are escaped. */
+/* A name the command chose, printed so it cannot fake or hide a line (printable.h). */
 static void print_escaped(const char *s)
 {
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch < 0x20 || ch == 0x7f || ch == '\\')
-			printf("\\x%02x", ch);
-		else
-			putchar(ch);
-	}
+	print_printable(stdout, s);
+}
+
+/* The same for a message: s made safe in buf. */
+static const char *safe(const char *s, char *buf, size_t size)
+{
+	printable(s, buf, size);
+	return buf;
 }
 
 static int show_changes(const struct run_info *r, const struct changes *c, char **paths, int n)
@@ -655,13 +656,16 @@ static int show_changes(const struct run_info *r, const struct changes *c, char 
 
 static int run_diff(const char *label, const char *old, const char *new)
 {
-	char a[PATH_MAX + 4], b[PATH_MAX + 4];
+	char a[PATH_MAX * 4 + 4], b[PATH_MAX * 4 + 4];
 	char *argv[] = {"diff", "-u", "--label", a, "--label", b, (char *)old, (char *)new, NULL};
 	int status;
 	pid_t pid;
 
-	snprintf(a, sizeof(a), "a%s", label);
-	snprintf(b, sizeof(b), "b%s", label);
+	/* the labels are diff's header lines: a name with "\n+++ " in it must not forge one */
+	a[0] = 'a';
+	b[0] = 'b';
+	printable(label, a + 1, sizeof(a) - 1);
+	printable(label, b + 1, sizeof(b) - 1);
 	fflush(stdout);
 	if (posix_spawnp(&pid, "diff", NULL, NULL, argv, environ) != 0)
 		return -1;
@@ -685,7 +689,9 @@ static int diff_one(const struct run_info *r, const struct change *c, struct ab_
 			   ? ab_fail(e, 0, "diff failed on %s", host)
 			   : 0;
 	if (S_ISDIR(c->mode)) {
-		printf("new directory %s/\n", host);
+		printf("new directory ");
+		print_escaped(host);
+		printf("/\n");
 		return 0;
 	}
 	if (S_ISLNK(c->mode)) {
@@ -693,11 +699,17 @@ static int diff_one(const struct run_info *r, const struct change *c, struct ab_
 		if (n < 0)
 			return ab_fail(e, errno, "readlink %s", upper);
 		target[n] = '\0';
-		printf("symlink %s -> %s\n", host, target);
+		printf("symlink ");
+		print_escaped(host);
+		printf(" -> ");
+		print_escaped(target);
+		printf("\n");
 		return 0;
 	}
 	if (!S_ISREG(c->mode)) {
-		printf("special file %s (not promoted)\n", host);
+		printf("special file ");
+		print_escaped(host);
+		printf(" (not promoted)\n");
 		return 0;
 	}
 	if (run_diff(host, c->kind == CH_ADDED ? "/dev/null" : host, upper) < 0)
@@ -971,7 +983,7 @@ static const char *env_value(const char *name)
 static int promote(const struct run_info *r, const struct changes *c, char **paths, int n,
 		   struct audit *a, struct ab_err *e)
 {
-	char host[PATH_MAX];
+	char host[PATH_MAX], shown[PATH_MAX * 4];
 	size_t done = 0, skipped = 0, conflicted = 0, refused = 0;
 	struct strv gfiles = {0}, gdirs = {0};
 	int result = 0;
@@ -982,7 +994,8 @@ static int promote(const struct run_info *r, const struct changes *c, char **pat
 			continue;
 		host_path(r, c->v[i].tree, c->v[i].rel, host, sizeof(host));
 		fprintf(stderr,
-			"agentbox: conflict: %s changed on the host after the run started\n", host);
+			"agentbox: conflict: %s changed on the host after the run started\n",
+			safe(host, shown, sizeof(shown)));
 		conflicted++;
 		if (audit_change(a, "promote", r, host, kind_names[c->v[i].kind], "conflict", e) <
 		    0)
@@ -1007,7 +1020,8 @@ static int promote(const struct run_info *r, const struct changes *c, char **pat
 		why = guarded_refusal(ch->rel, ch->kind != CH_DELETED && S_ISDIR(ch->mode), host,
 				      &gfiles, &gdirs);
 		if (why) {
-			fprintf(stderr, "agentbox: refused: %s: %s\n", host, why);
+			fprintf(stderr, "agentbox: refused: %s: %s\n", safe(host, shown, sizeof(shown)),
+				why);
 			refused++;
 			if ((result = audit_change(a, "promote", r, host, kind_names[ch->kind],
 						   "refused", e)) < 0)
@@ -1021,7 +1035,8 @@ static int promote(const struct run_info *r, const struct changes *c, char **pat
 		}
 		rc ? done++ : skipped++;
 		if (!rc)
-			fprintf(stderr, "agentbox: not promoted: %s is a special file\n", host);
+			fprintf(stderr, "agentbox: not promoted: %s is a special file\n",
+				safe(host, shown, sizeof(shown)));
 		if ((result = audit_change(a, "promote", r, host, kind_names[ch->kind],
 					   rc ? "applied" : "skipped", e)) < 0)
 			goto out;

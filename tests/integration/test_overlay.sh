@@ -369,6 +369,38 @@ f.write(b"head"); f.seek(1 << 40); f.write(b"tail"); f.truncate((1 << 40) + 4096
 		"the data after the hole"
 }
 
+# Names the command chose cannot forge or hide lines of changes and diff: a newline followed by
+# a diff header, terminal escape sequences, invalid UTF-8, a link target with a newline. Every
+# byte of the output is printable (or a newline ending a line agentbox wrote), and the names
+# show escaped.
+t_review_output_cannot_lie() {
+	mk_project
+	expect_exit 0 "$AGENTBOX" -p shell --overlay "$PROJ" --changes "$META/ch" -- "$PY" -c '
+import os, sys
+d = sys.argv[1]
+open(os.path.join(d, "x\n+++ forged.txt"), "w").write("one\n")
+open(os.path.join(d, "esc\x1b[2J\x1b]0;title\x07"), "w").write("two\n")
+open(os.path.join(d.encode(), b"bad\xff\xfe\xc2\x9b"), "w").write("three\n")
+os.symlink("target\n+++ b/other", os.path.join(d, "link"))' "$PROJ"
+	expect_exit 0 "$AGENTBOX" changes "$META/ch"
+	local changes=$OUT
+	assert_contains "$changes" 'x\x0a+++ forged.txt' "the newline in a name, escaped"
+	assert_contains "$changes" 'esc\x1b[2J\x1b]0;title\x07' "escape sequences, escaped"
+	assert_contains "$changes" 'bad\xff\xfe\xc2\x9b' "invalid UTF-8 and a C1 control, escaped"
+	expect_exit 0 "$AGENTBOX" diff "$META/ch"
+	local diff=$OUT
+	assert_not_contains "$diff" $'\n+++ forged.txt' "a forged diff header line"
+	assert_contains "$diff" 'symlink '"$PROJ"'/link -> target\x0a+++ b/other' "the link target, escaped"
+	# nothing but printable ASCII, tab and newline, and valid UTF-8 (none here): no raw ESC,
+	# BEL, C1 or invalid byte reaches the terminal
+	if printf '%s%s' "$changes" "$diff" | LC_ALL=C grep -q '[^[:print:][:space:]]'; then
+		fail "a raw control or non-ASCII byte in the output" \
+			"$(printf '%s%s' "$changes" "$diff" | LC_ALL=C grep -n '[^[:print:][:space:]]' | od -c | head)"
+	fi
+	# positive control: the names are really there, and the ordinary file's diff is whole
+	assert_contains "$diff" "+one" "the content of the forged-name file"
+}
+
 t_promote_hard_cases() {
 	mk_project
 	expect_exit 0 "$AGENTBOX" -p shell --overlay "$PROJ" --changes "$META/ch" -- sh -c '
@@ -412,4 +444,5 @@ run_case changes_size t_changes_size
 run_case promote_refuses_protected t_promote_refuses_protected
 run_case overlay_below_rw_without_hooks t_overlay_below_rw_without_hooks
 run_case promote_keeps_holes t_promote_keeps_holes
+run_case review_output_cannot_lie t_review_output_cannot_lie
 finish

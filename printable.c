@@ -1,0 +1,82 @@
+/* Safe text for people (see include/printable.h). */
+#include "printable.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+/* The length of the valid UTF-8 sequence at s that may pass as it is, or 0 when its first byte
+ * must be escaped: malformed, overlong, a surrogate, past U+10FFFF, a C1 control, or a
+ * bidirectional embedding, override or isolate (U+202A-U+202E, U+2066-U+2069). */
+static size_t passing_utf8(const unsigned char *s)
+{
+	uint32_t cp;
+	size_t len;
+
+	if (s[0] < 0x80)
+		return s[0] >= 0x20 && s[0] != 0x7f && s[0] != '\\';
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80) /* also stops at the terminating NUL */
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f) ||
+	    (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069))
+		return 0;
+	return len;
+}
+
+size_t printable(const char *s, char *out, size_t size)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s;
+	size_t need = 0, w = 0;
+	bool full = size == 0;
+
+	while (*p) {
+		size_t n = passing_utf8(p);
+		char esc[4] = {'\\', 'x', hex[*p >> 4], hex[*p & 15]};
+		size_t len = n ? n : sizeof(esc);
+		/* once a piece does not fit, nothing after it is written either */
+		if (!full && w + len < size) {
+			memcpy(out + w, n ? (const char *)p : esc, len);
+			w += len;
+		} else {
+			full = true;
+		}
+		need += len;
+		p += n ? n : 1;
+	}
+	if (size)
+		out[w] = '\0';
+	return need;
+}
+
+void print_printable(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	char piece[256], buf[sizeof(piece) * 4];
+
+	/* in pieces of whole sequences, each escaped at most four times its size */
+	while (*p) {
+		size_t take = 0, n;
+		while (p[take] && take < sizeof(piece) - 4) {
+			n = passing_utf8(p + take);
+			take += n ? n : 1;
+		}
+		memcpy(piece, p, take);
+		piece[take] = '\0';
+		printable(piece, buf, sizeof(buf));
+		fputs(buf, f);
+		p += take;
+	}
+}
