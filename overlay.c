@@ -409,6 +409,10 @@ struct change {
 struct changes {
 	struct change *v;
 	size_t n;
+	/* upper directories the command made unreadable, opened up (u+rwx) while this command
+	 * reads them, and their modes, put back by changes_free, deepest first */
+	struct strv opened;
+	mode_t *opened_modes;
 };
 
 static const char *const kind_names[] = {"added", "modified", "deleted"};
@@ -430,12 +434,19 @@ static int push_change(struct changes *c, enum change_kind kind, unsigned tree, 
 
 static void changes_free(struct changes *c)
 {
+	for (size_t i = c->opened.n; i-- > 0;)
+		if (chmod(c->opened.v[i], c->opened_modes[i]) < 0)
+			fprintf(stderr, "agentbox: cannot restore the mode of %s\n", c->opened.v[i]);
+	strv_free(&c->opened);
+	free(c->opened_modes);
+	c->opened_modes = NULL;
 	for (size_t i = 0; i < c->n; i++)
 		free(c->v[i].rel);
 	free(c->v);
 	c->v = NULL;
 	c->n = 0;
 }
+
 
 static bool join(char *out, size_t size, const char *a, const char *b)
 {
@@ -458,6 +469,29 @@ struct walk {
 };
 
 static int walk_upper(struct walk *w, int dirfd, const char *rel);
+
+/* A directory of the upper layer the command made unreadable: opened up, and remembered. */
+static int open_up(struct walk *w, int dirfd, const char *name, const char *child, mode_t mode)
+{
+	char path[PATH_MAX * 2];
+	struct changes *c = w->out;
+	mode_t *modes = realloc(c->opened_modes, (c->opened.n + 1) * sizeof(*modes));
+
+	if (!modes)
+		return ab_fail(w->e, ENOMEM, "changes");
+	c->opened_modes = modes;
+	if ((size_t)snprintf(path, sizeof(path), "%s/upper/%u/%s", w->run->dir, w->tree, child) >=
+	    sizeof(path))
+		return ab_fail(w->e, ENAMETOOLONG, "%s", child);
+	if (fchmodat(dirfd, name, (mode & 07777) | 0700, 0) < 0)
+		return ab_fail(w->e, errno, "cannot open up %s", child);
+	if (strv_push(&c->opened, path) < 0) {
+		fchmodat(dirfd, name, mode & 07777, 0);
+		return ab_fail(w->e, ENOMEM, "changes");
+	}
+	modes[c->opened.n - 1] = mode & 07777;
+	return 0;
+}
 
 /* The host's entries under an opaque directory that the upper layer does not have were
  * deleted by the command. */
@@ -525,6 +559,13 @@ static int walk_entry(struct walk *w, int dirfd, const char *rel, const char *na
 	else
 		rc = 0;
 	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* a directory the command made unreadable (mode 000) is ours: opened up while this
+	 * command reads the changes (diff and promote read the files below it too) */
+	if (fd < 0 && errno == EACCES) {
+		if (open_up(w, dirfd, name, child, st.st_mode) < 0)
+			return -1;
+		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
 	if (fd < 0)
 		return ab_fail(w->e, errno, "%s", child);
 	if (rc == 0 && on_host && S_ISDIR(hst.st_mode) &&

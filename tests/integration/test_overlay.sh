@@ -401,6 +401,26 @@ os.symlink("target\n+++ b/other", os.path.join(d, "link"))' "$PROJ"
 	assert_contains "$diff" "+one" "the content of the forged-name file"
 }
 
+# A directory the command made mode 000 (and one inside it): changes lists it, diff shows the
+# file below it, promote applies all with the modes the command set (it failed with
+# "Permission denied" for an unprivileged user).
+t_unreadable_directory() {
+	mk_project
+	expect_exit 0 "$AGENTBOX" -p shell --overlay "$PROJ" --changes "$META/ch" -- sh -c '
+		mkdir -p "$1/locked/in" && echo secret-ish >"$1/locked/in/f" && chmod 000 "$1/locked/in" "$1/locked"' \
+		sh "$PROJ"
+	expect_exit 0 "$AGENTBOX" changes "$META/ch"
+	assert_contains "$OUT" "A $PROJ/locked/in/f" "the file below the mode-000 directories"
+	expect_exit 0 "$AGENTBOX" diff "$META/ch"
+	assert_contains "$OUT" "+secret-ish" "the diff of that file"
+	expect_exit 0 "$AGENTBOX" promote "$META/ch" "$PROJ/locked"
+	assert_eq 0 "$(stat -c %a "$PROJ/locked")" "the promoted directory's mode"
+	chmod 700 "$PROJ/locked" "$PROJ/locked/in"
+	assert_eq secret-ish "$(cat "$PROJ/locked/in/f")" "the promoted file"
+	# the changes directory keeps the command's modes after being read
+	assert_eq 0 "$(stat -c %a "$META/ch/upper/0/locked")" "the upper layer's mode after reading"
+}
+
 t_promote_hard_cases() {
 	mk_project
 	expect_exit 0 "$AGENTBOX" -p shell --overlay "$PROJ" --changes "$META/ch" -- sh -c '
@@ -445,4 +465,5 @@ run_case promote_refuses_protected t_promote_refuses_protected
 run_case overlay_below_rw_without_hooks t_overlay_below_rw_without_hooks
 run_case promote_keeps_holes t_promote_keeps_holes
 run_case review_output_cannot_lie t_review_output_cannot_lie
+run_case unreadable_directory t_unreadable_directory
 finish
