@@ -30,10 +30,17 @@ struct audit {
 	struct json cur;
 	struct {
 		const char *type;
-		uint64_t n;
+		uint64_t n;          /* written */
+		uint64_t suppressed; /* past the budget: counted, not written */
 	} counts[AUDIT_MAX_TYPES];
 	const char *cur_type;
+	uint64_t budget; /* events of each kind a command can cause at will; 0: no cap */
 };
+
+/* Events the command can cause as often as it likes (a denied connection, a DNS query, a
+ * refused system call, an egress limit): past the budget of their kind they are counted, not
+ * written, so that the trail cannot be used to fill the disk. */
+static const char *const budgeted[] = {"net", "dns", "syscall", "limit", NULL};
 
 static int open_dest(const char *dest, char **path, struct ab_err *e)
 {
@@ -224,19 +231,72 @@ struct json *audit_begin(struct audit *a, const char *event)
 	return &a->cur;
 }
 
-static void count(struct audit *a, const char *type)
+/* The counts of a type (a new slot the first time; NULL when every slot is taken). */
+static size_t slot(struct audit *a, const char *type)
 {
 	for (size_t i = 0; i < AUDIT_MAX_TYPES; i++) {
 		if (!a->counts[i].type)
 			a->counts[i].type = type;
-		if (!strcmp(a->counts[i].type, type)) {
-			a->counts[i].n++;
-			return;
-		}
+		if (!strcmp(a->counts[i].type, type))
+			return i;
 	}
+	return AUDIT_MAX_TYPES;
+}
+
+static void count(struct audit *a, const char *type)
+{
+	size_t i = slot(a, type);
+	if (i < AUDIT_MAX_TYPES)
+		a->counts[i].n++;
+}
+
+static int audit_write(struct audit *a, struct ab_err *e);
+
+void audit_set_budget(struct audit *a, uint64_t per_kind)
+{
+	a->budget = per_kind;
+}
+
+static bool is_budgeted(const char *type)
+{
+	for (size_t i = 0; budgeted[i]; i++)
+		if (!strcmp(budgeted[i], type))
+			return true;
+	return false;
+}
+
+/* Past the budget: counted as suppressed; the first time, a limit event says so (it is not
+ * itself subject to the budget). True when the current event is not to be written. */
+static bool over_budget(struct audit *a, struct ab_err *e, int *rc)
+{
+	const char *type = a->cur_type;
+	size_t i;
+
+	if (!a->budget || !is_budgeted(type) || (i = slot(a, type)) == AUDIT_MAX_TYPES ||
+	    a->counts[i].n < a->budget)
+		return false;
+	json_free(&a->cur);
+	if (a->counts[i].suppressed++ == 0) {
+		struct json *j = audit_begin(a, "limit");
+		json_kv_str(j, "limit", "audit-events");
+		json_kv_str(j, "of", type);
+		json_kv_uint(j, "after", a->budget);
+		*rc = audit_write(a, e);
+	}
+	return true;
 }
 
 int audit_emit(struct audit *a, struct ab_err *e)
+{
+	int rc = 0;
+
+	if (over_budget(a, e, &rc))
+		return rc;
+	return audit_write(a, e);
+}
+
+/* Closes the current event and writes it, chained. */
+static int audit_write(struct audit *a, struct ab_err *e)
 {
 	const char *text;
 	int rc = 0;
@@ -272,6 +332,15 @@ int audit_emit(struct audit *a, struct ab_err *e)
 	free(line);
 	json_free(&a->cur);
 	return rc;
+}
+
+void audit_suppressed(const struct audit *a, struct json *j)
+{
+	json_obj_begin(j);
+	for (size_t i = 0; i < AUDIT_MAX_TYPES && a->counts[i].type; i++)
+		if (a->counts[i].suppressed)
+			json_kv_uint(j, a->counts[i].type, a->counts[i].suppressed);
+	json_obj_end(j);
 }
 
 void audit_counts(const struct audit *a, struct json *j)

@@ -355,6 +355,8 @@ static int audit_exit(struct audit *a, const struct sandbox_result *res, int sta
 	}
 	json_key(j, "counts");
 	audit_counts(a, j);
+	json_key(j, "suppressed");
+	audit_suppressed(a, j);
 	audit_chain(a, j);
 	return audit_emit(a, e);
 }
@@ -422,6 +424,7 @@ static int run(const struct policy *p)
 		strv_free(&guarded_dirs);
 		return fail(&e);
 	}
+	audit_set_budget(a, p->audit_event_budget);
 	/* agentbox's own files are visible only when the profile binds them, and read-only */
 	if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) > 0) {
 		exe[n] = '\0';

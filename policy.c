@@ -859,6 +859,14 @@ static int on_sc_action(const struct setting *s, const char *v, struct ab_err *e
 	return 0;
 }
 
+static int set_limit(const struct setting *s, const char *value, uint64_t *field,
+		     int (*parse)(const char *, uint64_t *, struct ab_err *), struct ab_err *e);
+
+static int on_event_budget(const struct setting *s, const char *v, struct ab_err *e)
+{
+	return set_limit(s, v, &s->p->audit_event_budget, parse_count, e);
+}
+
 static int on_audit_failure(const struct setting *s, const char *v, struct ab_err *e)
 {
 	static const char *const names[] = {"stop", "continue", NULL};
@@ -1019,6 +1027,7 @@ static const struct key_spec keys[] = {
 	{"audit", "file", SINGLE, on_audit_file},
 	{"audit", "redact", SINGLE, on_redact},
 	{"audit", "on-failure", SINGLE, on_audit_failure},
+	{"audit", "event-budget", SINGLE, on_event_budget},
 };
 
 static bool section_known(const char *section)
@@ -1276,6 +1285,7 @@ struct policy *policy_new(const struct policy_vars *vars)
 	p->vars.uid = dup_or_null(vars->uid);
 	p->vars.tmpdir = dup_or_null(vars->tmpdir);
 	p->uid = p->gid = -1;
+	p->audit_event_budget = POLICY_DEFAULT_EVENT_BUDGET;
 	return p;
 }
 
@@ -1538,6 +1548,7 @@ void policy_explain(const struct policy *p, struct json *j)
 	json_kv_str(j, "file", p->audit_file);
 	json_strv(j, "redact", &p->audit_redact);
 	json_kv_str(j, "on_failure", failure[p->audit_on_failure]);
+	json_kv_uint(j, "event_budget", p->audit_event_budget);
 	json_obj_end(j);
 	json_obj_end(j);
 }

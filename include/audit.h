@@ -51,4 +51,11 @@ int audit_summary(const char *path, FILE *out, struct ab_err *e);
 /* How many events of each type were written, as a JSON object (for the exit event). */
 void audit_counts(const struct audit *a, struct json *j);
 
+/* Events a command can cause at will (net, dns, syscall, limit): past per_kind of one kind
+ * they are counted, not written, after one limit event "audit-events" naming the kind. 0: no
+ * cap. */
+void audit_set_budget(struct audit *a, uint64_t per_kind);
+/* The counts of those not written, by type, as a JSON object (for the exit event). */
+void audit_suppressed(const struct audit *a, struct json *j);
+
 #endif

@@ -16,6 +16,7 @@
 #define POLICY_MAX_FILE_BYTES (1024 * 1024)
 #define POLICY_MAX_INCLUDE_DEPTH 16
 #define POLICY_DEFAULT_TMPFS_SIZE (256ull * 1024 * 1024)
+#define POLICY_DEFAULT_EVENT_BUDGET 10000
 
 /* Where a setting came from; file is owned by policy.profiles (or a static string). */
 struct origin {
@@ -106,6 +107,7 @@ struct policy {
 	char *audit_file; /* NULL: no audit; "-": stdout; "fd:N"; or an absolute path */
 	struct strv audit_redact;
 	enum audit_failure audit_on_failure;
+	uint64_t audit_event_budget; /* [audit] event-budget: per kind a command can cause */
 
 	struct strv command;
 

@@ -513,6 +513,36 @@ t_audit_file_out_of_reach() {
 	assert_eq written "$(cat "$CASE/sibling")" "positive control: a sibling of the audit file"
 }
 
+# Events a command causes at will (here DNS queries of denied names) are written up to
+# [audit] event-budget per kind; past it one limit event says so, the rest are counted in the
+# exit event's "suppressed", and the chain still verifies. Positive control: below the budget
+# every event is written.
+t_event_budget() {
+	cat >budget.ini <<-EOF
+		[sandbox]
+		include = $AGENTBOX_PROFILES/shell.ini
+		[network]
+		mode = proxy
+		allow = allowed.test
+		[audit]
+		event-budget = 40
+	EOF
+	local q='import socket, sys
+for i in range(int(sys.argv[1])):
+    try: socket.getaddrinfo("denied%d.test" % i, 80, socket.AF_INET)
+    except OSError: pass'
+	expect_exit 0 "$AGENTBOX" -p ./budget.ini --audit "$META/under.jsonl" -- "$PY" -c "$q" 30
+	assert_eq 30 "$(grep -c '"event":"dns"' "$META/under.jsonl")" "dns events below the budget"
+	assert_not_contains "$(cat "$META/under.jsonl")" '"limit":"audit-events"' "no budget limit below it"
+	grep -q '"what":"capture"' "$META/under.jsonl" && not_applicable "no capture here: no DNS stub to query"
+	expect_exit 0 "$AGENTBOX" -p ./budget.ini --audit "$META/over.jsonl" -- "$PY" -c "$q" 500
+	assert_eq 40 "$(grep -c '"event":"dns"' "$META/over.jsonl")" "dns events past the budget"
+	assert_contains "$(cat "$META/over.jsonl")" '"limit":"audit-events","of":"dns","after":40' \
+		"the budget's limit event"
+	assert_contains "$(cat "$META/over.jsonl")" '"suppressed":{"dns":460}' "the exit event's count"
+	expect_exit 0 "$AGENTBOX" audit verify "$META/over.jsonl"
+}
+
 t_write_failure_stops() {
 	cat >continue.ini <<-EOF
 		[sandbox]
@@ -588,4 +618,5 @@ run_case audit_file_out_of_reach t_audit_file_out_of_reach
 run_case write_failure_stops t_write_failure_stops
 run_case run_id t_run_id
 run_case summary_denials_first t_summary_denials_first
+run_case event_budget t_event_budget
 finish
