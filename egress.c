@@ -308,6 +308,58 @@ static bool split_authority(const char *a, size_t n, unsigned defport, char *hos
 	return true;
 }
 
+/* How many header lines of the head are named name (name ends with ':'); *value, *vlen: the
+ * last one's value, trimmed. */
+static unsigned header_count(const char *head, const char *end, const char *name,
+			     const char **value, size_t *vlen)
+{
+	size_t n = strlen(name);
+	unsigned count = 0;
+
+	for (const char *line = memchr(head, '\n', (size_t)(end - head)); line && line + 1 < end;
+	     line = memchr(line + 1, '\n', (size_t)(end - line - 1))) {
+		const char *v = line + 1, *eol = memchr(v, '\r', (size_t)(end - v));
+		if (!eol || (size_t)(eol - v) < n || strncasecmp(v, name, n))
+			continue;
+		for (v += n; v < eol && (*v == ' ' || *v == '\t'); v++)
+			;
+		while (eol > v && (eol[-1] == ' ' || eol[-1] == '\t'))
+			eol--;
+		*value = v;
+		*vlen = (size_t)(eol - v);
+		count++;
+	}
+	return count;
+}
+
+const char *http_framing_refusal(const char *head, size_t head_len)
+{
+	const char *end = head + head_len, *v = NULL;
+	size_t vlen = 0;
+	unsigned cl, te;
+
+	/* every line ends in CRLF, none continues the one before (obs-fold): a server that reads
+	 * a bare LF or a folded line differently from another sees other headers */
+	for (const char *p = head; p < end; p++) {
+		if (*p == '\n' && (p == head || p[-1] != '\r'))
+			return "a header line ends in a bare LF";
+		if (*p == '\n' && p + 1 < end && (p[1] == ' ' || p[1] == '\t'))
+			return "a folded header line (obs-fold)";
+	}
+	/* the body's length must mean one thing to every server on the way (request smuggling) */
+	cl = header_count(head, end, "content-length:", &v, &vlen);
+	if (cl > 1)
+		return "more than one Content-Length";
+	if (cl == 1 && (vlen == 0 || strspn(v, "0123456789") != vlen))
+		return "a Content-Length that is not a number";
+	te = header_count(head, end, "transfer-encoding:", &v, &vlen);
+	if (te && cl)
+		return "both Content-Length and Transfer-Encoding";
+	if (te > 1 || (te == 1 && (vlen != 7 || strncasecmp(v, "chunked", 7))))
+		return "a Transfer-Encoding other than one 'chunked'";
+	return NULL;
+}
+
 enum parse_result http_parse_request(const char *buf, size_t len, struct http_request *req)
 {
 	const char *end = find_head_end(buf, len), *sp1, *sp2, *eol;
@@ -360,6 +412,8 @@ enum parse_result http_parse_request(const char *buf, size_t len, struct http_re
 				     &req->port))
 			return req->why = "bad host in URL", PARSE_BAD;
 	}
+	if ((req->why = http_framing_refusal(buf, req->head_len)))
+		return PARSE_BAD;
 	return PARSE_DONE;
 }
 
@@ -467,6 +521,9 @@ static enum parse_result sniff_http(const char *b, size_t len, struct sniff *s)
 			return s->name[0] = '\0', s->odd = true, PARSE_DONE;
 		snprintf(s->name, sizeof(s->name), "%s", host);
 	}
+	/* an ambiguous body length could carry a second request the sniffer never sees */
+	if (http_framing_refusal(b, s->head_len))
+		return s->odd = true, PARSE_DONE;
 	return PARSE_DONE;
 }
 

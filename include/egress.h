@@ -64,6 +64,12 @@ struct http_request {
 	const char *why; /* PARSE_BAD: what is wrong */
 };
 
+/* Why a plain HTTP request head is refused for its framing, or NULL: a bare LF, obs-fold,
+ * several or non-numeric Content-Length, Content-Length with Transfer-Encoding, or a
+ * Transfer-Encoding other than one "chunked" (the ways to smuggle a second request past a
+ * proxy that reads the body's length one way and a server another). */
+const char *http_framing_refusal(const char *head, size_t head_len);
+
 /* Parses a proxy request head (CONNECT host:port, or METHOD http://host[:port]/path). */
 enum parse_result http_parse_request(const char *buf, size_t len, struct http_request *req);
 

@@ -655,6 +655,41 @@ t_hostile_slowloris() {
 	assert_contains "$NET" "count=1" "the timed-out connection audited"
 }
 
+# Heads whose body length or header lines a server could read differently from the proxy
+# (Content-Length with Transfer-Encoding, two Content-Lengths, obs-fold, a bare LF) are refused
+# with 400 and audited: they are how a second request is smuggled past the rules. Positive
+# control: the same request without them is served.
+t_smuggling_heads_refused() {
+	mk_www
+	cat >smuggle.py <<-'PY'
+		import socket, sys
+		port = int(sys.argv[1])
+		def send(extra):
+		    s = socket.create_connection(("127.0.0.1", 3128))
+		    s.sendall(("GET http://127.0.0.1:%d/file.txt HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+		               % (port, port) + extra).encode())
+		    data = b""
+		    while True:
+		        b = s.recv(4096)
+		        if not b:
+		            break
+		        data += b
+		    return data.split(b"\r\n", 1)[0].decode(errors="replace")
+		print("CLTE:" + send("Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"))
+		print("TWOCL:" + send("Content-Length: 0\r\nContent-Length: 40\r\n\r\n"))
+		print("FOLD:" + send("X-A: 1\r\n folded: y\r\n\r\n"))
+		print("PLAIN:" + send("\r\n"))
+	PY
+	box smuggle --allow "127.0.0.1:$WWW_PORT" -- /usr/bin/python3 smuggle.py "$WWW_PORT"
+	expect_exit 0 "${BOX[@]}"
+	assert_contains "$OUT" "CLTE:HTTP/1.1 400" "Content-Length with Transfer-Encoding"
+	assert_contains "$OUT" "TWOCL:HTTP/1.1 400" "two Content-Lengths"
+	assert_contains "$OUT" "FOLD:HTTP/1.1 400" "a folded header line"
+	assert_contains "$OUT" "PLAIN:HTTP/1.0 200" "positive control: the plain request"
+	net reason="both Content-Length and Transfer-Encoding"
+	assert_contains "$NET" " decision=deny protocol=http " "the refusal audited"
+}
+
 t_hostile_garbage() {
 	hostile garbage
 	local name line
@@ -1093,6 +1128,7 @@ run_case hostile_long_request_line t_hostile_long_request_line
 run_case long_request_refused_once t_long_request_refused_once
 run_case hostile_slowloris t_hostile_slowloris
 run_case hostile_garbage t_hostile_garbage
+run_case smuggling_heads_refused t_smuggling_heads_refused
 run_case hostile_half_close t_hostile_half_close
 run_case hostile_many_connections t_hostile_many_connections
 run_case hostile_fd_exhaustion t_hostile_fd_exhaustion

@@ -649,9 +649,41 @@ static void test_http_request_line(void **state)
 	assert_int_equal(parse_exact("GET http://a/ HTTP/2.0\r\n\r\n", 26, &req), PARSE_BAD);
 }
 
+/* One request, read the same way by every server on the way: heads whose body length or
+ * header lines could be read two ways are refused, by the proxy's parser and the sniffer. */
+static void test_http_framing(void **state)
+{
+	static const char *const refused[] = {
+	    "GET http://a/ HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n",
+	    "GET http://a/ HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n",
+	    "GET http://a/ HTTP/1.1\r\nContent-Length: 5x\r\n\r\n",
+	    "GET http://a/ HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+	    "GET http://a/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: x\r\n\r\n",
+	    "GET http://a/ HTTP/1.1\r\nX-A: 1\r\n folded: yes\r\n\r\n",
+	    "GET http://a/ HTTP/1.1\r\nX-A: 1\nHost: b\r\n\r\n",
+	};
+	static const char *const fine[] = {
+	    "POST http://a/ HTTP/1.1\r\nContent-Length: 5\r\n\r\n",
+	    "POST http://a/ HTTP/1.1\r\nTransfer-Encoding:  Chunked \r\n\r\n",
+	    "GET http://a/ HTTP/1.1\r\nX-A: a b\r\n\r\n",
+	};
+	struct http_request req;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		assert_int_equal(parse_exact(refused[i], strlen(refused[i]), &req), PARSE_BAD);
+		assert_non_null(http_framing_refusal(refused[i], strlen(refused[i])));
+	}
+	for (size_t i = 0; i < sizeof(fine) / sizeof(fine[0]); i++) {
+		assert_int_equal(parse_exact(fine[i], strlen(fine[i]), &req), PARSE_DONE);
+		assert_null(http_framing_refusal(fine[i], strlen(fine[i])));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_http_framing),
 	    cmocka_unit_test(test_host),
 	    cmocka_unit_test(test_subdomain_wildcards),
 	    cmocka_unit_test(test_bad_wildcards),
