@@ -324,6 +324,40 @@ static bool is_run_id(const char *s)
 	return n > 0 && n < 64 && strspn(s, "0123456789abcdef") == n;
 }
 
+/* A tree as agentbox records it: absolute, canonical (no ., .., empty component or trailing
+ * slash). An edited record naming anything else is refused, not followed. */
+static bool canonical_tree(const char *t)
+{
+	if (t[0] != '/')
+		return false;
+	if (!strcmp(t, "/"))
+		return true;
+	for (const char *c = t; *c;) {
+		const char *next = strchr(c + 1, '/');
+		size_t n = next ? (size_t)(next - c - 1) : strlen(c + 1);
+		if (n == 0 || (n == 1 && c[1] == '.') || (n == 2 && c[1] == '.' && c[2] == '.'))
+			return false;
+		c = next ? next : c + 1 + n;
+	}
+	return true;
+}
+
+/* The record and its directory are the caller's own, and nobody else may write them: promote
+ * follows what the record says. */
+static int check_record(const struct run_info *r, struct ab_err *e)
+{
+	struct stat st, dir;
+
+	if (fstat(r->fd, &st) < 0 || stat(r->dir, &dir) < 0)
+		return ab_fail(e, errno, "%s", r->dir);
+	if (!S_ISREG(st.st_mode) || st.st_nlink != 1 || st.st_uid != geteuid() ||
+	    (st.st_mode & 022) || dir.st_uid != geteuid() || (dir.st_mode & 022))
+		return ab_fail(e, 0, "%s: the changes record is not the caller's own, or others may "
+				     "write it", r->dir),
+		       ab_hint(e, "promote only changes directories agentbox made for you");
+	return 0;
+}
+
 static int parse_run_line(struct run_info *r, const char *line, struct ab_err *e)
 {
 	long long sec;
@@ -338,7 +372,7 @@ static int parse_run_line(struct run_info *r, const char *line, struct ab_err *e
 		return 0;
 	}
 	if (sscanf(line, "tree %u %n", &n, &off) == 1 && off > 0 && n == r->trees.n &&
-	    line[off] == '/')
+	    canonical_tree(line + off))
 		return strv_push(&r->trees, line + off) < 0 ? ab_fail(e, ENOMEM, "run") : 0;
 	if (sscanf(line, "placeholder %u %n", &n, &off) == 1 && off > 0) {
 		char entry[PATH_MAX + 16];
@@ -379,6 +413,7 @@ static int open_run(const char *arg, struct run_info *r, struct ab_err *e)
 		return ab_fail(e, err, "%s is not a changes directory (no readable %s)", arg, path),
 		       ab_hint(e, "give a run id from the audit trail, or the --changes directory");
 	}
+	rc = check_record(r, e);
 	while (rc == 0 && fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = '\0';
 		if (!magic)

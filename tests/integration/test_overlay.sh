@@ -421,6 +421,29 @@ t_unreadable_directory() {
 	assert_eq 0 "$(stat -c %a "$META/ch/upper/0/locked")" "the upper layer's mode after reading"
 }
 
+# promote follows the changes record: one that others may write, or whose tree is not a
+# canonical absolute path (an edit pointing promote elsewhere), is refused with nothing applied.
+t_record_validated() {
+	mk_project
+	run_edits
+	local rec
+	rec=$(ls "$META/ch"/run* 2>/dev/null | head -n 1)
+	[ -f "$rec" ] || fail "no record in $META/ch" "$(ls -la "$META/ch")"
+	cp "$rec" "$META/record.orig"
+	chmod g+w "$rec"
+	expect_exit 125 "$AGENTBOX" promote "$META/ch"
+	assert_contains "$ERR" "others may write it" "a group-writable record"
+	chmod g-w "$rec"
+	sed -i "s|^tree 0 .*|tree 0 $PROJ/../$(basename "$PROJ")|" "$rec"
+	expect_exit 125 "$AGENTBOX" promote "$META/ch"
+	assert_contains "$ERR" "unexpected line 'tree 0" "a tree path with '..'"
+	assert_eq "line one" "$(head -n 1 "$PROJ/src/main.txt")" "nothing applied from an edited record"
+	# positive control: the record as agentbox wrote it promotes
+	cp "$META/record.orig" "$rec"
+	expect_exit 0 "$AGENTBOX" promote "$META/ch" "$PROJ/src"
+	assert_eq "promoted 1 change" "$OUT" "promote with the original record"
+}
+
 t_promote_hard_cases() {
 	mk_project
 	expect_exit 0 "$AGENTBOX" -p shell --overlay "$PROJ" --changes "$META/ch" -- sh -c '
@@ -466,4 +489,5 @@ run_case overlay_below_rw_without_hooks t_overlay_below_rw_without_hooks
 run_case promote_keeps_holes t_promote_keeps_holes
 run_case review_output_cannot_lie t_review_output_cannot_lie
 run_case unreadable_directory t_unreadable_directory
+run_case record_validated t_record_validated
 finish
