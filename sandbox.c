@@ -22,6 +22,7 @@
 #include "idmap.h"
 #include "landlock.h"
 #include "overlay.h"
+#include "overlay_ids.h"
 #include "pid1.h"
 #include "run.h"
 #include "run_audit.h"
@@ -98,6 +99,15 @@ static int prepare(struct run *r, const struct mount_protect *protect, struct au
 			       "does not allow"),
 		       ab_hint(e,
 			       "allow unprivileged user namespaces, or use rw instead of overlay");
+	/* root that gives the command other ids gives it those ids on the host too: the command
+	 * is then not root anywhere */
+	r->maps_by_supervisor = r->outer_uid == 0 && (p->uid >= 0 || p->gid >= 0);
+	r->host_uid = r->maps_by_supervisor && p->uid >= 0 ? (uid_t)p->uid : r->outer_uid;
+	r->host_gid = r->maps_by_supervisor && p->gid >= 0 ? (gid_t)p->gid : r->outer_gid;
+	/* overlayfs copies up with the owner and group: entries with other ids fail on write */
+	if (!r->fallback && overlay_in_plan(&r->plan) &&
+	    overlay_ids_check(&r->plan, r->host_uid, r->host_gid, e) < 0)
+		return -1;
 	if (overlay_prepare(p, audit_run_id(a), &r->plan, &r->changes, &r->changes_lock, e) < 0 ||
 	    (!r->fallback && protect_prepare(&r->plan, &r->protect, e) < 0) ||
 	    disk_limit_open(&r->plan, p->limits.disk, &r->disk, e) < 0)
@@ -105,11 +115,6 @@ static int prepare(struct run *r, const struct mount_protect *protect, struct au
 	/* Landlock forbids mount changes to everything below it: no nested sandbox under it.
 	 * Without namespaces (fallback) Landlock is the confinement, nesting or not. */
 	r->landlock_abi = p->nesting && !r->fallback ? 0 : landlock_abi();
-	/* root that gives the command other ids gives it those ids on the host too: the command
-	 * is then not root anywhere */
-	r->maps_by_supervisor = r->outer_uid == 0 && (p->uid >= 0 || p->gid >= 0);
-	r->host_uid = r->maps_by_supervisor && p->uid >= 0 ? (uid_t)p->uid : r->outer_uid;
-	r->host_gid = r->maps_by_supervisor && p->gid >= 0 ? (gid_t)p->gid : r->outer_gid;
 	r->plan.guard_proc = r->host_uid == 0;
 	r->plan.limit_userns = !p->nesting;
 	r->cgroup_mode = cgroup_probe(&p->limits);

@@ -136,8 +136,13 @@ runs=1
 
 if [ "$(id -u)" -eq 0 ]; then
 	# several run.sh may start at once under ctest -j: create the user under a lock
-	if ! flock /tmp/.agentbox-test-user.lock sh -c \
-		'id -u "$1" >/dev/null 2>&1 || useradd -m -s /bin/bash "$1"' sh "$test_user"; then
+	# with a second group of its own (agentbox-shared), for the cases about files of a group
+	# that is not the caller's primary one
+	if ! flock /tmp/.agentbox-test-user.lock sh -c '
+		id -u "$1" >/dev/null 2>&1 || useradd -m -s /bin/bash "$1" || exit 1
+		getent group agentbox-shared >/dev/null || groupadd agentbox-shared || exit 1
+		id -nG "$1" | tr " " "\n" | grep -qx agentbox-shared || usermod -aG agentbox-shared "$1"' \
+		sh "$test_user"; then
 		echo "FAIL $name ($test_user): cannot create the unprivileged user $test_user"
 		exit 1
 	fi

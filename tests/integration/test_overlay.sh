@@ -444,6 +444,30 @@ t_record_validated() {
 	assert_eq "promoted 1 change" "$OUT" "promote with the original record"
 }
 
+# A file the caller may write whose group is not its own (a shared group): overlayfs's copy-up
+# keeps the group, which the sandbox cannot map unprivileged (EOVERFLOW on the first write).
+# The run says so before the command starts, naming the file and the fix; positive control:
+# the same tree with the caller's own group runs.
+t_foreign_group_said_before() {
+	local other
+	mk_project
+	if [ "$(id -u)" = 0 ]; then
+		other=daemon
+	else
+		other=$(id -Gn | tr ' ' '\n' | grep -vx "$(id -gn)" | head -n 1)
+		[ -n "$other" ] || not_applicable "$(id -un) has no group but its own to give a file"
+	fi
+	chgrp "$other" "$PROJ/docs/keep.txt" && chmod g+w "$PROJ/docs/keep.txt" ||
+		fail "cannot give docs/keep.txt the group $other"
+	expect_exit 125 "$AGENTBOX" -p shell --overlay "$PROJ" --changes "$META/ch" -- true
+	assert_contains "$ERR" "$PROJ/docs/keep.txt belongs to uid" "the file named"
+	assert_contains "$ERR" "fix: chgrp/chown it" "the fix"
+	assert_absent "$META/ch" "a changes directory for a run that did not start"
+	chgrp "$(id -gn)" "$PROJ/docs/keep.txt"
+	expect_exit 0 "$AGENTBOX" -p shell --overlay "$PROJ" --changes "$META/ch" -- sh -c \
+		'echo more >>"$1"' sh "$PROJ/docs/keep.txt"
+}
+
 t_promote_hard_cases() {
 	mk_project
 	expect_exit 0 "$AGENTBOX" -p shell --overlay "$PROJ" --changes "$META/ch" -- sh -c '
@@ -490,4 +514,5 @@ run_case promote_keeps_holes t_promote_keeps_holes
 run_case review_output_cannot_lie t_review_output_cannot_lie
 run_case unreadable_directory t_unreadable_directory
 run_case record_validated t_record_validated
+run_case foreign_group_said_before t_foreign_group_said_before
 finish
