@@ -299,7 +299,8 @@ static int view_path(const struct mount_op *cover, const char *real, char *dest,
 }
 
 static int push_protect(struct mount_plan *plan, const struct mount_op *cover, const char *dest,
-			const char *source, bool ph, const char *why, struct ab_err *e)
+			const char *source, bool ph, const char *stub, const char *why,
+			struct ab_err *e)
 {
 	/* a hide or tmpfs deeper than the writable tree already keeps the path out of sight */
 	if (deepest(plan, dest, false) != cover || (ph && planned(plan, dest)))
@@ -313,13 +314,14 @@ static int push_protect(struct mount_plan *plan, const struct mount_op *cover, c
 					   .implicit = true,
 					   .protects = true,
 					   .placeholder = ph,
+					   .stub = stub,
 					   .why = why},
 			 e);
 }
 
 /* A protected path the host does not have: a placeholder for its first missing component. */
 static int protect_missing(struct mount_plan *plan, const char *path, const char *missing,
-			   const char *why, struct ab_err *e)
+			   const char *stub, const char *why, struct ab_err *e)
 {
 	const char *name = strrchr(missing, '/') + 1;
 	char parent[PATH_MAX], source[PATH_MAX], dest[PATH_MAX];
@@ -338,7 +340,7 @@ static int protect_missing(struct mount_plan *plan, const char *path, const char
 				     name) >= sizeof(source))
 			r = ab_fail(e, ENAMETOOLONG, "protecting %s", path);
 		else if ((r = view_path(cover, source, dest, sizeof(dest), e)) == 0)
-			r = push_protect(plan, cover, dest, source, true, why, e);
+			r = push_protect(plan, cover, dest, source, true, stub, why, e);
 	}
 	free(real);
 	return r;
@@ -358,7 +360,7 @@ static int plan_protect(struct mount_plan *plan, const char *path, size_t known,
 		return ab_fail(e, errno, "cannot tell whether %s exists", path),
 		       ab_hint(e, "make its directories readable, or unprotect it");
 	if (where == MISSING)
-		return protect_missing(plan, path, first, why, e);
+		return protect_missing(plan, path, first, NULL, why, e);
 	if (where == LINK_ON_THE_WAY) {
 		/* the link's target is what the tree shows there: go on from it */
 		char *target = realpath(first, NULL), rest[PATH_MAX];
@@ -377,7 +379,7 @@ static int plan_protect(struct mount_plan *plan, const char *path, size_t known,
 		return missing ? ab_fail(e, ENOMEM, "protecting %s", path) : 0; /* dangling link */
 	if ((cover = writable_cover(plan, real)) &&
 	    (r = view_path(cover, real, dest, sizeof(dest), e)) == 0)
-		r = push_protect(plan, cover, dest, real, false, why, e);
+		r = push_protect(plan, cover, dest, real, false, NULL, why, e);
 	free(real);
 	return r;
 }
@@ -490,19 +492,26 @@ static bool unprotected(const struct policy *p, const char *name)
 	return false;
 }
 
-/* One list of protected names below root (the tree at ops[i]); missing: stand-ins too. */
+/* One list of protected names below root; stubs: a missing name whose directory exists gets a
+ * file stand-in with that content (else a directory stand-in for its first missing part). */
 static int protect_names(struct mount_plan *plan, const struct policy *p, const char *root,
-			 const char *const *names, bool missing, struct ab_err *e)
+			 const char *const *names, const char *const *stubs, struct ab_err *e)
 {
-	char path[PATH_MAX];
+	static const char why[] = "protected: runs outside the sandbox later";
+	char path[PATH_MAX], first[PATH_MAX];
 
 	for (size_t k = 0; names[k]; k++) {
+		int r;
 		if (unprotected(p, names[k]))
 			continue;
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", root, names[k]) >= sizeof(path))
 			return ab_fail(e, ENAMETOOLONG, "protecting %s", root);
-		if (plan_protect(plan, path, strlen(root), missing,
-				 "protected: runs outside the sandbox later", e) < 0)
+		if (stubs && first_missing(path, strlen(root), first, sizeof(first)) == MISSING &&
+		    !strcmp(first, path))
+			r = protect_missing(plan, path, first, stubs[k], why, e);
+		else
+			r = plan_protect(plan, path, strlen(root), true, why, e);
+		if (r < 0)
 			return -1;
 	}
 	return 0;
@@ -518,8 +527,9 @@ static int protect_trees(struct mount_plan *plan, const struct policy *p, struct
 			continue;
 		/* a copy: protect_names may move the ops */
 		snprintf(root, sizeof(root), "%s", strcmp(o->source, "/") ? o->source : "");
-		if (protect_names(plan, p, root, policy_protected_names, true, e) < 0 ||
-		    protect_names(plan, p, root, policy_protected_if_present, false, e) < 0)
+		if (protect_names(plan, p, root, policy_protected_names, NULL, e) < 0 ||
+		    protect_names(plan, p, root, policy_protected_if_present, policy_protected_stubs,
+				  e) < 0)
 			return -1;
 	}
 	for (size_t i = 0; i < p->protect.n; i++)
@@ -575,7 +585,7 @@ static int plan_guard(struct mount_plan *plan, const char *path, bool dir, struc
 	if (where == ALL_THERE || where == LINK_ON_THE_WAY)
 		return plan_protect(plan, path, 0, false, why, e);
 	if (where == MISSING && dir && !strcmp(first, path))
-		return protect_missing(plan, path, first, why, e);
+		return protect_missing(plan, path, first, NULL, why, e);
 	return 0; /* a missing parent, or what it cannot tell: nothing there to write through */
 }
 

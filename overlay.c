@@ -117,6 +117,20 @@ static int layer_dirs(const char *dir, struct mount_op *op, unsigned n, struct a
 	return 0;
 }
 
+/* A file stand-in with its content (mount_op.stub), new. */
+static int write_stub(const char *path, const char *stub)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644), rc = 0;
+
+	if (fd < 0)
+		return -1;
+	if (*stub && fs_write_all(fd, stub, strlen(stub)) < 0)
+		rc = -1;
+	if (close(fd) < 0)
+		rc = -1;
+	return rc;
+}
+
 /* A protected path the host tree does not have is made, empty, in the upper layer, where the
  * read-only bind on it keeps it empty; the directories above it that only the host has are
  * made there too, with the host's modes. The bind's source becomes the upper layer's entry. */
@@ -150,7 +164,7 @@ static int upper_placeholder(const struct mount_plan *plan, struct mount_op *op,
 			return ab_fail(e, err, "placeholder %s", upper);
 		*s = '/';
 	}
-	if (mkdir(upper, 0755) < 0)
+	if (op->stub ? write_stub(upper, op->stub) < 0 : mkdir(upper, 0755) < 0)
 		return ab_fail(e, errno, "cannot create the placeholder %s", upper);
 	free(op->source);
 	if (!(op->source = strdup(upper)))
@@ -559,7 +573,7 @@ static bool is_placeholder(const struct walk *w, const char *rel, const struct s
 {
 	char entry[PATH_MAX + 16];
 
-	if (!S_ISDIR(st->st_mode))
+	if (!S_ISDIR(st->st_mode) && !S_ISREG(st->st_mode))
 		return false;
 	snprintf(entry, sizeof(entry), "%u/%s", w->tree, rel);
 	for (size_t i = 0; i < w->run->placeholders.n; i++)

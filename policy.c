@@ -53,11 +53,13 @@ const char *const policy_protected_names[] = {
 	".vscode/tasks.json", NULL};
 
 /* Files git follows elsewhere (another common directory, other object stores) or reads as
- * configuration: read-only when present. A missing one gets no stand-in: git fails when one of
- * them is a directory, or an empty commondir (a file stand-in is future work). */
+ * configuration. git fails when one of them is a directory, so a missing one gets a file as
+ * its stand-in, with content that means what its absence means: commondir "." (the repository
+ * is its own common directory), the others empty. */
 const char *const policy_protected_if_present[] = {
 	".git/commondir", ".git/config.worktree", ".git/objects/info/alternates",
 	".git/objects/info/http-alternates", NULL};
+const char *const policy_protected_stubs[] = {".\n", "", "", ""};
 
 const char *net_mode_name(enum net_mode m)
 {

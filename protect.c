@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +104,24 @@ static int hold_tree(struct protect_hold *h, const char *root, struct ab_err *e)
 	return (int)h->n - 1;
 }
 
+/* An empty directory, or a file with the stand-in's content (mount_op.stub). */
+static int make_standin(int dirfd, const char *name, const char *stub)
+{
+	size_t n = stub ? strlen(stub) : 0;
+	int fd, rc = 0;
+
+	if (!stub)
+		return mkdirat(dirfd, name, 0755);
+	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	if (n && fs_write_all(fd, stub, n) < 0)
+		rc = -1;
+	if (close(fd) < 0)
+		rc = -1;
+	return rc;
+}
+
 static int make_placeholder(const struct mount_op *op, const struct protect_tree *t,
 			    struct ab_err *e)
 {
@@ -119,7 +138,7 @@ static int make_placeholder(const struct mount_op *op, const struct protect_tree
 	fd = name == rel ? t->fd : open_dir(t->fd, parent);
 	if (fd < 0)
 		return ab_fail(e, errno, "cannot open %s/%s", t->root, parent);
-	if (mkdirat(fd, name, 0755) < 0 && errno != EEXIST) { /* another run made it meanwhile */
+	if (make_standin(fd, name, op->stub) < 0 && errno != EEXIST) { /* another run made it */
 		int err = errno;
 		if (fd != t->fd)
 			close(fd);
@@ -186,12 +205,21 @@ int protect_prepare(const struct mount_plan *plan, struct protect_hold *h, struc
 	return 0;
 }
 
-/* rel, if it is still a placeholder: an empty directory. */
+/* A file stand-in still as it was made: no more than the two bytes of ".\n", nothing else. */
+static bool untouched_stub(int fd)
+{
+	char buf[3];
+	ssize_t n = pread(fd, buf, sizeof(buf), 0);
+	return n == 0 || (n == 2 && buf[0] == '.' && buf[1] == '\n');
+}
+
+/* rel, if it is still a placeholder: an empty directory, or an untouched file stand-in. */
 static void remove_placeholder(int rootfd, const char *rel)
 {
 	const char *slash = strrchr(rel, '/');
 	const char *name = slash ? slash + 1 : rel;
 	char parent[PATH_MAX];
+	struct stat st;
 	int fd, lock;
 
 	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - rel) : 1, slash ? rel : ".");
@@ -199,9 +227,13 @@ static void remove_placeholder(int rootfd, const char *rel)
 	if (fd < 0)
 		return;
 	/* only when no run holds it: every run that has it mounted has a shared lock on it */
-	lock = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) == 0)
-		unlinkat(fd, name, AT_REMOVEDIR); /* fails when not empty: kept */
+	lock = openat(fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (lock >= 0 && fstat(lock, &st) == 0 && flock(lock, LOCK_EX | LOCK_NB) == 0) {
+		if (S_ISDIR(st.st_mode))
+			unlinkat(fd, name, AT_REMOVEDIR); /* fails when not empty: kept */
+		else if (S_ISREG(st.st_mode) && st.st_nlink == 1 && untouched_stub(lock))
+			unlinkat(fd, name, 0);
+	}
 	if (lock >= 0)
 		close(lock);
 	close(fd);

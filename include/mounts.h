@@ -36,7 +36,8 @@ struct mount_op {
 	 * the host; overlay trees: overlay.c, in the upper layer), bound read-only. A directory,
 	 * because git does not list an empty one: the command cannot commit it by mistake. */
 	bool placeholder;
-	const char *why; /* implicit ops: the reason, for the audit */
+	const char *stub; /* a placeholder that is a file: its content (static); NULL: a directory */
+	const char *why;  /* implicit ops: the reason, for the audit */
 };
 
 struct mount_plan {

@@ -152,8 +152,10 @@ int expand_vars(const char *in, const struct policy_vars *vars, const char *prof
 const char *fs_kind_name(enum fs_kind k);
 /* Names, relative to each rw or overlay tree's root, kept read-only unless unprotected. */
 extern const char *const policy_protected_names[];
-/* The same, kept read-only only where the tree has them (no stand-in for a missing one). */
+/* Files, protected the same way; a missing one gets a file stand-in with the content of the
+ * same index in policy_protected_stubs. */
 extern const char *const policy_protected_if_present[];
+extern const char *const policy_protected_stubs[];
 const char *net_mode_name(enum net_mode m);
 const char *seccomp_preset_name(enum seccomp_preset p);
 

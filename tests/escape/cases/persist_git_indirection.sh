@@ -2,9 +2,11 @@
 # .git/hooks: a submodule's git directory (.git/modules/NAME/config, its hooks), a linked
 # worktree's (.git/worktrees/NAME/config.worktree, commondir, gitdir), info/attributes, object
 # alternates, config.worktree. The command writes core.fsmonitor (a program git runs on the
-# next `git status`) into those that exist, and creates a worktree and a submodule directory.
+# next `git status`) into those that exist, creates a worktree and a submodule directory, and
+# creates the missing .git/commondir pointing at a directory it controls.
 # Defence: mounts: .git/info, .git/worktrees and .git/modules are read-only in place (a stand-in
-# where missing); commondir, config.worktree and the alternates files read-only when present.
+# where missing); commondir, config.worktree and the alternates files too, a missing one
+# standing in as a file that means what its absence means (commondir ".").
 # Control: on the host the same writes work, and inside, an ordinary commit still works.
 
 setup() {
@@ -14,7 +16,7 @@ setup() {
 	printf '[core]\n\tbare = false\n' >repo/.git/modules/sub/config
 	printf '[core]\n' >repo/.git/worktrees/wt/config.worktree
 	echo ../.. >repo/.git/worktrees/wt/commondir
-	touch repo/.git/objects/info/alternates repo/.git/config.worktree
+	touch repo/.git/objects/info/alternates repo/.git/config.worktree # (commondir: missing)
 }
 
 plant() {
@@ -27,14 +29,15 @@ plant() {
 	echo '* filter=evil' >.git/info/attributes && echo PLANTED-attributes
 	echo /tmp/objects >.git/objects/info/alternates && echo PLANTED-alternates
 	echo '[core]' >>.git/config.worktree && echo PLANTED-config-worktree
+	echo /tmp/elsewhere >.git/commondir && echo PLANTED-commondir
 }
 
 control() {
 	cp -a repo hostrepo
 	(cd hostrepo && plant) >"$META/host.out" 2>&1
 	rm -rf hostrepo
-	[ "$(grep -c PLANTED "$META/host.out")" = 9 ] || control_failed "the host could not write them all" "$(cat "$META/host.out")"
-	control_ok "on the host all nine writes work"
+	[ "$(grep -c PLANTED "$META/host.out")" = 10 ] || control_failed "the host could not write them all" "$(cat "$META/host.out")"
+	control_ok "on the host all ten writes work"
 }
 
 attack() {
@@ -45,7 +48,8 @@ attack() {
 	case "$OUT" in *COMMITTED*) ;; *) escaped "an ordinary commit failed inside (so the case proves nothing)" "$(evidence)" ;; esac
 	grep -q evil .git/modules/sub/config .git/worktrees/wt/config.worktree 2>/dev/null &&
 		escaped "a git configuration changed on the host"
-	[ -e .git/worktrees/new ] || [ -e .git/modules/new ] || [ -e .git/info/attributes ] &&
+	[ -e .git/worktrees/new ] || [ -e .git/modules/new ] || [ -e .git/info/attributes ] ||
+		[ -e .git/commondir ] &&
 		escaped "a planted path is on the host" "$(ls -la .git .git/info 2>&1)"
-	blocked "all nine refused (read-only in place or a stand-in); an ordinary commit worked"
+	blocked "all ten refused (read-only in place or a stand-in, commondir a '.' file); an ordinary commit worked"
 }
