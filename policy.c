@@ -58,8 +58,14 @@ const char *const policy_protected_names[] = {
  * is its own common directory), the others empty. */
 const char *const policy_protected_if_present[] = {
 	".git/commondir", ".git/config.worktree", ".git/objects/info/alternates",
-	".git/objects/info/http-alternates", NULL};
-const char *const policy_protected_stubs[] = {".\n", "", "", ""};
+	".git/objects/info/http-alternates",
+	/* package managers' project configuration that names programs they run (npm's
+	 * script-shell, node-options; yarn's yarnPath; pnpm's hooks file) */
+	".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", NULL};
+const char *const policy_protected_stubs[] = {".\n", "", "", "", "", "", "", ""};
+_Static_assert(sizeof(policy_protected_stubs) / sizeof(policy_protected_stubs[0]) ==
+		       sizeof(policy_protected_if_present) / sizeof(policy_protected_if_present[0]) - 1,
+	       "a stand-in for each protected file");
 
 const char *net_mode_name(enum net_mode m)
 {
