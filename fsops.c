@@ -1,6 +1,7 @@
 #include "fsops.h"
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -114,48 +115,15 @@ int fs_state_dir(const char *sub, char *out, size_t size, struct ab_err *e)
 	return 0;
 }
 
-/* Copies len bytes from offset off of from to the same offset of to. */
-static int copy_region(int from, int to, off_t off, off_t len)
-{
-	char buf[65536];
-
-	if (lseek(from, off, SEEK_SET) < 0 || lseek(to, off, SEEK_SET) < 0)
-		return -1;
-	while (len > 0) {
-		ssize_t n = read(from, buf, len < (off_t)sizeof(buf) ? (size_t)len : sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) /* shorter than its size said: it changed meanwhile */
-			return n < 0 ? -1 : (errno = EIO, -1);
-		if (fs_write_all(to, buf, (size_t)n) < 0)
-			return -1;
-		len -= n;
-	}
-	return 0;
-}
+static int copy_data(int in, int out, off_t size, uint64_t *left);
 
 int fs_copy_fd(int from, int to)
 {
 	struct stat st;
-	off_t data = 0, hole;
 
 	if (fstat(from, &st) < 0)
 		return -1;
-	/* data regions only (SEEK_DATA/SEEK_HOLE), then the size: holes stay holes, so a file of
-	 * a few bytes at an offset of 100 TiB costs a few bytes. A file system without them
-	 * reports the whole file as one region. */
-	while (data < st.st_size) {
-		data = lseek(from, data, SEEK_DATA);
-		if (data < 0)
-			break; /* ENXIO: no data past here */
-		hole = lseek(from, data, SEEK_HOLE);
-		if (hole < 0 || copy_region(from, to, data, hole - data) < 0)
-			return -1;
-		data = hole;
-	}
-	if (data < 0 && errno != ENXIO)
-		return -1;
-	return ftruncate(to, st.st_size);
+	return copy_data(from, to, st.st_size, NULL);
 }
 
 /* name in dirfd, opened; an entry its owner made unreadable is opened up first (we are its
@@ -266,6 +234,27 @@ static int copy_data(int in, int out, off_t size, uint64_t *left)
 	return ftruncate(out, size);
 }
 
+/* name in dirfd is a regular file of the same few bytes as in (at most 64). */
+static bool same_small_file(int dirfd, const char *name, int in, const struct stat *st)
+{
+	char a[64], b[64];
+	struct stat there;
+	int fd;
+	bool same = false;
+
+	if (st->st_size > (off_t)sizeof(a))
+		return false;
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &there) == 0 && S_ISREG(there.st_mode) && there.st_size == st->st_size &&
+	    pread(fd, a, (size_t)st->st_size, 0) == st->st_size &&
+	    pread(in, b, (size_t)st->st_size, 0) == st->st_size)
+		same = !memcmp(a, b, (size_t)st->st_size);
+	close(fd);
+	return same;
+}
+
 static int copy_file(int from, const char *name, const struct stat *st, const struct copy *c)
 {
 	int in = open_own(from, name, st, O_RDONLY | O_NONBLOCK), out, rc = 0;
@@ -273,6 +262,12 @@ static int copy_file(int from, const char *name, const struct stat *st, const st
 	if (in < 0)
 		return ab_fail(c->e, errno, "cannot open %s", name);
 	out = openat(c->to, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	/* a file that is there already with the same bytes (a protected path's file stand-in,
+	 * made in both places) is merged into, like a directory */
+	if (out < 0 && errno == EEXIST && same_small_file(c->to, name, in, st)) {
+		close(in);
+		return 0;
+	}
 	if (out < 0 || copy_data(in, out, st->st_size, c->left) < 0 ||
 	    fchmod(out, st->st_mode & 0777) < 0)
 		rc = ab_fail(c->e, errno, "cannot copy %s", name);

@@ -308,14 +308,16 @@ t_changes_size() {
 
 # What a hostile command can leave behind: read-only directories with content, a name that
 # tries to forge a line of the list; and a promote or discard while the run still goes.
-# A path git follows elsewhere that the sandbox could create (.git/commondir has no stand-in)
-# and a guarded directory on PATH inside the tree: promote lists them as refused, audits them,
-# and applies the rest.
+# A protected path the run was allowed to write (a profile with unprotect = .git/commondir), and
+# a guarded directory on PATH inside the tree: promote, which trusts no profile, lists them as
+# refused, audits them, and applies the rest.
 t_promote_refuses_protected() {
 	mk_project
 	git -C "$PROJ" init -q
 	mkdir -p "$PROJ/tools/bin"
-	expect_exit 0 "$AGENTBOX" -p shell --overlay "$PROJ" --changes "$META/ch" -- sh -c '
+	printf '[sandbox]\ninclude = %s/shell.ini\n[filesystem]\nunprotect = .git/commondir\n' \
+		"$AGENTBOX_PROFILES" >"$META/unprot.ini"
+	expect_exit 0 "$AGENTBOX" -p "$META/unprot.ini" --overlay "$PROJ" --changes "$META/ch" -- sh -c '
 		cd "$1" && echo .. >.git/commondir && echo evil >tools/bin/ls && echo ok >plain.txt' \
 		sh "$PROJ"
 	run_cmd env PATH="$PROJ/tools/bin:/usr/bin:/bin" "$AGENTBOX" promote --audit "$META/p.jsonl" \
