@@ -387,11 +387,6 @@ static void report_limit(struct audit *a, const struct policy *p, const char *li
 	audit_emit(a, &ignored);
 }
 
-static const char *env_lookup(const char *name)
-{
-	return getenv(name);
-}
-
 /* agentbox's state directory exists before the plan is made: a writable tree that holds it
  * (a workspace at $HOME) then keeps it read-only in place, where otherwise the command could
  * create it, with run records that promote would follow. Best effort: what the caller cannot
@@ -418,7 +413,7 @@ static int run(const struct policy *p)
 	int status, rc;
 
 	make_state_dir();
-	if (guarded_paths(env_lookup, &guarded_files, &guarded_dirs, &e) < 0 ||
+	if (guarded_paths_here(&guarded_files, &guarded_dirs, &e) < 0 ||
 	    audit_open(&a, p->audit_file, &p->audit_redact, p->audit_on_failure, &e) < 0) {
 		strv_free(&guarded_files);
 		strv_free(&guarded_dirs);

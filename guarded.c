@@ -78,6 +78,16 @@ int guarded_paths(const char *(*env)(const char *name), struct strv *files, stru
 	return r;
 }
 
+static const char *env_here(const char *name)
+{
+	return getenv(name);
+}
+
+int guarded_paths_here(struct strv *files, struct strv *dirs, struct ab_err *e)
+{
+	return guarded_paths(env_here, files, dirs, e);
+}
+
 /* path is name, or below it */
 static bool at_or_below(const char *path, const char *name)
 {

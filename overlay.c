@@ -1064,11 +1064,6 @@ static void set_dir_modes(const struct run_info *r, const struct changes *c, cha
 	}
 }
 
-static const char *env_value(const char *name)
-{
-	return getenv(name);
-}
-
 /* Protected and guarded paths are refused (listed, audited); the rest is applied. */
 static int promote(const struct run_info *r, const struct changes *c, char **paths, int n,
 		   struct audit *a, struct ab_err *e)
@@ -1098,7 +1093,7 @@ static int promote(const struct run_info *r, const struct changes *c, char **pat
 			conflicted, conflicted == 1 ? "" : "s");
 		return 1;
 	}
-	if (guarded_paths(env_value, &gfiles, &gdirs, e) < 0)
+	if (guarded_paths_here(&gfiles, &gdirs, e) < 0)
 		goto out;
 	for (size_t i = 0; i < c->n; i++) {
 		const struct change *ch = &c->v[i];

@@ -19,6 +19,8 @@
  * once; entries that are not absolute are ignored (a relative PATH entry names nothing fixed). */
 int guarded_paths(const char *(*env)(const char *name), struct strv *files, struct strv *dirs,
 		  struct ab_err *e);
+/* The same from this process's environment. */
+int guarded_paths_here(struct strv *files, struct strv *dirs, struct ab_err *e);
 
 /* promote: why a change may not reach the host, or NULL. rel is the change's path below its
  * tree's root (a protected name, or a path below one, is refused; so is .git itself when it
