@@ -573,8 +573,8 @@ static int plan_hide_own(struct mount_plan *plan, const char *path, struct ab_er
 	return r;
 }
 
-/* A guarded path (include/guarded.h): read-only in place when the host has it; a missing
- * directory only when its parent exists (a stand-in higher up would freeze a whole subtree,
+/* A guarded path (include/guarded.h): read-only in place when the host has it; a missing one
+ * gets a stand-in only when its parent exists (one higher up would freeze a whole subtree,
  * ~/.local for ~/.local/bin). */
 static int plan_guard(struct mount_plan *plan, const char *path, bool dir, struct ab_err *e)
 {
@@ -584,8 +584,9 @@ static int plan_guard(struct mount_plan *plan, const char *path, bool dir, struc
 
 	if (where == ALL_THERE || where == LINK_ON_THE_WAY)
 		return plan_protect(plan, path, 0, false, why, e);
-	if (where == MISSING && dir && !strcmp(first, path))
-		return protect_missing(plan, path, first, NULL, why, e);
+	/* a missing file stands in as an empty one (git fails on a directory at ~/.gitconfig) */
+	if (where == MISSING && !strcmp(first, path))
+		return protect_missing(plan, path, first, dir ? NULL : "", why, e);
 	return 0; /* a missing parent, or what it cannot tell: nothing there to write through */
 }
 

@@ -3,9 +3,9 @@
  * (profile search directories, its state directory of overlay runs and placeholders) and the
  * files and directories through which the user's shell, git and ssh run code later (start-up
  * files, ~/.gitconfig and ~/.config/git, ~/.ssh, ~/.local/bin and every directory on PATH).
- * They are kept read-only in place. A missing directory whose parent exists gets a read-only
- * stand-in (an empty directory), like the protected names at the root of each writable tree;
- * a missing file does not (git fails on a directory where ~/.gitconfig should be). */
+ * They are kept read-only in place. A missing one whose parent exists gets a read-only
+ * stand-in, like the protected names at the root of each writable tree: an empty directory,
+ * or for a file an empty file (git fails on a directory where ~/.gitconfig should be). */
 #ifndef AGENTBOX_GUARDED_H
 #define AGENTBOX_GUARDED_H
 

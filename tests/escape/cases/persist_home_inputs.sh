@@ -4,8 +4,8 @@
 # $AGENTBOX_PROFILE_PATH entry) that a later run would load, a forged run record in agentbox's
 # state directory that promote would follow; or creates ~/.local/bin or ~/.ssh where missing.
 # Defence: mounts (guarded.c): those paths are read-only in place when a writable tree holds
-# them; a missing directory whose parent exists gets a read-only stand-in; the state directory
-# is made before the plan, so it is guarded too.
+# them; a missing one whose parent exists gets a read-only stand-in (an empty file for a file);
+# the state directory is made before the plan, so it is guarded too.
 # Control: the same writes on the host work, and inside, an ordinary file of the same home is
 # writable.
 
@@ -22,6 +22,7 @@ plant() {
 	echo evil >>"$H/.ssh/authorized_keys" && echo PLANTED-ssh
 	echo evil >>"$H/.gitconfig" && echo PLANTED-gitconfig
 	echo evil >"$H/bin/ls" && echo PLANTED-path
+	echo '[core] pager = /tmp/evil' >"$H/.zshrc" && echo PLANTED-missing-rc
 	echo evil >"$H/.config/agentbox/profiles/shell.ini" && echo PLANTED-profile
 	echo evil >"$H/profiles/evil.ini" && echo PLANTED-profile-path
 	mkdir -p "$H/.local/state/agentbox/runs" && echo forged >"$H/.local/state/agentbox/runs/forged" &&
@@ -32,10 +33,10 @@ plant() {
 
 control() {
 	(plant host) >"$META/host.out" 2>&1
-	for w in ssh gitconfig path profile profile-path state localbin; do
+	for w in ssh gitconfig path missing-rc profile profile-path state localbin; do
 		grep -q "PLANTED-$w" "$META/host.out" || control_failed "the host could not write $w" "$(cat "$META/host.out")"
 	done
-	rm -rf "$H/.local" "$H/bin/ls" "$H/profiles/evil.ini"
+	rm -rf "$H/.local" "$H/bin/ls" "$H/profiles/evil.ini" "$H/.zshrc"
 	echo key >"$H/.ssh/authorized_keys"
 	echo '[core]' >"$H/.gitconfig"
 	rm -f "$H/.config/agentbox/profiles/shell.ini"
@@ -49,7 +50,8 @@ attack() {
 	case "$OUT" in *WROTE-ordinary*) ;; *) escaped "the ordinary write in the home failed" "$(evidence)" ;; esac
 	case "$OUT" in *PLANTED*) escaped "planted: $(printf '%s' "$OUT" | grep PLANTED | tr '\n' ' ')" "$(evidence)" ;; esac
 	grep -q evil "$H/.ssh/authorized_keys" "$H/.gitconfig" 2>/dev/null && escaped "a guarded file changed on the host"
-	[ -e "$H/bin/ls" ] || [ -e "$H/.local/bin/ls" ] || [ -e "$H/.local/state/agentbox/runs/forged" ] &&
+	[ -e "$H/bin/ls" ] || [ -e "$H/.local/bin/ls" ] || [ -e "$H/.local/state/agentbox/runs/forged" ] ||
+		[ -e "$H/.zshrc" ] &&
 		escaped "a planted path is on the host" "$(ls -la "$H" "$H/.local" 2>&1)"
 	blocked "every plant refused (read-only in place or a stand-in); an ordinary file of the home was written"
 }
