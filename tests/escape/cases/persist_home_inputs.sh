@@ -44,7 +44,9 @@ control() {
 }
 
 attack() {
-	cd "$H" || escaped "no home"
+	# the workspace holds the home (a parent of it is the rw tree): nothing of the home is at
+	# the tree's root, where the protected names are
+	cd "$CASE" || escaped "no case directory"
 	run env HOME="$H" PATH="$H/bin:/usr/bin:/bin" AGENTBOX_PROFILE_PATH="$H/profiles" \
 		"$AGENTBOX" -p shell -- bash -c "H='$H'; $(declare -f plant); plant inside"
 	case "$OUT" in *WROTE-ordinary*) ;; *) escaped "the ordinary write in the home failed" "$(evidence)" ;; esac
