@@ -523,7 +523,7 @@ static enum parse_result sniff_http(const char *b, size_t len, struct sniff *s)
 	}
 	/* an ambiguous body length could carry a second request the sniffer never sees */
 	if (http_framing_refusal(b, s->head_len))
-		return s->odd = true, PARSE_DONE;
+		return s->name[0] = '\0', s->odd = true, PARSE_DONE;
 	return PARSE_DONE;
 }
 
