@@ -23,9 +23,10 @@ mkdir "$WORK/tmp" && chmod 1777 "$WORK/tmp"
 export TMPDIR=$WORK/tmp # where a run could leave a temporary directory
 RUNS=$WORK/runs.jsonl   # every run's audit trail (or its own c*.jsonl): the run ids
 trap 'kill $(cat "$WORK/server.pid" 2>/dev/null) 2>/dev/null; rm -rf "$WORK"' EXIT
-passed=0 failed=0
+passed=0 failed=0 part_start=0
+RUN_LIMIT=${SOAK_RUN_LIMIT:-30} # seconds one sandboxed run may take before it counts as hung
 
-ok() { echo "ok $1"; passed=$((passed + 1)); }
+ok() { echo "ok $1 ($((SECONDS - part_start)) s)"; passed=$((passed + 1)); }
 bad() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
 
 # The cgroups of this script's runs: agentbox names each agentbox-RUNID, and every run here
@@ -59,12 +60,23 @@ grew() {
 	return 1
 }
 
+# bounded AGENTBOX-ARGS...: one run, killed if it hangs, so a hang names itself (exit 124
+# from timeout) instead of ending the whole soak unexplained.
+bounded() {
+	timeout -k 5 "$RUN_LIMIT" "$AB" "$@"
+}
+
 sequential() {
-	local before after i
+	local before after i rc
+	part_start=$SECONDS
 	before=$(leftovers)
 	for ((i = 0; i < SEQ; i++)); do
-		"$AB" -p "$PROFILES/minimal.ini" --audit "$RUNS" -- /bin/true ||
-			{ bad sequential "run $i exited $?"; return; }
+		bounded -p "$PROFILES/minimal.ini" --audit "$RUNS" -- /bin/true || {
+			rc=$?
+			[ "$rc" = 124 ] && rc="hung for ${RUN_LIMIT}s and was killed"
+			bad sequential "run $i of $SEQ ($((SECONDS - part_start)) s in): $rc"
+			return
+		}
 	done
 	after=$(leftovers)
 	! grew "$before" "$after" || { bad sequential "left behind: before [$before] after [$after]"; return; }
@@ -73,6 +85,7 @@ sequential() {
 
 concurrent_proxy() {
 	local port i rc=0 before after
+	part_start=$SECONDS
 	mkdir -p "$WORK/www" && echo soak-body >"$WORK/www/f.txt"
 	python3 - "$WORK" <<'EOF' &
 import http.server, os, socketserver, sys, threading
@@ -92,7 +105,7 @@ EOF
 	port=$(cat "$WORK/port")
 	before=$(leftovers)
 	for ((i = 0; i < CONC; i++)); do
-		"$AB" -p "$PROFILES/shell.ini" --net proxy --allow "127.0.0.1:$port" --audit "$WORK/c$i.jsonl" -- \
+		bounded -p "$PROFILES/shell.ini" --net proxy --allow "127.0.0.1:$port" --audit "$WORK/c$i.jsonl" -- \
 			sh -c 'for n in 1 2 3; do curl -sf --noproxy "" -x http://127.0.0.1:3128 "$1" || exit 1; done' \
 			sh "http://127.0.0.1:$port/f.txt" >"$WORK/c$i.out" 2>&1 &
 	done
@@ -118,6 +131,7 @@ wait_all() {
 
 kills() {
 	local before after i pid delay
+	part_start=$SECONDS
 	before=$(leftovers)
 	for ((i = 0; i < KILLS; i++)); do
 		"$AB" -p "$PROFILES/shell.ini" --audit "$RUNS" -- sleep 1000 agentbox-soak-marker >/dev/null 2>&1 &
@@ -131,7 +145,7 @@ kills() {
 	for ((i = 0; i < 40 && $(pgrep -c -f 'agentbox-soak-marker' || true) > 0; i++)); do sleep 0.05; done
 	# a killed run's cgroup is swept by a later run once it is a few seconds old
 	sleep 6
-	"$AB" -p "$PROFILES/shell.ini" --audit "$RUNS" -- true
+	bounded -p "$PROFILES/shell.ini" --audit "$RUNS" -- true
 	after=$(leftovers)
 	! grew "$before" "$after" || { bad kills "left behind: before [$before] after [$after]"; return; }
 	ok "kills: $KILLS supervisors SIGKILLed at random points (0-8 ms), nothing left behind"
@@ -139,8 +153,9 @@ kills() {
 
 big_output() {
 	local want got
+	part_start=$SECONDS
 	want=$(head -c "$BYTES" /dev/zero | sha256sum)
-	got=$("$AB" -p "$PROFILES/minimal.ini" -- head -c "$BYTES" /dev/zero | sha256sum)
+	got=$(bounded -p "$PROFILES/minimal.ini" -- head -c "$BYTES" /dev/zero | sha256sum)
 	[ "$want" = "$got" ] || { bad big_output "the bytes differ: $got, want $want"; return; }
 	ok "big_output: $BYTES bytes through a pipe, identical"
 }

@@ -7,6 +7,10 @@
 t_soak() {
 	local soak="$TEST_DIR/../soak.sh"
 	[ -x "$soak" ] || fail "tests/soak.sh is not there or not executable"
+	# Its parts run hundreds of sandboxes: on a machine where namespaces cost several times
+	# more, or under ASan, that is minutes, not seconds. soak.sh bounds each run itself
+	# (30 s), so a real hang is still named; this bounds the whole.
+	local CMD_LIMIT=240
 	if under_memcheck; then
 		# a run takes ~0.7 s of CPU there: fewer of each, the same checks
 		run_cmd "$soak" "$AGENTBOX" 40 5 10 268435456
