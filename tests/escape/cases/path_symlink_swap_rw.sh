@@ -15,10 +15,16 @@ setup() {
 	mkdir -p "$META/outside" ws/out
 	ln -s "$META/outside" ws/alt
 	# the race is against the bind source: the protected names' stand-ins would add lookups
-	# of ws/out of their own (each a refusal under the race, so the control could starve)
+	# of ws/out of their own (each a refusal under the race, so the control could starve).
+	# Every default name is unprotected (policy.c's two lists); a name added there and not
+	# here makes the control starve again, as it did when git's pointer files were added.
 	profile "$META/race.ini" shell "[filesystem]" \
-		"unprotect = .git/hooks, .git/config, .bashrc, .bash_profile, .bash_login, .profile" \
-		"unprotect = .zshrc, .zshenv, .zprofile, .envrc, .vscode/tasks.json"
+		"unprotect = .git/hooks, .git/config, .git/info, .git/worktrees, .git/modules" \
+		"unprotect = .bashrc, .bash_profile, .bash_login, .profile" \
+		"unprotect = .zshrc, .zshenv, .zprofile, .envrc, .vscode/tasks.json" \
+		"unprotect = .git/commondir, .git/config.worktree, .git/objects/info/alternates" \
+		"unprotect = .git/objects/info/http-alternates" \
+		"unprotect = .npmrc, .yarnrc, .yarnrc.yml, .pnpmfile.cjs"
 }
 
 control() {
