@@ -317,6 +317,7 @@ t_promote_refuses_protected() {
 	mkdir -p "$PROJ/tools/bin"
 	printf '[sandbox]\ninclude = %s/shell.ini\n[filesystem]\nunprotect = .git/commondir\n' \
 		"$AGENTBOX_PROFILES" >"$META/unprot.ini"
+	sleep 0.1 # as mk_project: the host's setup must be older than the run's start (its tick)
 	expect_exit 0 "$AGENTBOX" -p "$META/unprot.ini" --overlay "$PROJ" --changes "$META/ch" -- sh -c '
 		cd "$1" && echo .. >.git/commondir && echo evil >tools/bin/ls && echo ok >plain.txt' \
 		sh "$PROJ"
