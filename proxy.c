@@ -23,6 +23,9 @@
 #include "dns.h"
 #include "egress.h"
 #include "hostlimits.h"
+#include "http_proxy.h"
+#include "sniff.h"
+#include "socks5.h"
 
 #ifndef SO_ORIGINAL_DST
 #define SO_ORIGINAL_DST 80 /* linux/netfilter_ipv4.h, which clashes with netinet/in.h */
