@@ -24,6 +24,7 @@
 #include "egress.h"
 #include "hostlimits.h"
 #include "http_proxy.h"
+#include "proxy_conn.h"
 #include "sniff.h"
 #include "socks5.h"
 
@@ -37,129 +38,6 @@
 #define SNIFF_MS 200
 /* DNS queries audited in one run; past it the stub answers REFUSED, so none goes unrecorded. */
 #define DNS_MAX_QUERIES 100000
-
-/* One read's worth of relayed bytes, in a buffer the whole loop shares: what the other side takes
- * at once is never copied into the connection, so an idle or keeping-up tunnel holds no buffer of
- * its own (1,000 open tunnels cost the supervisor a few MiB). Flows that are not spliced (below
- * RELAY_SPLICE_AFTER, or no pipe to be had) move in steps this large. */
-#define RELAY_CHUNK (256 * 1024)
-
-/* A direction that has moved this many bytes is bulk: it gets a pipe, and its bytes go from
- * socket to socket by splice(2), never through user space (the supervisor spends about a fifth
- * less CPU per GiB; docs/benchmarks.md). Below it (requests, handshakes, idle tunnels) a flow
- * holds no pipe and no fds of its own. */
-#define RELAY_SPLICE_AFTER (128 * 1024)
-/* Asked of each pipe: one splice moves up to this much (with the default 64 KiB, a tunnel relays
- * about a third slower). */
-#define RELAY_PIPE_SIZE (1024 * 1024)
-/* Pipes open at once, at most (2 fds each; fewer when the fd limit leaves less room, see
- * pipe_budget): past it, bulk flows copy. Bounds what pipes can hold to 64 MiB. */
-#define RELAY_MAX_PIPES 64
-
-enum side { CLIENT, UPSTREAM };
-enum state {
-	ST_HTTP_HEAD,
-	ST_SOCKS_GREETING,
-	ST_SOCKS_REQUEST,
-	ST_SNIFF, /* captured: waiting for the first bytes, which may name the host */
-	ST_RESOLVE,
-	ST_CONNECT,
-	ST_RELAY
-};
-
-struct proxy;
-struct conn;
-
-/* What epoll hands back: which connection, which side (or a proxy-level fd). */
-struct endpoint {
-	struct conn *c;
-	enum side side;
-	int fd;
-	uint32_t events; /* what it is registered for; 0: not in the epoll set at all */
-};
-
-/* Bytes on their way from one side to the other that it has not taken yet: copied ones malloc'd
- * to fit and freed once sent, spliced ones in the flow's pipe; never both at once (a pipe is
- * filled only when the buffer is empty, so the bytes keep their order). */
-struct flow {
-	char *buf;
-	size_t len, off;
-	int pipe[2];  /* bulk flows: bytes spliced from the source wait here; else -1 */
-	size_t piped; /* bytes in the pipe */
-	bool no_pipe; /* copies to the end (no pipe was to be had) */
-	bool eof;  /* the source has no more */
-	bool shut; /* the sink was told (shutdown SHUT_WR) */
-};
-
-struct conn {
-	struct proxy *px;
-	struct conn *prev, *next;
-	struct endpoint cl, up;
-	enum state st;
-	const char *proto; /* "http", "connect", "socks", "capture" */
-	char *head; /* EGRESS_MAX_HEAD bytes until relaying starts, then NULL */
-	size_t head_len;
-	char method[16];
-	char url[2048];
-	char host[256]; /* as the client wrote it */
-	char name[256]; /* as the rules see it: the key of the per-host limits */
-	char sni[256];  /* captured: the server name its TLS or HTTP Host header gave */
-	bool sniff_http; /* captured: plain HTTP, so a refusal can be a 403 */
-	size_t sniff_head; /* captured plain HTTP: its request head's length */
-	bool mapped;     /* captured: host is the name the DNS stub gave its address to */
-	bool late_sniff; /* relaying, but the client's first bytes are held (in head) until they
-			    show they go where the connection was allowed to */
-	bool late_eof;	 /* the client ended while they were held */
-	bool unmapped;   /* captured: an address of the stub's range that no name was given */
-	unsigned port;
-	const char *rule;
-	const char *pin; /* the resolve entry that chose the address, if any */
-	char addr[INET6_ADDRSTRLEN + 8];
-	struct sockaddr_storage sa;
-	socklen_t salen;
-	struct flow to_up, to_client;
-	uint64_t bytes_out, bytes_in;
-	struct timespec t0;
-	uint64_t deadline_ms;  /* head and connect timeouts; 0 once relaying */
-	bool close_after_flush; /* a refusal is being sent */
-	bool lookup_pending;    /* a resolver thread still holds this connection */
-	bool dead;              /* closed; freed when the lookup returns */
-	bool audited;
-	bool counted; /* holds one of the run's max-connections */
-	struct host_entry *per_host; /* holds one of its host's connections, when limited */
-	struct conn *next_dead; /* closed, freed at the end of the dispatch round */
-};
-
-struct proxy {
-	int epfd, tfd;
-	int listeners[EGRESS_SOCKETS]; /* egress.h's order; -1 where there is none */
-	struct endpoint lep[EGRESS_SOCKETS], timer_ep, resolved_ep;
-	bool fast_timer;      /* ticking every SNIFF_MS while a capture sniffs */
-	struct dns_map names; /* the stub's names and the reserved addresses they were given */
-	uint64_t dns_queries;
-	int resolved[2]; /* resolver threads write finished lookups here */
-	struct egress_rules rules;
-	struct audit *a;
-	struct conn *conns;
-	size_t n_conns;
-	size_t lookups; /* resolver threads still running */
-	struct conn *graveyard;
-	char *chunk; /* RELAY_CHUNK bytes: see there */
-	size_t pipes, max_pipes; /* open, and at most: see RELAY_MAX_PIPES */
-	/* [network] limits for the whole run */
-	const struct policy *p;
-	size_t upstreams;          /* allowed connections open now */
-	double tokens;             /* rate: a token bucket of new connections */
-	uint64_t refilled_ms;
-	uint64_t bytes_out, bytes_in;
-	bool bytes_out_hit, bytes_in_hit;
-	bool cap_hit; /* PROXY_MAX_CONNECTIONS was reached at least once */
-	bool listeners_paused;	 /* out of fds: the listeners wait for a close or a tick */
-	struct hostlimits hosts; /* [network] *-per-host; no table without them */
-	bool hosts_full_hit;
-	int audit_failed;
-	struct ab_err audit_err;
-};
 
 struct lookup {
 	struct conn *c;
@@ -266,16 +144,9 @@ static void free_graveyard(struct proxy *px)
 	}
 }
 
-static void flow_close_pipe(struct proxy *px, struct flow *f);
 static void resume_listeners(struct proxy *px);
 
-/* Bytes the flow holds for its sink: buffered, or in its pipe. */
-static size_t flow_held(const struct flow *f)
-{
-	return f->len + f->piped;
-}
-
-static void close_conn(struct conn *c, const char *reason)
+void close_conn(struct conn *c, const char *reason)
 {
 	struct proxy *px = c->px;
 
@@ -302,26 +173,6 @@ static void close_conn(struct conn *c, const char *reason)
 	if (!c->lookup_pending)
 		bury(c);
 	resume_listeners(c->px);
-}
-
-/* Appends n bytes to what the flow holds; false when out of memory. */
-static bool flow_put(struct flow *f, const void *data, size_t n)
-{
-	char *buf = realloc(f->buf, f->len + n);
-
-	if (!buf)
-		return false;
-	memcpy(buf + f->len, data, n);
-	f->buf = buf;
-	f->len += n;
-	return true;
-}
-
-static void flow_drained(struct flow *f)
-{
-	free(f->buf);
-	f->buf = NULL;
-	f->len = f->off = 0;
 }
 
 /* Queues bytes for the client and, with close_after, ends the connection once they are sent. */
@@ -383,7 +234,7 @@ static void bad_request(struct conn *c, const char *why)
 /* ---------- run limits ---------- */
 
 /* host: the host a per-host limit counts, else NULL */
-static void audit_limit(struct proxy *px, const char *limit, const char *host)
+void audit_limit(struct proxy *px, const char *limit, const char *host)
 {
 	struct json *j = audit_begin(px->a, "limit");
 	struct ab_err e;
@@ -503,7 +354,6 @@ static bool method_allowed(const struct policy *p, const char *method)
 /* ---------- decide, resolve, connect ---------- */
 
 static void start_connect(struct conn *c);
-static bool over_budget(struct conn *c, bool outbound, uint64_t n);
 static const char *flight_mismatch(struct conn *c, const struct sniff *s, char *why, size_t size);
 
 static void *resolve_thread(void *arg)
@@ -1048,209 +898,7 @@ static void read_head(struct conn *c)
 		bad_request(c, "request head too large");
 }
 
-/* ---------- relaying ---------- */
-
-/* Counts relayed bytes against the run's and the host's budgets; past one, the connection ends
- * (false). Each budget passed is audited once (for the run, for each host). */
-static bool over_budget(struct conn *c, bool outbound, uint64_t n)
-{
-	struct proxy *px = c->px;
-	uint64_t max = outbound ? px->p->net_max_bytes_out : px->p->net_max_bytes_in;
-	uint64_t *total = outbound ? &px->bytes_out : &px->bytes_in;
-	bool *hit = outbound ? &px->bytes_out_hit : &px->bytes_in_hit;
-	struct host_entry *h = c->per_host;
-	char why[512];
-
-	*total += n;
-	if (max && *total > max) {
-		if (!*hit) {
-			*hit = true;
-			audit_limit(px, outbound ? "bytes-out" : "bytes-in", NULL);
-		}
-		close_conn(c, outbound ? "max-bytes-out reached" : "max-bytes-in reached");
-		return false;
-	}
-	if (h && !hostlimits_count(&px->hosts, h, outbound, n)) {
-		hit = outbound ? &h->out_hit : &h->in_hit;
-		if (!*hit) {
-			*hit = true;
-			audit_limit(px, outbound ? "bytes-out-per-host" : "bytes-in-per-host",
-				    h->name);
-		}
-		snprintf(why, sizeof(why), "%s reached for %s",
-			 host_verdict_key(outbound ? HOST_BYTES_OUT : HOST_BYTES_IN), h->name);
-		close_conn(c, why);
-		return false;
-	}
-	return true;
-}
-
-/* Sends what the flow holds; false when the connection was closed. */
-static bool flush(struct conn *c, struct endpoint *dst, struct flow *f)
-{
-	while (f->len > f->off && dst->fd >= 0) {
-		ssize_t n = send(dst->fd, f->buf + f->off, f->len - f->off, MSG_NOSIGNAL);
-		if (n < 0) {
-			if (errno == EAGAIN || errno == EINTR)
-				return true;
-			close_conn(c, "write failed");
-			return false;
-		}
-		f->off += (size_t)n;
-	}
-	if (f->off == f->len)
-		flow_drained(f);
-	return true;
-}
-
-/* How many bytes one read may take from src: one past what the run's and the host's budgets
- * still allow, so the read that passes a budget passes it by exactly one byte (and the audit's
- * counts say where it tripped, whatever the read size or path). */
-static size_t budget_left(const struct conn *c, bool outbound, size_t want)
-{
-	const struct proxy *px = c->px;
-	uint64_t max = outbound ? px->p->net_max_bytes_out : px->p->net_max_bytes_in;
-	uint64_t total = outbound ? px->bytes_out : px->bytes_in;
-	const struct host_entry *h = c->per_host;
-	uint64_t left = want;
-
-	if (max)
-		left = total >= max ? 1 : (max - total < left ? max - total + 1 : left);
-	max = outbound ? px->hosts.conf.max_bytes_out : px->hosts.conf.max_bytes_in;
-	total = h ? (outbound ? h->bytes_out : h->bytes_in) : 0;
-	if (h && max)
-		left = total >= max ? 1 : (max - total < left ? max - total + 1 : left);
-	return left < want ? (size_t)left : want;
-}
-
-/* One read passed straight on through the shared chunk, only the part dst does not take now
- * kept. False when the connection was closed. */
-static bool copy_in(struct conn *c, struct endpoint *src, struct endpoint *dst, struct flow *f,
-		    uint64_t *counter)
-{
-	char *chunk = c->px->chunk;
-	bool outbound = src->side == CLIENT;
-	ssize_t n = read(src->fd, chunk, budget_left(c, outbound, RELAY_CHUNK));
-	size_t sent = 0;
-
-	if (n <= 0) {
-		if (n == 0 || (errno != EAGAIN && errno != EINTR))
-			f->eof = true;
-		return true;
-	}
-	*counter += (uint64_t)n;
-	if (!over_budget(c, outbound, (uint64_t)n))
-		return false;
-	while (sent < (size_t)n && dst->fd >= 0) {
-		ssize_t w = send(dst->fd, chunk + sent, (size_t)n - sent, MSG_NOSIGNAL);
-		if (w < 0 && errno != EAGAIN && errno != EINTR) {
-			close_conn(c, "write failed");
-			return false;
-		}
-		if (w < 0)
-			break;
-		sent += (size_t)w;
-	}
-	if (sent < (size_t)n && !flow_put(f, chunk + sent, (size_t)n - sent)) {
-		close_conn(c, "out of memory");
-		return false;
-	}
-	return true;
-}
-
-/* A flow that has moved RELAY_SPLICE_AFTER bytes gets a pipe, while the engine's share of the fd
- * limit lasts. Without one (none left, pipe2 failed) it goes on copying: slower, as correct. */
-static void flow_open_pipe(struct proxy *px, struct flow *f)
-{
-	if (px->pipes >= px->max_pipes || pipe2(f->pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
-		f->pipe[0] = f->pipe[1] = -1;
-		f->no_pipe = true; /* not asked again on every read */
-		return;
-	}
-	px->pipes++;
-	/* larger steps, fewer wake-ups; refused past the user's pipe quota (pipe-user-pages-soft):
-	 * the pipe then keeps its default size, which only costs speed */
-	if (fcntl(f->pipe[1], F_SETPIPE_SZ, RELAY_PIPE_SIZE) < 0)
-		return;
-}
-
-static void flow_close_pipe(struct proxy *px, struct flow *f)
-{
-	if (f->pipe[0] < 0)
-		return;
-	close(f->pipe[0]);
-	close(f->pipe[1]);
-	f->pipe[0] = f->pipe[1] = -1;
-	f->piped = 0;
-	px->pipes--;
-}
-
-/* Sends what the flow's pipe holds; false when the connection was closed. SIGPIPE, which a
- * splice to a reset socket raises (it has no MSG_NOSIGNAL), is blocked in agentbox. */
-static bool splice_out(struct conn *c, struct endpoint *dst, struct flow *f)
-{
-	while (f->piped && dst->fd >= 0) {
-		ssize_t n = splice(f->pipe[0], NULL, dst->fd, NULL, f->piped,
-				   SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			return true;
-		if (n <= 0) { /* 0: the pipe gave less than it holds, which cannot be */
-			close_conn(c, "write failed");
-			return false;
-		}
-		f->piped -= (size_t)n;
-	}
-	return true;
-}
-
-/* One splice from src into the flow's (empty) pipe, counted as a read would be. False when the
- * connection was closed. */
-static bool splice_in(struct conn *c, struct endpoint *src, struct flow *f, uint64_t *counter)
-{
-	bool outbound = src->side == CLIENT;
-	ssize_t n =
-	    splice(src->fd, NULL, f->pipe[1], NULL, budget_left(c, outbound, RELAY_PIPE_SIZE),
-		   SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
-
-	/* 0 is not always the end: splice stops at TCP urgent data, which read() steps over (so
-	 * the copy path would relay what follows). Either way, the flow copies from here on, and
-	 * its next read tells the end from the rest. EINVAL: a socket splice cannot read. */
-	if (n == 0 || (n < 0 && errno == EINVAL)) {
-		flow_close_pipe(c->px, f);
-		f->no_pipe = true;
-		return true;
-	}
-	if (n < 0) {
-		if (errno != EAGAIN && errno != EINTR)
-			f->eof = true; /* a read error ends the flow, as in copy_in */
-		return true;
-	}
-	f->piped = (size_t)n;
-	*counter += (uint64_t)n;
-	return over_budget(c, outbound, (uint64_t)n);
-}
-
-/* Moves what it can along one flow: what is held first (the buffer, then the pipe, in the order
- * the bytes came), then one read passed straight on. Returns false when the connection was
- * closed. */
-static bool pump(struct conn *c, struct endpoint *src, struct endpoint *dst, struct flow *f,
-		 uint64_t *counter)
-{
-	if (!flush(c, dst, f) || (!f->len && !splice_out(c, dst, f)))
-		return false;
-	if (!flow_held(f) && !f->eof && src->fd >= 0) {
-		if (f->pipe[0] < 0 && !f->no_pipe && *counter >= RELAY_SPLICE_AFTER)
-			flow_open_pipe(c->px, f);
-		if (f->pipe[0] < 0 ? !copy_in(c, src, dst, f, counter)
-				   : !splice_in(c, src, f, counter) || !splice_out(c, dst, f))
-			return false;
-	}
-	if (f->eof && !flow_held(f) && !f->shut && dst->fd >= 0) {
-		shutdown(dst->fd, SHUT_WR); /* pass the half-close on */
-		f->shut = true;
-	}
-	return true;
-}
+/* ---------- a connection's events ---------- */
 
 static void update_interest(struct conn *c)
 {
