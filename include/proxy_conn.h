@@ -17,6 +17,7 @@
 #include "dns.h"
 #include "egress.h"
 #include "hostlimits.h"
+#include "sniff.h"
 
 /* One read's worth of relayed bytes, in a buffer the whole loop shares: what the other side takes
  * at once is never copied into the connection, so an idle or keeping-up tunnel holds no buffer of
@@ -141,12 +142,42 @@ struct proxy {
 	struct ab_err audit_err;
 };
 
-/* ---------- proxy.c: a connection's lifetime ---------- */
+/* ---------- proxy.c: the audit, a connection's lifetime, its events ---------- */
 
-/* Closes both sides and audits the connection (unless it was); freed after the round. */
-void close_conn(struct conn *c, const char *reason);
+uint64_t now_ms(void);
+/* The connection's "net" event; a failed write stops the run at the end of the round. */
+void audit_conn(struct conn *c, const char *decision, const char *reason);
 /* A "limit" event; host: the host a per-host limit counts, else NULL. */
 void audit_limit(struct proxy *px, const char *limit, const char *host);
+/* What the endpoint waits for in the loop's epoll set; 0 takes it out. */
+void watch(struct proxy *px, struct endpoint *ep, uint32_t events);
+void close_endpoint(struct proxy *px, struct endpoint *ep);
+/* Frees the connection once the dispatch round is over. */
+void bury(struct conn *c);
+/* Closes both sides and audits the connection (unless it was); freed after the round. */
+void close_conn(struct conn *c, const char *reason);
+/* Queues bytes for the client and, with close_after, ends the connection once they are sent. */
+void to_client(struct conn *c, const void *data, size_t n, bool close_after);
+/* Tells the client no, as its protocol can (a 403, a SOCKS5 reply), and audits the denial. */
+void refuse(struct conn *c, const char *why);
+/* What the connection's sides wait for, from its state and what its flows hold. */
+void update_interest(struct conn *c);
+/* Whether the name in a client's first bytes is the host the connection was allowed for: NULL
+ * when they agree, else why not (in why). */
+const char *flight_mismatch(struct conn *c, const struct sniff *s, char *why, size_t size);
+
+/* ---------- dial.c ---------- */
+
+/* AF_INET or AF_INET6 with its bytes in raw when host is an address literal, else 0. */
+int host_literal(const char *host, uint8_t raw[16]);
+/* The request's host and port are known: refused, or on its way to the upstream. */
+void decide(struct conn *c);
+/* A tunnel's held first bytes came (or the client ended). */
+void read_late(struct conn *c);
+/* The upstream connect finished: answer the client and start relaying. */
+void on_connected(struct conn *c);
+/* Finished lookups from the resolver threads. */
+void on_lookups(struct proxy *px);
 
 /* ---------- relay.c ---------- */
 
