@@ -162,6 +162,17 @@ void to_client(struct conn *c, const void *data, size_t n, bool close_after);
 void refuse(struct conn *c, const char *why);
 /* What the connection's sides wait for, from its state and what its flows hold. */
 void update_interest(struct conn *c);
+
+/* ---------- front.c ---------- */
+
+/* The client's side is readable while its request (or first bytes) is still coming. */
+void read_head(struct conn *c);
+/* A captured connection's redirected destination into its host and port; false for one made to
+ * the capture listener itself. */
+bool original_destination(struct conn *c, int family);
+/* A captured connection decided on its destination and first bytes (s), or on its destination
+ * alone (s NULL: none came in time). */
+void capture_decide(struct conn *c, const struct sniff *s);
 /* Whether the name in a client's first bytes is the host the connection was allowed for: NULL
  * when they agree, else why not (in why). */
 const char *flight_mismatch(struct conn *c, const struct sniff *s, char *why, size_t size);
