@@ -145,6 +145,8 @@ struct proxy {
 /* ---------- proxy.c: the audit, a connection's lifetime, its events ---------- */
 
 uint64_t now_ms(void);
+/* An audit write failed: the first failure ends the run after this dispatch round. */
+void audit_note(struct proxy *px, struct ab_err *e);
 /* The connection's "net" event; a failed write stops the run at the end of the round. */
 void audit_conn(struct conn *c, const char *decision, const char *reason);
 /* A "limit" event; host: the host a per-host limit counts, else NULL. */
@@ -203,5 +205,10 @@ bool over_budget(struct conn *c, bool outbound, uint64_t n);
 /* Moves what it can along one flow; false when the connection was closed. */
 bool pump(struct conn *c, struct endpoint *src, struct endpoint *dst, struct flow *f,
 	  uint64_t *counter);
+
+/* ---------- dns_stub.c ---------- */
+
+/* Answers the queries waiting on one of the stub's sockets (a bounded number per round). */
+void on_dns(struct proxy *px, int fd);
 
 #endif
