@@ -1,15 +1,14 @@
 /* The egress proxy engine: one epoll loop in the supervisor, non-blocking sockets, names resolved
  * by short-lived threads so the loop never blocks. Each connection moves through:
  *   head (HTTP request head or SOCKS5 greeting + request) → decision → resolve → SSRF guard →
- *   connect → relay → close, and is audited at its decision (deny) or at its close (allow). */
+ *   connect → relay → close, and is audited at its decision (deny) or at its close (allow).
+ * Here: the listeners, the loop, a connection's lifetime and its events. The stages are front.c
+ * (head), dial.c (decision to connect), relay.c and, for the capture, dns_stub.c; they share
+ * include/proxy_conn.h. */
 #include "proxy.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,150 +22,14 @@
 #include "dns.h"
 #include "egress.h"
 #include "hostlimits.h"
-
-#ifndef SO_ORIGINAL_DST
-#define SO_ORIGINAL_DST 80 /* linux/netfilter_ipv4.h, which clashes with netinet/in.h */
-#endif
-#define IP6T_SO_ORIGINAL_DST 80
+#include "http_proxy.h"
+#include "proxy_conn.h"
 
 /* How long a captured connection may keep quiet before it is decided without its first bytes
  * (a protocol where the server speaks first). */
 #define SNIFF_MS 200
-/* DNS queries audited in one run; past it the stub answers REFUSED, so none goes unrecorded. */
-#define DNS_MAX_QUERIES 100000
 
-/* One read's worth of relayed bytes, in a buffer the whole loop shares: what the other side takes
- * at once is never copied into the connection, so an idle or keeping-up tunnel holds no buffer of
- * its own (1,000 open tunnels cost the supervisor a few MiB). Flows that are not spliced (below
- * RELAY_SPLICE_AFTER, or no pipe to be had) move in steps this large. */
-#define RELAY_CHUNK (256 * 1024)
-
-/* A direction that has moved this many bytes is bulk: it gets a pipe, and its bytes go from
- * socket to socket by splice(2), never through user space (the supervisor spends about a fifth
- * less CPU per GiB; docs/benchmarks.md). Below it (requests, handshakes, idle tunnels) a flow
- * holds no pipe and no fds of its own. */
-#define RELAY_SPLICE_AFTER (128 * 1024)
-/* Asked of each pipe: one splice moves up to this much (with the default 64 KiB, a tunnel relays
- * about a third slower). */
-#define RELAY_PIPE_SIZE (1024 * 1024)
-/* Pipes open at once, at most (2 fds each; fewer when the fd limit leaves less room, see
- * pipe_budget): past it, bulk flows copy. Bounds what pipes can hold to 64 MiB. */
-#define RELAY_MAX_PIPES 64
-
-enum side { CLIENT, UPSTREAM };
-enum state {
-	ST_HTTP_HEAD,
-	ST_SOCKS_GREETING,
-	ST_SOCKS_REQUEST,
-	ST_SNIFF, /* captured: waiting for the first bytes, which may name the host */
-	ST_RESOLVE,
-	ST_CONNECT,
-	ST_RELAY
-};
-
-struct proxy;
-struct conn;
-
-/* What epoll hands back: which connection, which side (or a proxy-level fd). */
-struct endpoint {
-	struct conn *c;
-	enum side side;
-	int fd;
-	uint32_t events; /* what it is registered for; 0: not in the epoll set at all */
-};
-
-/* Bytes on their way from one side to the other that it has not taken yet: copied ones malloc'd
- * to fit and freed once sent, spliced ones in the flow's pipe; never both at once (a pipe is
- * filled only when the buffer is empty, so the bytes keep their order). */
-struct flow {
-	char *buf;
-	size_t len, off;
-	int pipe[2];  /* bulk flows: bytes spliced from the source wait here; else -1 */
-	size_t piped; /* bytes in the pipe */
-	bool no_pipe; /* copies to the end (no pipe was to be had) */
-	bool eof;  /* the source has no more */
-	bool shut; /* the sink was told (shutdown SHUT_WR) */
-};
-
-struct conn {
-	struct proxy *px;
-	struct conn *prev, *next;
-	struct endpoint cl, up;
-	enum state st;
-	const char *proto; /* "http", "connect", "socks", "capture" */
-	char *head; /* EGRESS_MAX_HEAD bytes until relaying starts, then NULL */
-	size_t head_len;
-	char method[16];
-	char url[2048];
-	char host[256]; /* as the client wrote it */
-	char name[256]; /* as the rules see it: the key of the per-host limits */
-	char sni[256];  /* captured: the server name its TLS or HTTP Host header gave */
-	bool sniff_http; /* captured: plain HTTP, so a refusal can be a 403 */
-	size_t sniff_head; /* captured plain HTTP: its request head's length */
-	bool mapped;     /* captured: host is the name the DNS stub gave its address to */
-	bool late_sniff; /* relaying, but the client's first bytes are held (in head) until they
-			    show they go where the connection was allowed to */
-	bool late_eof;	 /* the client ended while they were held */
-	bool unmapped;   /* captured: an address of the stub's range that no name was given */
-	unsigned port;
-	const char *rule;
-	const char *pin; /* the resolve entry that chose the address, if any */
-	char addr[INET6_ADDRSTRLEN + 8];
-	struct sockaddr_storage sa;
-	socklen_t salen;
-	struct flow to_up, to_client;
-	uint64_t bytes_out, bytes_in;
-	struct timespec t0;
-	uint64_t deadline_ms;  /* head and connect timeouts; 0 once relaying */
-	bool close_after_flush; /* a refusal is being sent */
-	bool lookup_pending;    /* a resolver thread still holds this connection */
-	bool dead;              /* closed; freed when the lookup returns */
-	bool audited;
-	bool counted; /* holds one of the run's max-connections */
-	struct host_entry *per_host; /* holds one of its host's connections, when limited */
-	struct conn *next_dead; /* closed, freed at the end of the dispatch round */
-};
-
-struct proxy {
-	int epfd, tfd;
-	int listeners[EGRESS_SOCKETS]; /* egress.h's order; -1 where there is none */
-	struct endpoint lep[EGRESS_SOCKETS], timer_ep, resolved_ep;
-	bool fast_timer;      /* ticking every SNIFF_MS while a capture sniffs */
-	struct dns_map names; /* the stub's names and the reserved addresses they were given */
-	uint64_t dns_queries;
-	int resolved[2]; /* resolver threads write finished lookups here */
-	struct egress_rules rules;
-	struct audit *a;
-	struct conn *conns;
-	size_t n_conns;
-	size_t lookups; /* resolver threads still running */
-	struct conn *graveyard;
-	char *chunk; /* RELAY_CHUNK bytes: see there */
-	size_t pipes, max_pipes; /* open, and at most: see RELAY_MAX_PIPES */
-	/* [network] limits for the whole run */
-	const struct policy *p;
-	size_t upstreams;          /* allowed connections open now */
-	double tokens;             /* rate: a token bucket of new connections */
-	uint64_t refilled_ms;
-	uint64_t bytes_out, bytes_in;
-	bool bytes_out_hit, bytes_in_hit;
-	bool cap_hit; /* PROXY_MAX_CONNECTIONS was reached at least once */
-	bool listeners_paused;	 /* out of fds: the listeners wait for a close or a tick */
-	struct hostlimits hosts; /* [network] *-per-host; no table without them */
-	bool hosts_full_hit;
-	int audit_failed;
-	struct ab_err audit_err;
-};
-
-struct lookup {
-	struct conn *c;
-	char host[256 + 1]; /* a name and, when the client wrote one, the trailing dot */
-	struct addrinfo *res;
-	int err;
-	int fd; /* where to report */
-};
-
-static uint64_t now_ms(void)
+uint64_t now_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -175,7 +38,7 @@ static uint64_t now_ms(void)
 
 /* ---------- audit ---------- */
 
-static void audit_note(struct proxy *px, struct ab_err *e)
+void audit_note(struct proxy *px, struct ab_err *e)
 {
 	if (!px->audit_failed) {
 		px->audit_failed = 1;
@@ -183,7 +46,7 @@ static void audit_note(struct proxy *px, struct ab_err *e)
 	}
 }
 
-static void audit_conn(struct conn *c, const char *decision, const char *reason)
+void audit_conn(struct conn *c, const char *decision, const char *reason)
 {
 	struct proxy *px = c->px;
 	struct json *j = audit_begin(px->a, "net");
@@ -217,10 +80,23 @@ static void audit_conn(struct conn *c, const char *decision, const char *reason)
 		audit_note(px, &e);
 }
 
+/* host: the host a per-host limit counts, else NULL */
+void audit_limit(struct proxy *px, const char *limit, const char *host)
+{
+	struct json *j = audit_begin(px->a, "limit");
+	struct ab_err e;
+
+	json_kv_str(j, "limit", limit);
+	if (host)
+		json_kv_str(j, "host", host);
+	if (audit_emit(px->a, &e) < 0)
+		audit_note(px, &e);
+}
+
 /* ---------- connection lifetime ---------- */
 
 /* An fd with nothing to wait for leaves the set, so a hung-up socket cannot spin the loop. */
-static void watch(struct proxy *px, struct endpoint *ep, uint32_t events)
+void watch(struct proxy *px, struct endpoint *ep, uint32_t events)
 {
 	struct epoll_event ev = {.events = events, .data.ptr = ep};
 
@@ -233,7 +109,7 @@ static void watch(struct proxy *px, struct endpoint *ep, uint32_t events)
 	ep->events = events;
 }
 
-static void close_endpoint(struct proxy *px, struct endpoint *ep)
+void close_endpoint(struct proxy *px, struct endpoint *ep)
 {
 	if (ep->fd < 0)
 		return;
@@ -245,7 +121,7 @@ static void close_endpoint(struct proxy *px, struct endpoint *ep)
 }
 
 /* Freed only between dispatch rounds, so no pointer held during a round can dangle. */
-static void bury(struct conn *c)
+void bury(struct conn *c)
 {
 	c->next_dead = c->px->graveyard;
 	c->px->graveyard = c;
@@ -263,16 +139,9 @@ static void free_graveyard(struct proxy *px)
 	}
 }
 
-static void flow_close_pipe(struct proxy *px, struct flow *f);
 static void resume_listeners(struct proxy *px);
 
-/* Bytes the flow holds for its sink: buffered, or in its pipe. */
-static size_t flow_held(const struct flow *f)
-{
-	return f->len + f->piped;
-}
-
-static void close_conn(struct conn *c, const char *reason)
+void close_conn(struct conn *c, const char *reason)
 {
 	struct proxy *px = c->px;
 
@@ -301,28 +170,8 @@ static void close_conn(struct conn *c, const char *reason)
 	resume_listeners(c->px);
 }
 
-/* Appends n bytes to what the flow holds; false when out of memory. */
-static bool flow_put(struct flow *f, const void *data, size_t n)
-{
-	char *buf = realloc(f->buf, f->len + n);
-
-	if (!buf)
-		return false;
-	memcpy(buf + f->len, data, n);
-	f->buf = buf;
-	f->len += n;
-	return true;
-}
-
-static void flow_drained(struct flow *f)
-{
-	free(f->buf);
-	f->buf = NULL;
-	f->len = f->off = 0;
-}
-
 /* Queues bytes for the client and, with close_after, ends the connection once they are sent. */
-static void to_client(struct conn *c, const void *data, size_t n, bool close_after)
+void to_client(struct conn *c, const void *data, size_t n, bool close_after)
 {
 	struct flow *f = &c->to_client;
 
@@ -334,7 +183,7 @@ static void to_client(struct conn *c, const void *data, size_t n, bool close_aft
 	watch(c->px, &c->cl, EPOLLOUT);
 }
 
-static void refuse(struct conn *c, const char *why)
+void refuse(struct conn *c, const char *why)
 {
 	if (!strcmp(c->proto, "capture") && !c->sniff_http) {
 		/* a client that did not ask a proxy cannot be told why: the audit trail says */
@@ -361,895 +210,9 @@ static void refuse(struct conn *c, const char *why)
 	audit_conn(c, "deny", why);
 }
 
-static void bad_request(struct conn *c, const char *why)
-{
-	if (!strcmp(c->proto, "socks")) {
-		unsigned char r[10] = {5, 1, 0, 1};
-		to_client(c, r, sizeof(r), true);
-	} else {
-		char resp[512];
-		int n = snprintf(resp, sizeof(resp),
-				 "HTTP/1.1 400 Bad Request\r\nConnection: close\r\n"
-				 "Content-Length: %zu\r\n\r\n%s\n",
-				 strlen(why) + 1, why);
-		to_client(c, resp, (size_t)n, true);
-	}
-	audit_conn(c, "deny", why);
-}
+/* ---------- a connection's events ---------- */
 
-/* ---------- run limits ---------- */
-
-/* host: the host a per-host limit counts, else NULL */
-static void audit_limit(struct proxy *px, const char *limit, const char *host)
-{
-	struct json *j = audit_begin(px->a, "limit");
-	struct ab_err e;
-
-	json_kv_str(j, "limit", limit);
-	if (host)
-		json_kv_str(j, "host", host);
-	if (audit_emit(px->a, &e) < 0)
-		audit_note(px, &e);
-}
-
-/* A new allowed connection: NULL when it may go on, else why not. */
-/* The run's limits on a new allowed connection: NULL when it may go on, else why not, and *limit
- * names the limit for the audit trail. */
-static const char *admit_run(struct proxy *px, const char **limit)
-{
-	const struct policy *p = px->p;
-	uint64_t now = now_ms();
-
-	*limit = "connections";
-	if (p->net_max_connections && px->upstreams >= p->net_max_connections)
-		return "max-connections reached";
-	/* a spent byte budget refuses at once, rather than after the tunnel was promised */
-	*limit = "bytes-out";
-	if (p->net_max_bytes_out && px->bytes_out >= p->net_max_bytes_out)
-		return "max-bytes-out reached";
-	*limit = "bytes-in";
-	if (p->net_max_bytes_in && px->bytes_in >= p->net_max_bytes_in)
-		return "max-bytes-in reached";
-	*limit = "rate";
-	if (p->net_rate) {
-		px->tokens += (double)(now - px->refilled_ms) * (double)p->net_rate / 1000.0;
-		if (px->tokens > (double)p->net_rate)
-			px->tokens = (double)p->net_rate;
-		px->refilled_ms = now;
-		if (px->tokens < 1.0)
-			return "rate limit: too many new connections per second";
-		px->tokens -= 1.0;
-	}
-	return NULL;
-}
-
-/* The per-host limit's name in the audit trail. */
-static const char *host_limit_name(enum host_verdict v)
-{
-	switch (v) {
-	case HOST_CONNECTIONS:
-		return "connections-per-host";
-	case HOST_RATE:
-		return "rate-per-host";
-	case HOST_BYTES_OUT:
-		return "bytes-out-per-host";
-	case HOST_BYTES_IN:
-		return "bytes-in-per-host";
-	case HOST_TABLE_FULL:
-		return "hosts";
-	case HOST_OK:
-		break;
-	}
-	return NULL;
-}
-
-static void host_refusal(const struct conn *c, enum host_verdict v, char *why, size_t size)
-{
-	if (v == HOST_TABLE_FULL)
-		snprintf(why, size,
-			 "per-host limits: %d hosts are tracked and none is idle, so a "
-			 "new host (%s) is refused",
-			 HOSTLIMITS_MAX_HOSTS, c->name);
-	else if (v == HOST_RATE)
-		snprintf(why, size, "rate-per-host: too many new connections per second to %s",
-			 c->name);
-	else
-		snprintf(why, size, "%s reached for %s", host_verdict_key(v), c->name);
-}
-
-/* Per-host limits, then the run's: true when the connection may go on (it then holds its
- * share of both), else it was refused and audited. */
-static bool admit(struct conn *c)
-{
-	struct proxy *px = c->px;
-	struct host_entry *h = NULL;
-	const char *limit, *limited;
-	char why[512];
-
-	if (px->hosts.cap) {
-		enum host_verdict v = hostlimits_check(&px->hosts, c->name, now_ms(), &h);
-		if (v != HOST_OK) {
-			host_refusal(c, v, why, sizeof(why));
-			audit_limit(px, host_limit_name(v), c->name);
-			refuse(c, why);
-			return false;
-		}
-	}
-	if ((limited = admit_run(px, &limit))) {
-		audit_limit(px, limit, NULL);
-		refuse(c, limited);
-		return false;
-	}
-	c->counted = true;
-	px->upstreams++;
-	if (h) {
-		hostlimits_take(&px->hosts, h);
-		c->per_host = h;
-	}
-	return true;
-}
-
-static bool method_allowed(const struct policy *p, const char *method)
-{
-	for (size_t i = 0; i < p->net_methods.n; i++)
-		if (!strcmp(p->net_methods.v[i], method))
-			return true;
-	return p->net_methods.n == 0;
-}
-
-/* ---------- decide, resolve, connect ---------- */
-
-static void start_connect(struct conn *c);
-static bool over_budget(struct conn *c, bool outbound, uint64_t n);
-static const char *flight_mismatch(struct conn *c, const struct sniff *s, char *why, size_t size);
-
-static void *resolve_thread(void *arg)
-{
-	struct lookup *l = arg;
-	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG};
-	ssize_t w;
-
-	l->err = getaddrinfo(l->host, NULL, &hints, &l->res);
-	do
-		w = write(l->fd, &l, sizeof(l));
-	while (w < 0 && errno == EINTR);
-	return NULL;
-}
-
-static void start_lookup(struct conn *c)
-{
-	struct lookup *l = calloc(1, sizeof(*l));
-	pthread_attr_t attr;
-	pthread_t t;
-
-	if (!l) {
-		close_conn(c, "out of memory");
-		return;
-	}
-	l->c = c;
-	l->fd = c->px->resolved[1];
-	/* the name the rules allowed (a Unicode name in its ASCII form), absolute if the client
-	 * wrote it so: without the dot, a resolver's search list could add a suffix */
-	snprintf(l->host, sizeof(l->host), "%s%s", c->name,
-		 c->mapped || c->host[strlen(c->host) - 1] == '.' ? "." : "");
-	c->st = ST_RESOLVE;
-	c->lookup_pending = true;
-	c->px->lookups++;
-	watch(c->px, &c->cl, 0);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 256 * 1024);
-	if (pthread_create(&t, &attr, resolve_thread, l) != 0) {
-		c->lookup_pending = false;
-		c->px->lookups--;
-		free(l);
-		close_conn(c, "cannot start a resolver thread");
-	}
-	pthread_attr_destroy(&attr);
-}
-
-/* The address to dial, at port; c->addr is its text for the audit. */
-static void set_address(struct conn *c, const struct sockaddr *sa, socklen_t len, unsigned port)
-{
-	const void *raw = sa->sa_family == AF_INET ? (const void *)&((const struct sockaddr_in *)sa)->sin_addr
-						   : (const void *)&((const struct sockaddr_in6 *)sa)->sin6_addr;
-	memcpy(&c->sa, sa, len);
-	c->salen = len;
-	if (sa->sa_family == AF_INET)
-		((struct sockaddr_in *)&c->sa)->sin_port = htons((uint16_t)port);
-	else
-		((struct sockaddr_in6 *)&c->sa)->sin6_port = htons((uint16_t)port);
-	inet_ntop(sa->sa_family, raw, c->addr, sizeof(c->addr));
-}
-
-/* The same from raw address bytes (4 or 16 of them). */
-static void set_raw_address(struct conn *c, int family, const void *raw, unsigned port)
-{
-	struct sockaddr_in6 s6 = {.sin6_family = AF_INET6};
-	struct sockaddr_in s4 = {.sin_family = AF_INET};
-
-	if (family == AF_INET) {
-		memcpy(&s4.sin_addr, raw, 4);
-		set_address(c, (struct sockaddr *)&s4, sizeof(s4), port);
-	} else {
-		memcpy(&s6.sin6_addr, raw, 16);
-		set_address(c, (struct sockaddr *)&s6, sizeof(s6), port);
-	}
-}
-
-/* The lookup came back: the first address is checked by the SSRF guard and is the one dialled
- * (no second lookup, so no DNS-rebinding window). */
-static void on_resolved(struct lookup *l)
-{
-	struct conn *c = l->c;
-	const struct addrinfo *ai = l->res;
-	const char *refused, *denied;
-	const void *raw;
-	char why[512];
-
-	c->lookup_pending = false;
-	c->px->lookups--;
-	if (c->dead) {
-		bury(c);
-		goto out;
-	}
-	if (l->err || !ai) {
-		snprintf(why, sizeof(why), "cannot resolve: %s", gai_strerror(l->err));
-		refuse(c, why);
-		goto out;
-	}
-	set_address(c, ai->ai_addr, ai->ai_addrlen, c->port);
-	raw = ai->ai_family == AF_INET
-		      ? (const void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr
-		      : (const void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
-	if ((denied = egress_address_denied(&c->px->rules, ai->ai_family, raw, c->port))) {
-		c->rule = denied;
-		snprintf(why, sizeof(why), "%s resolves to %s, denied by rule '%s'", c->name,
-			 c->addr, denied);
-		refuse(c, why);
-		goto out;
-	}
-	refused = egress_address_refused(&c->px->rules, ai->ai_family, raw, c->port);
-	if (refused) {
-		snprintf(why, sizeof(why),
-			 "%s resolves to %s, %s (allow its address or range to "
-			 "permit it)",
-			 c->name, c->addr, refused);
-		refuse(c, why);
-		goto out;
-	}
-	start_connect(c);
-out:
-	if (l->res)
-		freeaddrinfo(l->res);
-	free(l);
-}
-
-/* A name with a resolve entry is dialled where the entry says: the profile's author chose that
- * address, so the SSRF guard (which distrusts DNS answers) does not apply, but an address deny
- * rule still does. False when the name has no entry. */
-static bool dial_pinned(struct conn *c)
-{
-	const struct egress_pin *pin = egress_pinned(&c->px->rules, c->host, c->port, &c->pin);
-	const char *denied;
-	unsigned port;
-	char why[512];
-
-	if (!pin)
-		return false;
-	port = pin->to.port ? pin->to.port : c->port; /* deny rules judge where it really goes */
-	set_raw_address(c, pin->to.family, pin->to.addr, port);
-	if ((denied = egress_address_denied(&c->px->rules, pin->to.family, pin->to.addr, port))) {
-		c->rule = denied;
-		snprintf(why, sizeof(why), "%s is resolved to %s by '%s', denied by rule '%s'",
-			 c->name, c->addr, c->pin, denied);
-		refuse(c, why);
-		return true;
-	}
-	start_connect(c);
-	return true;
-}
-
-/* AF_INET or AF_INET6 with its bytes in raw when host is an address literal (IPv6 possibly in
- * brackets), else 0. */
-static int host_literal(const char *host, uint8_t raw[16])
-{
-	char bare[256];
-	size_t n = strlen(host);
-
-	snprintf(bare, sizeof(bare), "%.*s", (int)(n >= 2 && host[0] == '[' ? n - 2 : n),
-		 host[0] == '[' ? host + 1 : host);
-	return inet_pton(AF_INET, bare, raw) == 1    ? AF_INET
-	       : inet_pton(AF_INET6, bare, raw) == 1 ? AF_INET6
-						     : 0;
-}
-
-static void decide(struct conn *c)
-{
-	char why[512];
-	uint8_t raw[16];
-	int family;
-	const char *bad;
-
-	if (!egress_host_name(c->host, c->name, &bad)) {
-		snprintf(why, sizeof(why), "the host name is refused: %s", bad);
-		refuse(c, why);
-		return;
-	}
-	if (!egress_decide(&c->px->rules, c->name, c->port, &c->rule)) {
-		if (c->rule)
-			snprintf(why, sizeof(why), "denied by rule '%s'", c->rule);
-		else
-			snprintf(why, sizeof(why), "no allow rule matches %s:%u", c->name, c->port);
-		refuse(c, why);
-		return;
-	}
-	if ((!strcmp(c->proto, "http") || c->sniff_http) && !method_allowed(c->px->p, c->method)) {
-		snprintf(why, sizeof(why), "method %s is not allowed ([network] methods)", c->method);
-		refuse(c, why);
-		return;
-	}
-	if (!admit(c))
-		return;
-	/* an address literal was allowed by an address rule: dial it as it is */
-	if ((family = host_literal(c->host, raw))) {
-		set_raw_address(c, family, raw, c->port);
-		start_connect(c);
-	} else if (!dial_pinned(c)) {
-		start_lookup(c);
-	}
-}
-
-static void start_connect(struct conn *c)
-{
-	int fd = socket(c->sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-
-	if (fd < 0) {
-		refuse(c, "cannot open an upstream socket");
-		return;
-	}
-	c->up.fd = fd;
-	if (connect(fd, (struct sockaddr *)&c->sa, c->salen) < 0 && errno != EINPROGRESS) {
-		char why[128];
-		snprintf(why, sizeof(why), "cannot connect to %s: %s", c->addr, strerror(errno));
-		close_endpoint(c->px, &c->up);
-		refuse(c, why);
-		return;
-	}
-	c->st = ST_CONNECT;
-	c->deadline_ms = now_ms() + PROXY_CONNECT_TIMEOUT_MS;
-	watch(c->px, &c->up, EPOLLOUT);
-}
-
-/* The held first bytes are complete (or the client ended): checked, then sent up. */
-static void late_flight(struct conn *c)
-{
-	struct sniff s;
-	char why[512];
-	size_t n;
-
-	if (egress_sniff((unsigned char *)c->head, c->head_len, &s) == PARSE_MORE) {
-		if (c->head_len < EGRESS_MAX_HEAD && !c->late_eof)
-			return;
-		s.odd = true;
-	}
-	why[0] = '\0';
-	if (!flight_mismatch(c, &s, why, sizeof(why)) && !strcmp(c->proto, "capture") &&
-	    !strcmp(s.proto, "http") && !method_allowed(c->px->p, s.method))
-		snprintf(why, sizeof(why), "method %s is not allowed ([network] methods)",
-			 s.method);
-	if (why[0]) {
-		audit_conn(c, "deny", why); /* the tunnel was promised: it can only be closed */
-		close_conn(c, why);
-		return;
-	}
-	c->late_sniff = false;
-	n = c->head_len;
-	if (!strcmp(c->proto, "capture") && !strcmp(s.proto, "http")) {
-		size_t m;
-		char *head = http_closing_head(c->head, s.head_len, &m);
-		bool ok = head && flow_put(&c->to_up, head, m) &&
-			  flow_put(&c->to_up, c->head + s.head_len, c->head_len - s.head_len);
-		free(head);
-		n = c->to_up.len;
-		if (!ok) {
-			close_conn(c, "out of memory");
-			return;
-		}
-	} else if (!flow_put(&c->to_up, c->head, c->head_len)) {
-		close_conn(c, "out of memory");
-		return;
-	}
-	free(c->head);
-	c->head = NULL;
-	c->head_len = 0;
-	c->bytes_out += n;
-	if (over_budget(c, true, n) && c->late_eof)
-		c->to_up.eof = true;
-}
-
-static void read_late(struct conn *c)
-{
-	ssize_t n = read(c->cl.fd, c->head + c->head_len, EGRESS_MAX_HEAD - c->head_len);
-
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
-	if (n < 0) {
-		close_conn(c, "client read failed");
-		return;
-	}
-	if (n == 0)
-		c->late_eof = true;
-	c->head_len += (size_t)n;
-	if (c->head_len == 0 && c->late_eof) { /* ended without a byte: nothing to check */
-		c->late_sniff = false;
-		c->to_up.eof = true;
-		free(c->head);
-		c->head = NULL;
-		return;
-	}
-	late_flight(c);
-}
-
-/* Upstream is connected: answer the client and start relaying. */
-static void on_connected(struct conn *c)
-{
-	static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
-	static const unsigned char socks_ok[] = {5, 0, 0, 1, 0, 0, 0, 0, 0, 0};
-	int err = 0;
-	socklen_t len = sizeof(err);
-
-	if (getsockopt(c->up.fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0 || err) {
-		char why[128];
-		snprintf(why, sizeof(why), "cannot connect to %s: %s", c->addr, strerror(err ? err : errno));
-		close_endpoint(c->px, &c->up);
-		refuse(c, why);
-		return;
-	}
-	if (!strcmp(c->proto, "http") || c->sniff_http) {
-		struct http_request req;
-		size_t n, head_len = c->sniff_head;
-		char *head;
-		if (c->sniff_http) {
-			head = http_closing_head(c->head, head_len, &n);
-		} else {
-			http_parse_request(c->head, c->head_len, &req);
-			head = http_upstream_head(c->head, &req, &n);
-			head_len = req.head_len;
-		}
-		/* body bytes that came with the head follow it */
-		if (!head || !flow_put(&c->to_up, head, n) ||
-		    !flow_put(&c->to_up, c->head + head_len, c->head_len - head_len)) {
-			free(head);
-			close_conn(c, "out of memory");
-			return;
-		}
-		free(head);
-	} else {
-		if (!strcmp(c->proto, "connect"))
-			to_client(c, established, sizeof(established) - 1, false);
-		else if (!strcmp(c->proto, "socks"))
-			to_client(c, socks_ok, sizeof(socks_ok), false);
-		if (c->dead)
-			return;
-		/* a tunnel's first bytes (a TLS ClientHello) are checked before they go up; a
-		 * captured connection's were, unless it was decided before it sent any */
-		c->late_sniff |= strcmp(c->proto, "capture") != 0;
-		if (!c->late_sniff && !flow_put(&c->to_up, c->head, c->head_len)) {
-			close_conn(c, "out of memory");
-			return;
-		}
-	}
-	if (!c->late_sniff) {
-		free(c->head);
-		c->head = NULL;
-		c->head_len = 0;
-	}
-	c->st = ST_RELAY;
-	c->deadline_ms = 0;
-	/* the head goes out too: counted, and against the run's budget */
-	c->bytes_out += c->to_up.len;
-	if (over_budget(c, true, c->to_up.len) && c->late_sniff && c->head_len)
-		late_flight(c);
-}
-
-/* ---------- reading the client's request ---------- */
-
-static void consume(struct conn *c, size_t n)
-{
-	memmove(c->head, c->head + n, c->head_len - n);
-	c->head_len -= n;
-}
-
-static void parse_http(struct conn *c)
-{
-	struct http_request req;
-	enum parse_result r = http_parse_request(c->head, c->head_len, &req);
-
-	if (r == PARSE_MORE)
-		return;
-	if (r == PARSE_BAD) {
-		bad_request(c, req.why);
-		return;
-	}
-	c->proto = req.is_connect ? "connect" : "http";
-	snprintf(c->method, sizeof(c->method), "%s", req.method);
-	snprintf(c->url, sizeof(c->url), "%s", req.url);
-	snprintf(c->host, sizeof(c->host), "%s", req.host);
-	c->port = req.port;
-	if (req.is_connect)
-		consume(c, req.head_len); /* what follows is tunnel data */
-	decide(c);
-}
-
-static void parse_socks(struct conn *c)
-{
-	if (c->st == ST_SOCKS_GREETING) {
-		size_t used;
-		bool no_auth;
-		enum parse_result r = socks_parse_greeting((unsigned char *)c->head, c->head_len,
-							   &used, &no_auth);
-		if (r == PARSE_MORE)
-			return;
-		if (r == PARSE_BAD || !no_auth) {
-			static const unsigned char none[] = {5, 0xff};
-			to_client(c, none, sizeof(none), true);
-			audit_conn(c, "deny", "SOCKS5 greeting without the no-authentication method");
-			return;
-		}
-		consume(c, used);
-		to_client(c, (const unsigned char[]){5, 0}, 2, false);
-		c->st = ST_SOCKS_REQUEST;
-	}
-	if (c->st == ST_SOCKS_REQUEST) {
-		struct socks_request req;
-		enum parse_result r = socks_parse_request((unsigned char *)c->head, c->head_len, &req);
-		if (r == PARSE_MORE)
-			return;
-		if (r == PARSE_BAD) {
-			unsigned char rep[10] = {5, (unsigned char)req.reply, 0, 1};
-			to_client(c, rep, sizeof(rep), true);
-			audit_conn(c, "deny", req.reply == 7 ? "SOCKS5 command not supported"
-							      : "malformed SOCKS5 request");
-			return;
-		}
-		snprintf(c->host, sizeof(c->host), "%s", req.host);
-		c->port = req.port;
-		consume(c, req.len);
-		decide(c);
-	}
-}
-
-/* ---------- captured connections ---------- */
-
-/* Where a captured connection was going, from the NAT the rules made: an address the DNS stub
- * gave a name stands for that name; any other address stands for itself. False for a connection
- * made to the capture listener itself. */
-static bool original_destination(struct conn *c, int family)
-{
-	struct sockaddr_in6 s6;
-	struct sockaddr_in s4;
-	socklen_t len = family == AF_INET ? sizeof(s4) : sizeof(s6);
-	char text[INET6_ADDRSTRLEN];
-	const void *raw;
-
-	if (family == AF_INET ? getsockopt(c->cl.fd, SOL_IP, SO_ORIGINAL_DST, &s4, &len)
-			      : getsockopt(c->cl.fd, SOL_IPV6, IP6T_SO_ORIGINAL_DST, &s6, &len))
-		return false;
-	raw = family == AF_INET ? (const void *)&s4.sin_addr : (const void *)&s6.sin6_addr;
-	/* the rules never redirect loopback: this was a connect() to the listener itself */
-	if (family == AF_INET ? ((const uint8_t *)raw)[0] == 127
-			      : IN6_IS_ADDR_LOOPBACK(&s6.sin6_addr))
-		return false;
-	c->port = ntohs(family == AF_INET ? s4.sin_port : s6.sin6_port);
-	inet_ntop(family, raw, text, sizeof(text));
-	snprintf(c->host, sizeof(c->host), family == AF_INET ? "%s" : "[%s]", text);
-	if (family == AF_INET && dns_map_reserved(raw)) {
-		const char *name = dns_map_name(&c->px->names, raw);
-		c->unmapped = !name;
-		c->mapped = name != NULL;
-		if (name)
-			snprintf(c->host, sizeof(c->host), "%s", name);
-	}
-	return true;
-}
-
-/* The name a client's first bytes give (TLS server name, HTTP Host or absolute target) must be
- * the host the connection was allowed for, else an allowed front could carry traffic for
- * another host. An address literal was allowed as an address: nothing to compare. NULL when
- * they agree, else why not (in why). */
-static const char *flight_mismatch(struct conn *c, const struct sniff *s, char *why, size_t size)
-{
-	const char *want = c->name[0] ? c->name : c->host, *bad;
-	char sni[256];
-	uint8_t raw[16];
-
-	if (s->name[0])
-		snprintf(c->sni, sizeof(c->sni), "%s", s->name);
-	if (s->odd) {
-		snprintf(why, size, "the %s destination in its first bytes cannot be checked",
-			 s->proto);
-		return why;
-	}
-	if (!s->name[0] || host_literal(want, raw))
-		return NULL;
-	if (egress_host_name(s->name, sni, &bad) && !strcmp(sni, want))
-		return NULL;
-	snprintf(why, size, "the connection was allowed for %.200s, but its %s names %.200s", want,
-		 strcmp(s->proto, "tls") ? "HTTP request" : "TLS server name", s->name);
-	return why;
-}
-
-/* The rules decide on the name the address stands for, once the first bytes (if any came in
- * time) agree with it. */
-static void capture_decide(struct conn *c, const struct sniff *s)
-{
-	char why[512];
-
-	if (s) {
-		c->sniff_http = !strcmp(s->proto, "http");
-		c->sniff_head = s->head_len;
-		snprintf(c->method, sizeof(c->method), "%s", c->sniff_http ? s->method : "");
-		snprintf(c->sni, sizeof(c->sni), "%s", s->name);
-	}
-	if (c->unmapped) {
-		snprintf(why, sizeof(why),
-			 "%s is in the DNS stub's range but no name was given it in this run",
-			 c->host);
-		refuse(c, why);
-		return;
-	}
-	if (s && flight_mismatch(c, s, why, sizeof(why))) {
-		refuse(c, why);
-		return;
-	}
-	/* decided on the name alone: whatever the client sends first is still checked */
-	c->late_sniff = !s;
-	decide(c);
-}
-
-static void parse_capture(struct conn *c)
-{
-	struct sniff s;
-
-	/* a client that has begun has SNIFF_MS no more: its head must come whole */
-	c->deadline_ms = (uint64_t)c->t0.tv_sec * 1000 + (uint64_t)c->t0.tv_nsec / 1000000 +
-			 PROXY_HEAD_TIMEOUT_MS;
-	if (egress_sniff((unsigned char *)c->head, c->head_len, &s) == PARSE_MORE) {
-		if (c->head_len < EGRESS_MAX_HEAD)
-			return;
-		s.odd = true; /* a head that fills the buffer cannot be checked */
-	}
-	capture_decide(c, &s);
-}
-
-static void read_head(struct conn *c)
-{
-	ssize_t n = read(c->cl.fd, c->head + c->head_len, EGRESS_MAX_HEAD - c->head_len);
-
-	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-		close_conn(c, "client closed before its request");
-		return;
-	}
-	if (n < 0)
-		return;
-	c->head_len += (size_t)n;
-	if (c->st == ST_SNIFF)
-		parse_capture(c);
-	else if (!strcmp(c->proto, "socks"))
-		parse_socks(c);
-	else
-		parse_http(c);
-	if (!c->dead && !c->close_after_flush && !c->audited && c->head_len == EGRESS_MAX_HEAD &&
-	    (c->st == ST_HTTP_HEAD || c->st == ST_SOCKS_GREETING || c->st == ST_SOCKS_REQUEST))
-		bad_request(c, "request head too large");
-}
-
-/* ---------- relaying ---------- */
-
-/* Counts relayed bytes against the run's and the host's budgets; past one, the connection ends
- * (false). Each budget passed is audited once (for the run, for each host). */
-static bool over_budget(struct conn *c, bool outbound, uint64_t n)
-{
-	struct proxy *px = c->px;
-	uint64_t max = outbound ? px->p->net_max_bytes_out : px->p->net_max_bytes_in;
-	uint64_t *total = outbound ? &px->bytes_out : &px->bytes_in;
-	bool *hit = outbound ? &px->bytes_out_hit : &px->bytes_in_hit;
-	struct host_entry *h = c->per_host;
-	char why[512];
-
-	*total += n;
-	if (max && *total > max) {
-		if (!*hit) {
-			*hit = true;
-			audit_limit(px, outbound ? "bytes-out" : "bytes-in", NULL);
-		}
-		close_conn(c, outbound ? "max-bytes-out reached" : "max-bytes-in reached");
-		return false;
-	}
-	if (h && !hostlimits_count(&px->hosts, h, outbound, n)) {
-		hit = outbound ? &h->out_hit : &h->in_hit;
-		if (!*hit) {
-			*hit = true;
-			audit_limit(px, outbound ? "bytes-out-per-host" : "bytes-in-per-host",
-				    h->name);
-		}
-		snprintf(why, sizeof(why), "%s reached for %s",
-			 host_verdict_key(outbound ? HOST_BYTES_OUT : HOST_BYTES_IN), h->name);
-		close_conn(c, why);
-		return false;
-	}
-	return true;
-}
-
-/* Sends what the flow holds; false when the connection was closed. */
-static bool flush(struct conn *c, struct endpoint *dst, struct flow *f)
-{
-	while (f->len > f->off && dst->fd >= 0) {
-		ssize_t n = send(dst->fd, f->buf + f->off, f->len - f->off, MSG_NOSIGNAL);
-		if (n < 0) {
-			if (errno == EAGAIN || errno == EINTR)
-				return true;
-			close_conn(c, "write failed");
-			return false;
-		}
-		f->off += (size_t)n;
-	}
-	if (f->off == f->len)
-		flow_drained(f);
-	return true;
-}
-
-/* How many bytes one read may take from src: one past what the run's and the host's budgets
- * still allow, so the read that passes a budget passes it by exactly one byte (and the audit's
- * counts say where it tripped, whatever the read size or path). */
-static size_t budget_left(const struct conn *c, bool outbound, size_t want)
-{
-	const struct proxy *px = c->px;
-	uint64_t max = outbound ? px->p->net_max_bytes_out : px->p->net_max_bytes_in;
-	uint64_t total = outbound ? px->bytes_out : px->bytes_in;
-	const struct host_entry *h = c->per_host;
-	uint64_t left = want;
-
-	if (max)
-		left = total >= max ? 1 : (max - total < left ? max - total + 1 : left);
-	max = outbound ? px->hosts.conf.max_bytes_out : px->hosts.conf.max_bytes_in;
-	total = h ? (outbound ? h->bytes_out : h->bytes_in) : 0;
-	if (h && max)
-		left = total >= max ? 1 : (max - total < left ? max - total + 1 : left);
-	return left < want ? (size_t)left : want;
-}
-
-/* One read passed straight on through the shared chunk, only the part dst does not take now
- * kept. False when the connection was closed. */
-static bool copy_in(struct conn *c, struct endpoint *src, struct endpoint *dst, struct flow *f,
-		    uint64_t *counter)
-{
-	char *chunk = c->px->chunk;
-	bool outbound = src->side == CLIENT;
-	ssize_t n = read(src->fd, chunk, budget_left(c, outbound, RELAY_CHUNK));
-	size_t sent = 0;
-
-	if (n <= 0) {
-		if (n == 0 || (errno != EAGAIN && errno != EINTR))
-			f->eof = true;
-		return true;
-	}
-	*counter += (uint64_t)n;
-	if (!over_budget(c, outbound, (uint64_t)n))
-		return false;
-	while (sent < (size_t)n && dst->fd >= 0) {
-		ssize_t w = send(dst->fd, chunk + sent, (size_t)n - sent, MSG_NOSIGNAL);
-		if (w < 0 && errno != EAGAIN && errno != EINTR) {
-			close_conn(c, "write failed");
-			return false;
-		}
-		if (w < 0)
-			break;
-		sent += (size_t)w;
-	}
-	if (sent < (size_t)n && !flow_put(f, chunk + sent, (size_t)n - sent)) {
-		close_conn(c, "out of memory");
-		return false;
-	}
-	return true;
-}
-
-/* A flow that has moved RELAY_SPLICE_AFTER bytes gets a pipe, while the engine's share of the fd
- * limit lasts. Without one (none left, pipe2 failed) it goes on copying: slower, as correct. */
-static void flow_open_pipe(struct proxy *px, struct flow *f)
-{
-	if (px->pipes >= px->max_pipes || pipe2(f->pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
-		f->pipe[0] = f->pipe[1] = -1;
-		f->no_pipe = true; /* not asked again on every read */
-		return;
-	}
-	px->pipes++;
-	/* larger steps, fewer wake-ups; refused past the user's pipe quota (pipe-user-pages-soft):
-	 * the pipe then keeps its default size, which only costs speed */
-	if (fcntl(f->pipe[1], F_SETPIPE_SZ, RELAY_PIPE_SIZE) < 0)
-		return;
-}
-
-static void flow_close_pipe(struct proxy *px, struct flow *f)
-{
-	if (f->pipe[0] < 0)
-		return;
-	close(f->pipe[0]);
-	close(f->pipe[1]);
-	f->pipe[0] = f->pipe[1] = -1;
-	f->piped = 0;
-	px->pipes--;
-}
-
-/* Sends what the flow's pipe holds; false when the connection was closed. SIGPIPE, which a
- * splice to a reset socket raises (it has no MSG_NOSIGNAL), is blocked in agentbox. */
-static bool splice_out(struct conn *c, struct endpoint *dst, struct flow *f)
-{
-	while (f->piped && dst->fd >= 0) {
-		ssize_t n = splice(f->pipe[0], NULL, dst->fd, NULL, f->piped,
-				   SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			return true;
-		if (n <= 0) { /* 0: the pipe gave less than it holds, which cannot be */
-			close_conn(c, "write failed");
-			return false;
-		}
-		f->piped -= (size_t)n;
-	}
-	return true;
-}
-
-/* One splice from src into the flow's (empty) pipe, counted as a read would be. False when the
- * connection was closed. */
-static bool splice_in(struct conn *c, struct endpoint *src, struct flow *f, uint64_t *counter)
-{
-	bool outbound = src->side == CLIENT;
-	ssize_t n =
-	    splice(src->fd, NULL, f->pipe[1], NULL, budget_left(c, outbound, RELAY_PIPE_SIZE),
-		   SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
-
-	/* 0 is not always the end: splice stops at TCP urgent data, which read() steps over (so
-	 * the copy path would relay what follows). Either way, the flow copies from here on, and
-	 * its next read tells the end from the rest. EINVAL: a socket splice cannot read. */
-	if (n == 0 || (n < 0 && errno == EINVAL)) {
-		flow_close_pipe(c->px, f);
-		f->no_pipe = true;
-		return true;
-	}
-	if (n < 0) {
-		if (errno != EAGAIN && errno != EINTR)
-			f->eof = true; /* a read error ends the flow, as in copy_in */
-		return true;
-	}
-	f->piped = (size_t)n;
-	*counter += (uint64_t)n;
-	return over_budget(c, outbound, (uint64_t)n);
-}
-
-/* Moves what it can along one flow: what is held first (the buffer, then the pipe, in the order
- * the bytes came), then one read passed straight on. Returns false when the connection was
- * closed. */
-static bool pump(struct conn *c, struct endpoint *src, struct endpoint *dst, struct flow *f,
-		 uint64_t *counter)
-{
-	if (!flush(c, dst, f) || (!f->len && !splice_out(c, dst, f)))
-		return false;
-	if (!flow_held(f) && !f->eof && src->fd >= 0) {
-		if (f->pipe[0] < 0 && !f->no_pipe && *counter >= RELAY_SPLICE_AFTER)
-			flow_open_pipe(c->px, f);
-		if (f->pipe[0] < 0 ? !copy_in(c, src, dst, f, counter)
-				   : !splice_in(c, src, f, counter) || !splice_out(c, dst, f))
-			return false;
-	}
-	if (f->eof && !flow_held(f) && !f->shut && dst->fd >= 0) {
-		shutdown(dst->fd, SHUT_WR); /* pass the half-close on */
-		f->shut = true;
-	}
-	return true;
-}
-
-static void update_interest(struct conn *c)
+void update_interest(struct conn *c)
 {
 	uint32_t cl = 0, up = 0;
 
@@ -1323,107 +286,6 @@ static void on_conn_event(struct endpoint *ep, uint32_t events)
 	}
 	if (!c->dead)
 		update_interest(c);
-}
-
-/* ---------- the DNS stub ---------- */
-
-static const char *rcode_name(int rcode)
-{
-	static const char *const names[] = {"NOERROR", "FORMERR", "SERVFAIL",
-					    "NXDOMAIN", "NOTIMP", "REFUSED"};
-	return rcode >= 0 && rcode <= DNS_REFUSED ? names[rcode] : "?";
-}
-
-static void audit_dns(struct proxy *px, const struct dns_query *q, int rcode, const char *rule,
-		      const uint8_t *addr, const char *reason)
-{
-	struct json *j = audit_begin(px->a, "dns");
-	char text[INET_ADDRSTRLEN];
-	struct ab_err e;
-
-	json_kv_str(j, "decision", rcode == DNS_NOERROR ? "allow" : "deny");
-	json_kv_str(j, "name", q->name[0] ? q->name : NULL);
-	json_kv_uint(j, "type", q->qtype);
-	json_kv_str(j, "rcode", rcode_name(rcode));
-	json_kv_str(j, "rule", rule);
-	if (addr && inet_ntop(AF_INET, addr, text, sizeof(text)))
-		json_kv_str(j, "address", text);
-	if (reason)
-		json_kv_str(j, "reason", reason);
-	if (audit_emit(px->a, &e) < 0)
-		audit_note(px, &e);
-}
-
-/* The answer to one query: an allowed name's A record is an address of the reserved range; any
- * other type of an allowed name has no data; a name no rule allows does not exist. No query is
- * ever passed to a real resolver. */
-static int dns_decide(struct proxy *px, const struct dns_query *q, const uint8_t **addr,
-		      uint8_t buf[4])
-{
-	const char *rule = NULL, *bad, *reason = NULL;
-	char name[256];
-	int rcode = DNS_NOERROR;
-
-	*addr = NULL;
-	if (q->qclass != DNS_CLASS_IN) {
-		rcode = DNS_REFUSED, reason = "not class IN";
-	} else if (q->odd_name || !egress_host_name(q->name, name, &bad)) {
-		rcode = DNS_NXDOMAIN, reason = "not a host name";
-	} else if (!egress_name_allowed(&px->rules, name, &rule)) {
-		rcode = DNS_NXDOMAIN, reason = rule ? "denied by rule" : "no allow rule matches";
-	} else if (q->qtype == DNS_TYPE_A) {
-		if (dns_map_address(&px->names, name, buf) == 0)
-			*addr = buf;
-		else
-			rcode = DNS_SERVFAIL, reason = "the stub's table of names is full";
-	}
-	audit_dns(px, q, rcode, rule, *addr, reason);
-	return rcode;
-}
-
-static void dns_serve(struct proxy *px, int fd, const uint8_t *pkt, size_t len,
-		      const struct sockaddr *peer, socklen_t peerlen)
-{
-	uint8_t out[512], buf[4];
-	const uint8_t *addr = NULL;
-	struct dns_query q;
-	int rcode = dns_parse_query(pkt, len, &q);
-	size_t n;
-
-	if (rcode < 0)
-		return;
-	if (px->dns_queries >= DNS_MAX_QUERIES) {
-		if (px->dns_queries++ == DNS_MAX_QUERIES)
-			audit_limit(px, "dns-queries", NULL);
-		rcode = DNS_REFUSED;
-	} else if (rcode > 0) {
-		px->dns_queries++;
-		audit_dns(px, &q, rcode, NULL, NULL, "malformed or unsupported query");
-	} else {
-		px->dns_queries++;
-		rcode = dns_decide(px, &q, &addr, buf);
-	}
-	n = dns_build_answer(&q, pkt, rcode, addr, out, sizeof(out));
-	if (n == 0) /* a question too long to echo in 512 bytes */
-		n = dns_build_answer(&(struct dns_query){.id = q.id, .rd = q.rd}, pkt,
-				     DNS_SERVFAIL, NULL, out, sizeof(out));
-	sendto(fd, out, n, MSG_DONTWAIT | MSG_NOSIGNAL, peer, peerlen); /* UDP: may be lost */
-}
-
-/* A bounded number of datagrams per round, so a flood cannot starve the connections. */
-static void on_dns(struct proxy *px, int fd)
-{
-	uint8_t pkt[1500];
-
-	for (int i = 0; i < 64; i++) {
-		struct sockaddr_storage peer;
-		socklen_t peerlen = sizeof(peer);
-		ssize_t n = recvfrom(fd, pkt, sizeof(pkt), MSG_DONTWAIT, (struct sockaddr *)&peer,
-				     &peerlen);
-		if (n < 0)
-			return;
-		dns_serve(px, fd, pkt, (size_t)n, (struct sockaddr *)&peer, peerlen);
-	}
 }
 
 /* ---------- the loop ---------- */
@@ -1549,18 +411,6 @@ static void on_timer(struct proxy *px)
 		sniffing |= !c->dead && c->st == ST_SNIFF && c->head_len == 0;
 	}
 	set_timer(px, sniffing);
-}
-
-static void on_lookups(struct proxy *px)
-{
-	struct lookup *l;
-
-	while (read(px->resolved[0], &l, sizeof(l)) == (ssize_t)sizeof(l)) {
-		struct conn *c = l->c;
-		on_resolved(l);
-		if (!c->dead && !c->lookup_pending)
-			update_interest(c);
-	}
 }
 
 static void on_listener(struct proxy *px, const struct endpoint *ep)

@@ -1,4 +1,5 @@
-/* The egress filter: domain/address rules, and (in proxy mode) the proxy that enforces them. */
+/* The egress filter: domain/address rules, and (in proxy mode) the sandbox side of the proxy that
+ * enforces them. The protocols the proxy speaks are http_proxy.h, socks5.h and sniff.h. */
 #ifndef AGENTBOX_EGRESS_H
 #define AGENTBOX_EGRESS_H
 
@@ -47,68 +48,6 @@ const char *egress_address_denied(const struct egress_rules *r, int family, cons
  * be dialled, else why not. */
 const char *egress_address_refused(const struct egress_rules *r, int family, const void *addr,
 				   unsigned port);
-
-/* ---------- protocols (pure) ---------- */
-
-enum parse_result { PARSE_MORE, PARSE_DONE, PARSE_BAD };
-
-#define EGRESS_MAX_HEAD 16384
-
-struct http_request {
-	bool is_connect;
-	char method[16];
-	char host[256];
-	unsigned port;
-	char url[2048];  /* plain HTTP: the absolute URL, for the audit (redacted there) */
-	size_t head_len; /* bytes of the request head, CRLF CRLF included */
-	const char *why; /* PARSE_BAD: what is wrong */
-};
-
-/* Why a plain HTTP request head is refused for its framing, or NULL: a bare LF, obs-fold,
- * several or non-numeric Content-Length, Content-Length with Transfer-Encoding, or a
- * Transfer-Encoding other than one "chunked" (the ways to smuggle a second request past a
- * proxy that reads the body's length one way and a server another). */
-const char *http_framing_refusal(const char *head, size_t head_len);
-
-/* Parses a proxy request head (CONNECT host:port, or METHOD http://host[:port]/path). */
-enum parse_result http_parse_request(const char *buf, size_t len, struct http_request *req);
-
-/* The head to send upstream for a plain HTTP request: origin-form target, Host set to the URL's
- * host (the one the rules allowed), Proxy-* and connection headers dropped, "Connection: close"
- * added. malloc'd, NULL when out of memory. */
-char *http_upstream_head(const char *buf, const struct http_request *req, size_t *out_len);
-
-/* The same for an origin-form request (a captured client's): its request line kept, hop-by-hop
- * headers dropped, "Connection: close" added, so the server answers this one request and every
- * later one comes on a new connection, where it is checked again. */
-char *http_closing_head(const char *buf, size_t head_len, size_t *out_len);
-
-struct socks_request {
-	char host[256];
-	unsigned port;
-	size_t len;      /* bytes consumed */
-	int reply;       /* PARSE_BAD: the SOCKS reply code to send */
-};
-
-/* Greeting: VER NMETHODS METHODS. *len is set to the bytes consumed on PARSE_DONE; *no_auth
- * to whether method 0 (no authentication) was offered. */
-enum parse_result socks_parse_greeting(const unsigned char *buf, size_t len, size_t *used,
-				       bool *no_auth);
-/* Request: VER CMD RSV ATYP ADDR PORT; CONNECT only. */
-enum parse_result socks_parse_request(const unsigned char *buf, size_t len,
-				      struct socks_request *req);
-
-/* What the first bytes of a captured connection name: a TLS ClientHello's server name, or a
- * plain HTTP request's Host (without its port) and method. DONE once they tell, or once they
- * cannot (another protocol, a ClientHello split over records, a head past EGRESS_MAX_HEAD). */
-struct sniff {
-	const char *proto; /* "tls", "http", "other" */
-	char name[256];    /* "" when none was sent (or it was unreadable: then odd is true) */
-	char method[16];
-	size_t head_len; /* plain HTTP: the request head, CRLF CRLF included */
-	bool odd;
-};
-enum parse_result egress_sniff(const unsigned char *buf, size_t len, struct sniff *s);
 
 /* ---------- the sandbox side ---------- */
 

@@ -8,6 +8,9 @@
 #include <arpa/inet.h>
 
 #include "egress.h"
+#include "http_proxy.h"
+#include "sniff.h"
+#include "socks5.h"
 #include "policy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -15,6 +15,9 @@
 #include <sys/socket.h>
 
 #include "egress.h"
+#include "http_proxy.h"
+#include "sniff.h"
+#include "socks5.h"
 
 static struct egress_rule parse_ok(const char *text)
 {

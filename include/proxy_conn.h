@@ -1,0 +1,214 @@
+/* The egress proxy engine's own header, internal to its files and included by no other module:
+ * proxy.c (listeners, the event loop, a connection's lifetime), front.c (what a client sends
+ * first), dial.c (decide, resolve, connect), relay.c (moving the bytes) and dns_stub.c (the
+ * transparent capture's DNS stub). It holds the state they share, and the few functions one of
+ * them calls in another. proxy.h is the engine's public surface. */
+#ifndef AGENTBOX_PROXY_CONN_H
+#define AGENTBOX_PROXY_CONN_H
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "audit.h"
+#include "dns.h"
+#include "egress.h"
+#include "hostlimits.h"
+#include "sniff.h"
+
+/* One read's worth of relayed bytes, in a buffer the whole loop shares: what the other side takes
+ * at once is never copied into the connection, so an idle or keeping-up tunnel holds no buffer of
+ * its own (1,000 open tunnels cost the supervisor a few MiB). Flows that are not spliced (below
+ * RELAY_SPLICE_AFTER, or no pipe to be had) move in steps this large. */
+#define RELAY_CHUNK (256 * 1024)
+
+/* A direction that has moved this many bytes is bulk: it gets a pipe, and its bytes go from
+ * socket to socket by splice(2), never through user space (the supervisor spends about a fifth
+ * less CPU per GiB; docs/benchmarks.md). Below it (requests, handshakes, idle tunnels) a flow
+ * holds no pipe and no fds of its own. */
+#define RELAY_SPLICE_AFTER (128 * 1024)
+/* Asked of each pipe: one splice moves up to this much (with the default 64 KiB, a tunnel relays
+ * about a third slower). */
+#define RELAY_PIPE_SIZE (1024 * 1024)
+/* Pipes open at once, at most (2 fds each; fewer when the fd limit leaves less room, see
+ * pipe_budget): past it, bulk flows copy. Bounds what pipes can hold to 64 MiB. */
+#define RELAY_MAX_PIPES 64
+
+enum side { CLIENT, UPSTREAM };
+enum state {
+	ST_HTTP_HEAD,
+	ST_SOCKS_GREETING,
+	ST_SOCKS_REQUEST,
+	ST_SNIFF, /* captured: waiting for the first bytes, which may name the host */
+	ST_RESOLVE,
+	ST_CONNECT,
+	ST_RELAY
+};
+
+struct proxy;
+struct conn;
+
+/* What epoll hands back: which connection, which side (or a proxy-level fd). */
+struct endpoint {
+	struct conn *c;
+	enum side side;
+	int fd;
+	uint32_t events; /* what it is registered for; 0: not in the epoll set at all */
+};
+
+/* Bytes on their way from one side to the other that it has not taken yet: copied ones malloc'd
+ * to fit and freed once sent, spliced ones in the flow's pipe; never both at once (a pipe is
+ * filled only when the buffer is empty, so the bytes keep their order). */
+struct flow {
+	char *buf;
+	size_t len, off;
+	int pipe[2];  /* bulk flows: bytes spliced from the source wait here; else -1 */
+	size_t piped; /* bytes in the pipe */
+	bool no_pipe; /* copies to the end (no pipe was to be had) */
+	bool eof;  /* the source has no more */
+	bool shut; /* the sink was told (shutdown SHUT_WR) */
+};
+
+struct conn {
+	struct proxy *px;
+	struct conn *prev, *next;
+	struct endpoint cl, up;
+	enum state st;
+	const char *proto; /* "http", "connect", "socks", "capture" */
+	char *head; /* EGRESS_MAX_HEAD bytes until relaying starts, then NULL */
+	size_t head_len;
+	char method[16];
+	char url[2048];
+	char host[256]; /* as the client wrote it */
+	char name[256]; /* as the rules see it: the key of the per-host limits */
+	char sni[256];  /* captured: the server name its TLS or HTTP Host header gave */
+	bool sniff_http; /* captured: plain HTTP, so a refusal can be a 403 */
+	size_t sniff_head; /* captured plain HTTP: its request head's length */
+	bool mapped;     /* captured: host is the name the DNS stub gave its address to */
+	bool late_sniff; /* relaying, but the client's first bytes are held (in head) until they
+			    show they go where the connection was allowed to */
+	bool late_eof;	 /* the client ended while they were held */
+	bool unmapped;   /* captured: an address of the stub's range that no name was given */
+	unsigned port;
+	const char *rule;
+	const char *pin; /* the resolve entry that chose the address, if any */
+	char addr[INET6_ADDRSTRLEN + 8];
+	struct sockaddr_storage sa;
+	socklen_t salen;
+	struct flow to_up, to_client;
+	uint64_t bytes_out, bytes_in;
+	struct timespec t0;
+	uint64_t deadline_ms;  /* head and connect timeouts; 0 once relaying */
+	bool close_after_flush; /* a refusal is being sent */
+	bool lookup_pending;    /* a resolver thread still holds this connection */
+	bool dead;              /* closed; freed when the lookup returns */
+	bool audited;
+	bool counted; /* holds one of the run's max-connections */
+	struct host_entry *per_host; /* holds one of its host's connections, when limited */
+	struct conn *next_dead; /* closed, freed at the end of the dispatch round */
+};
+
+struct proxy {
+	int epfd, tfd;
+	int listeners[EGRESS_SOCKETS]; /* egress.h's order; -1 where there is none */
+	struct endpoint lep[EGRESS_SOCKETS], timer_ep, resolved_ep;
+	bool fast_timer;      /* ticking every SNIFF_MS while a capture sniffs */
+	struct dns_map names; /* the stub's names and the reserved addresses they were given */
+	uint64_t dns_queries;
+	int resolved[2]; /* resolver threads write finished lookups here */
+	struct egress_rules rules;
+	struct audit *a;
+	struct conn *conns;
+	size_t n_conns;
+	size_t lookups; /* resolver threads still running */
+	struct conn *graveyard;
+	char *chunk; /* RELAY_CHUNK bytes: see there */
+	size_t pipes, max_pipes; /* open, and at most: see RELAY_MAX_PIPES */
+	/* [network] limits for the whole run */
+	const struct policy *p;
+	size_t upstreams;          /* allowed connections open now */
+	double tokens;             /* rate: a token bucket of new connections */
+	uint64_t refilled_ms;
+	uint64_t bytes_out, bytes_in;
+	bool bytes_out_hit, bytes_in_hit;
+	bool cap_hit; /* PROXY_MAX_CONNECTIONS was reached at least once */
+	bool listeners_paused;	 /* out of fds: the listeners wait for a close or a tick */
+	struct hostlimits hosts; /* [network] *-per-host; no table without them */
+	bool hosts_full_hit;
+	int audit_failed;
+	struct ab_err audit_err;
+};
+
+/* ---------- proxy.c: the audit, a connection's lifetime, its events ---------- */
+
+uint64_t now_ms(void);
+/* An audit write failed: the first failure ends the run after this dispatch round. */
+void audit_note(struct proxy *px, struct ab_err *e);
+/* The connection's "net" event; a failed write stops the run at the end of the round. */
+void audit_conn(struct conn *c, const char *decision, const char *reason);
+/* A "limit" event; host: the host a per-host limit counts, else NULL. */
+void audit_limit(struct proxy *px, const char *limit, const char *host);
+/* What the endpoint waits for in the loop's epoll set; 0 takes it out. */
+void watch(struct proxy *px, struct endpoint *ep, uint32_t events);
+void close_endpoint(struct proxy *px, struct endpoint *ep);
+/* Frees the connection once the dispatch round is over. */
+void bury(struct conn *c);
+/* Closes both sides and audits the connection (unless it was); freed after the round. */
+void close_conn(struct conn *c, const char *reason);
+/* Queues bytes for the client and, with close_after, ends the connection once they are sent. */
+void to_client(struct conn *c, const void *data, size_t n, bool close_after);
+/* Tells the client no, as its protocol can (a 403, a SOCKS5 reply), and audits the denial. */
+void refuse(struct conn *c, const char *why);
+/* What the connection's sides wait for, from its state and what its flows hold. */
+void update_interest(struct conn *c);
+
+/* ---------- front.c ---------- */
+
+/* The client's side is readable while its request (or first bytes) is still coming. */
+void read_head(struct conn *c);
+/* A captured connection's redirected destination into its host and port; false for one made to
+ * the capture listener itself. */
+bool original_destination(struct conn *c, int family);
+/* A captured connection decided on its destination and first bytes (s), or on its destination
+ * alone (s NULL: none came in time). */
+void capture_decide(struct conn *c, const struct sniff *s);
+/* Whether the name in a client's first bytes is the host the connection was allowed for: NULL
+ * when they agree, else why not (in why). */
+const char *flight_mismatch(struct conn *c, const struct sniff *s, char *why, size_t size);
+
+/* ---------- dial.c ---------- */
+
+/* AF_INET or AF_INET6 with its bytes in raw when host is an address literal, else 0. */
+int host_literal(const char *host, uint8_t raw[16]);
+/* The request's host and port are known: refused, or on its way to the upstream. */
+void decide(struct conn *c);
+/* A tunnel's held first bytes came (or the client ended). */
+void read_late(struct conn *c);
+/* The upstream connect finished: answer the client and start relaying. */
+void on_connected(struct conn *c);
+/* Finished lookups from the resolver threads. */
+void on_lookups(struct proxy *px);
+
+/* ---------- relay.c ---------- */
+
+/* Bytes the flow holds for its sink: buffered, or in its pipe. */
+size_t flow_held(const struct flow *f);
+/* Appends n bytes to what the flow holds; false when out of memory. */
+bool flow_put(struct flow *f, const void *data, size_t n);
+void flow_close_pipe(struct proxy *px, struct flow *f);
+/* Counts n relayed bytes against the run's and the host's budgets; past one, the connection
+ * is closed (false). */
+bool over_budget(struct conn *c, bool outbound, uint64_t n);
+/* Moves what it can along one flow; false when the connection was closed. */
+bool pump(struct conn *c, struct endpoint *src, struct endpoint *dst, struct flow *f,
+	  uint64_t *counter);
+
+/* ---------- dns_stub.c ---------- */
+
+/* Answers the queries waiting on one of the stub's sockets (a bounded number per round). */
+void on_dns(struct proxy *px, int fd);
+
+#endif

@@ -1,0 +1,23 @@
+/* What the first bytes of a captured connection (or a tunnel) name (pure): a TLS ClientHello's
+ * server name, or a plain HTTP request's Host. */
+#ifndef AGENTBOX_SNIFF_H
+#define AGENTBOX_SNIFF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "parse_result.h"
+
+/* What the first bytes of a captured connection name: a TLS ClientHello's server name, or a
+ * plain HTTP request's Host (without its port) and method. DONE once they tell, or once they
+ * cannot (another protocol, a ClientHello split over records, a head past EGRESS_MAX_HEAD). */
+struct sniff {
+	const char *proto; /* "tls", "http", "other" */
+	char name[256];    /* "" when none was sent (or it was unreadable: then odd is true) */
+	char method[16];
+	size_t head_len; /* plain HTTP: the request head, CRLF CRLF included */
+	bool odd;
+};
+enum parse_result egress_sniff(const unsigned char *buf, size_t len, struct sniff *s);
+
+#endif

@@ -1,0 +1,241 @@
+/* The proxy's relay: a connection's bytes from one side to the other once it is allowed, copied
+ * through the loop's shared chunk or, for bulk flows, spliced through a pipe; counted against the
+ * run's and the host's byte budgets on the way. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "hostlimits.h"
+#include "proxy_conn.h"
+
+/* Bytes the flow holds for its sink: buffered, or in its pipe. */
+size_t flow_held(const struct flow *f)
+{
+	return f->len + f->piped;
+}
+
+/* Appends n bytes to what the flow holds; false when out of memory. */
+bool flow_put(struct flow *f, const void *data, size_t n)
+{
+	char *buf = realloc(f->buf, f->len + n);
+
+	if (!buf)
+		return false;
+	memcpy(buf + f->len, data, n);
+	f->buf = buf;
+	f->len += n;
+	return true;
+}
+
+static void flow_drained(struct flow *f)
+{
+	free(f->buf);
+	f->buf = NULL;
+	f->len = f->off = 0;
+}
+
+/* Counts relayed bytes against the run's and the host's budgets; past one, the connection ends
+ * (false). Each budget passed is audited once (for the run, for each host). */
+bool over_budget(struct conn *c, bool outbound, uint64_t n)
+{
+	struct proxy *px = c->px;
+	uint64_t max = outbound ? px->p->net_max_bytes_out : px->p->net_max_bytes_in;
+	uint64_t *total = outbound ? &px->bytes_out : &px->bytes_in;
+	bool *hit = outbound ? &px->bytes_out_hit : &px->bytes_in_hit;
+	struct host_entry *h = c->per_host;
+	char why[512];
+
+	*total += n;
+	if (max && *total > max) {
+		if (!*hit) {
+			*hit = true;
+			audit_limit(px, outbound ? "bytes-out" : "bytes-in", NULL);
+		}
+		close_conn(c, outbound ? "max-bytes-out reached" : "max-bytes-in reached");
+		return false;
+	}
+	if (h && !hostlimits_count(&px->hosts, h, outbound, n)) {
+		hit = outbound ? &h->out_hit : &h->in_hit;
+		if (!*hit) {
+			*hit = true;
+			audit_limit(px, outbound ? "bytes-out-per-host" : "bytes-in-per-host",
+				    h->name);
+		}
+		snprintf(why, sizeof(why), "%s reached for %s",
+			 host_verdict_key(outbound ? HOST_BYTES_OUT : HOST_BYTES_IN), h->name);
+		close_conn(c, why);
+		return false;
+	}
+	return true;
+}
+
+/* Sends what the flow holds; false when the connection was closed. */
+static bool flush(struct conn *c, struct endpoint *dst, struct flow *f)
+{
+	while (f->len > f->off && dst->fd >= 0) {
+		ssize_t n = send(dst->fd, f->buf + f->off, f->len - f->off, MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				return true;
+			close_conn(c, "write failed");
+			return false;
+		}
+		f->off += (size_t)n;
+	}
+	if (f->off == f->len)
+		flow_drained(f);
+	return true;
+}
+
+/* How many bytes one read may take from src: one past what the run's and the host's budgets
+ * still allow, so the read that passes a budget passes it by exactly one byte (and the audit's
+ * counts say where it tripped, whatever the read size or path). */
+static size_t budget_left(const struct conn *c, bool outbound, size_t want)
+{
+	const struct proxy *px = c->px;
+	uint64_t max = outbound ? px->p->net_max_bytes_out : px->p->net_max_bytes_in;
+	uint64_t total = outbound ? px->bytes_out : px->bytes_in;
+	const struct host_entry *h = c->per_host;
+	uint64_t left = want;
+
+	if (max)
+		left = total >= max ? 1 : (max - total < left ? max - total + 1 : left);
+	max = outbound ? px->hosts.conf.max_bytes_out : px->hosts.conf.max_bytes_in;
+	total = h ? (outbound ? h->bytes_out : h->bytes_in) : 0;
+	if (h && max)
+		left = total >= max ? 1 : (max - total < left ? max - total + 1 : left);
+	return left < want ? (size_t)left : want;
+}
+
+/* One read passed straight on through the shared chunk, only the part dst does not take now
+ * kept. False when the connection was closed. */
+static bool copy_in(struct conn *c, struct endpoint *src, struct endpoint *dst, struct flow *f,
+		    uint64_t *counter)
+{
+	char *chunk = c->px->chunk;
+	bool outbound = src->side == CLIENT;
+	ssize_t n = read(src->fd, chunk, budget_left(c, outbound, RELAY_CHUNK));
+	size_t sent = 0;
+
+	if (n <= 0) {
+		if (n == 0 || (errno != EAGAIN && errno != EINTR))
+			f->eof = true;
+		return true;
+	}
+	*counter += (uint64_t)n;
+	if (!over_budget(c, outbound, (uint64_t)n))
+		return false;
+	while (sent < (size_t)n && dst->fd >= 0) {
+		ssize_t w = send(dst->fd, chunk + sent, (size_t)n - sent, MSG_NOSIGNAL);
+		if (w < 0 && errno != EAGAIN && errno != EINTR) {
+			close_conn(c, "write failed");
+			return false;
+		}
+		if (w < 0)
+			break;
+		sent += (size_t)w;
+	}
+	if (sent < (size_t)n && !flow_put(f, chunk + sent, (size_t)n - sent)) {
+		close_conn(c, "out of memory");
+		return false;
+	}
+	return true;
+}
+
+/* A flow that has moved RELAY_SPLICE_AFTER bytes gets a pipe, while the engine's share of the fd
+ * limit lasts. Without one (none left, pipe2 failed) it goes on copying: slower, as correct. */
+static void flow_open_pipe(struct proxy *px, struct flow *f)
+{
+	if (px->pipes >= px->max_pipes || pipe2(f->pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+		f->pipe[0] = f->pipe[1] = -1;
+		f->no_pipe = true; /* not asked again on every read */
+		return;
+	}
+	px->pipes++;
+	/* larger steps, fewer wake-ups; refused past the user's pipe quota (pipe-user-pages-soft):
+	 * the pipe then keeps its default size, which only costs speed */
+	if (fcntl(f->pipe[1], F_SETPIPE_SZ, RELAY_PIPE_SIZE) < 0)
+		return;
+}
+
+void flow_close_pipe(struct proxy *px, struct flow *f)
+{
+	if (f->pipe[0] < 0)
+		return;
+	close(f->pipe[0]);
+	close(f->pipe[1]);
+	f->pipe[0] = f->pipe[1] = -1;
+	f->piped = 0;
+	px->pipes--;
+}
+
+/* Sends what the flow's pipe holds; false when the connection was closed. SIGPIPE, which a
+ * splice to a reset socket raises (it has no MSG_NOSIGNAL), is blocked in agentbox. */
+static bool splice_out(struct conn *c, struct endpoint *dst, struct flow *f)
+{
+	while (f->piped && dst->fd >= 0) {
+		ssize_t n = splice(f->pipe[0], NULL, dst->fd, NULL, f->piped,
+				   SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return true;
+		if (n <= 0) { /* 0: the pipe gave less than it holds, which cannot be */
+			close_conn(c, "write failed");
+			return false;
+		}
+		f->piped -= (size_t)n;
+	}
+	return true;
+}
+
+/* One splice from src into the flow's (empty) pipe, counted as a read would be. False when the
+ * connection was closed. */
+static bool splice_in(struct conn *c, struct endpoint *src, struct flow *f, uint64_t *counter)
+{
+	bool outbound = src->side == CLIENT;
+	ssize_t n =
+	    splice(src->fd, NULL, f->pipe[1], NULL, budget_left(c, outbound, RELAY_PIPE_SIZE),
+		   SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+
+	/* 0 is not always the end: splice stops at TCP urgent data, which read() steps over (so
+	 * the copy path would relay what follows). Either way, the flow copies from here on, and
+	 * its next read tells the end from the rest. EINVAL: a socket splice cannot read. */
+	if (n == 0 || (n < 0 && errno == EINVAL)) {
+		flow_close_pipe(c->px, f);
+		f->no_pipe = true;
+		return true;
+	}
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EINTR)
+			f->eof = true; /* a read error ends the flow, as in copy_in */
+		return true;
+	}
+	f->piped = (size_t)n;
+	*counter += (uint64_t)n;
+	return over_budget(c, outbound, (uint64_t)n);
+}
+
+/* Moves what it can along one flow: what is held first (the buffer, then the pipe, in the order
+ * the bytes came), then one read passed straight on. Returns false when the connection was
+ * closed. */
+bool pump(struct conn *c, struct endpoint *src, struct endpoint *dst, struct flow *f,
+		 uint64_t *counter)
+{
+	if (!flush(c, dst, f) || (!f->len && !splice_out(c, dst, f)))
+		return false;
+	if (!flow_held(f) && !f->eof && src->fd >= 0) {
+		if (f->pipe[0] < 0 && !f->no_pipe && *counter >= RELAY_SPLICE_AFTER)
+			flow_open_pipe(c->px, f);
+		if (f->pipe[0] < 0 ? !copy_in(c, src, dst, f, counter)
+				   : !splice_in(c, src, f, counter) || !splice_out(c, dst, f))
+			return false;
+	}
+	if (f->eof && !flow_held(f) && !f->shut && dst->fd >= 0) {
+		shutdown(dst->fd, SHUT_WR); /* pass the half-close on */
+		f->shut = true;
+	}
+	return true;
+}
