@@ -1,7 +1,7 @@
 /* Internal to the policy files, not an interface for anything else (the rest of agentbox
  * sees policy.h): how one key of a profile becomes a field of struct policy. policy_load.c
- * reads the files and hands each key to its handler; policy_parse.c holds the value
- * helpers the handlers share. */
+ * reads the files and hands each key to its section's table; policy_SECTION.c holds a
+ * section's keys and their handlers; policy_parse.c the value helpers they share. */
 #ifndef AGENTBOX_POLICY_PARSE_H
 #define AGENTBOX_POLICY_PARSE_H
 
@@ -21,6 +21,27 @@ struct setting {
 };
 
 typedef int (*item_fn)(const struct setting *s, const char *item, struct ab_err *e);
+
+/* ----- the key tables: the public names of the profile format ----- */
+
+enum value_shape {
+	LIST,   /* comma-separated, each item expanded */
+	SINGLE, /* handler takes the raw value (expands itself) */
+};
+
+struct key_spec {
+	const char *section, *key;
+	enum value_shape shape;
+	item_fn fn;
+};
+
+/* One section's keys, defined next to their handlers in policy_SECTION.c. */
+struct key_table {
+	const struct key_spec *v;
+	size_t n;
+};
+extern const struct key_table policy_sandbox_keys, policy_fs_keys, policy_net_keys,
+    policy_limits_keys, policy_seccomp_keys, policy_env_keys, policy_audit_keys;
 
 /* "out of memory" (ENOMEM). Returns -1, as every helper here does on an error. */
 int oom(struct ab_err *e);
