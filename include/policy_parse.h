@@ -1,0 +1,68 @@
+/* Internal to the policy files, not an interface for anything else (the rest of agentbox
+ * sees policy.h): how one key of a profile becomes a field of struct policy. policy_load.c
+ * reads the files and hands each key to its section's table; policy_SECTION.c holds a
+ * section's keys and their handlers; policy_parse.c the value helpers they share. */
+#ifndef AGENTBOX_POLICY_PARSE_H
+#define AGENTBOX_POLICY_PARSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "policy.h"
+#include "strv.h"
+
+/* What a key handler gets: the setting's origin and the file's directory. */
+struct setting {
+	struct policy *p;
+	struct origin at;
+	const char *profile_dir;
+	const char *section, *key;
+};
+
+typedef int (*item_fn)(const struct setting *s, const char *item, struct ab_err *e);
+
+/* ----- the key tables: the public names of the profile format ----- */
+
+enum value_shape {
+	LIST,   /* comma-separated, each item expanded */
+	SINGLE, /* handler takes the raw value (expands itself) */
+};
+
+struct key_spec {
+	const char *section, *key;
+	enum value_shape shape;
+	item_fn fn;
+};
+
+/* One section's keys, defined next to their handlers in policy_SECTION.c. */
+struct key_table {
+	const struct key_spec *v;
+	size_t n;
+};
+extern const struct key_table policy_sandbox_keys, policy_fs_keys, policy_net_keys,
+    policy_limits_keys, policy_seccomp_keys, policy_env_keys, policy_audit_keys;
+
+/* "out of memory" (ENOMEM). Returns -1, as every helper here does on an error. */
+int oom(struct ab_err *e);
+/* Prefixes e with where the setting was written: FILE:LINE, or the option's name. */
+int at_error(const struct origin *at, struct ab_err *e);
+
+/* Scalars: "set twice in one file" is an error, a later layer overrides. */
+int claim_scalar(const struct setting *s, struct ab_err *e);
+int set_string(const struct setting *s, char **field, const char *v, struct ab_err *e);
+/* v must be one of names (NULL-terminated); *out is its index. */
+int choose(const struct setting *s, const char *v, const char *const *names, int *out,
+	   struct ab_err *e);
+/* A scalar path: variables expanded, normalised, absolute. */
+int set_path(const struct setting *s, const char *value, char **field, struct ab_err *e);
+/* A limit: parsed by parse (units.h), 0 rejected (omit the key instead). */
+int set_limit(const struct setting *s, const char *value, uint64_t *field,
+	      int (*parse)(const char *, uint64_t *, struct ab_err *), struct ab_err *e);
+
+/* value with its variables expanded (malloc'd); an empty value is an error. */
+int expand_one(const struct setting *s, const char *value, char **out, struct ab_err *e);
+/* Adds item to sv unless it is there already: lists are sets. */
+int push_item(struct strv *sv, const char *item, struct ab_err *e);
+
+#endif

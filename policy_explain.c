@@ -1,0 +1,129 @@
+/* --explain: the effective policy as one JSON object, section by section as in a profile. */
+#include "policy.h"
+
+#include <limits.h>
+#include <stdio.h>
+
+static void json_strv(struct json *j, const char *key, const struct strv *sv)
+{
+	json_key(j, key);
+	json_arr_begin(j);
+	for (size_t i = 0; i < sv->n; i++)
+		json_str(j, sv->v[i]);
+	json_arr_end(j);
+}
+
+static void json_limit(struct json *j, const char *key, uint64_t v)
+{
+	json_key(j, key);
+	if (v)
+		json_uint(j, v);
+	else
+		json_null(j);
+}
+
+static void explain_fs(const struct policy *p, struct json *j)
+{
+	json_key(j, "filesystem");
+	json_arr_begin(j);
+	for (size_t i = 0; i < p->n_fs; i++) {
+		const struct fs_entry *f = &p->fs[i];
+		char from[PATH_MAX + 32];
+		json_obj_begin(j);
+		json_kv_str(j, "kind", fs_kind_name(f->kind));
+		json_kv_str(j, "path", f->path);
+		if (f->target)
+			json_kv_str(j, "target", f->target);
+		json_kv_bool(j, "optional", f->optional);
+		if (f->at.line)
+			snprintf(from, sizeof(from), "%s:%u", f->at.file, f->at.line);
+		else
+			snprintf(from, sizeof(from), "%s", f->at.file);
+		json_kv_str(j, "from", from);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_kv_str(j, "changes", p->changes);
+	json_strv(j, "protect", &p->protect);
+	json_strv(j, "unprotect", &p->unprotect);
+}
+
+void policy_explain(const struct policy *p, struct json *j)
+{
+	static const char *const fallback[] = {"none", "landlock"};
+	static const char *const action[] = {"errno", "kill"};
+	static const char *const failure[] = {"stop", "continue"};
+	const struct limits *l = &p->limits;
+
+	json_obj_begin(j);
+	json_strv(j, "profiles", &p->profiles);
+	json_strv(j, "command", &p->command);
+	json_key(j, "sandbox");
+	json_obj_begin(j);
+	json_kv_str(j, "hostname", p->hostname);
+	json_kv_str(j, "workdir", p->workdir ? p->workdir : p->vars.cwd);
+	json_kv_str(j, "fallback", fallback[p->fallback]);
+	json_kv_bool(j, "nesting", p->nesting);
+	json_key(j, "uid");
+	if (p->uid >= 0)
+		json_int(j, p->uid);
+	else
+		json_null(j);
+	json_key(j, "gid");
+	if (p->gid >= 0)
+		json_int(j, p->gid);
+	else
+		json_null(j);
+	json_obj_end(j);
+	explain_fs(p, j);
+	json_key(j, "network");
+	json_obj_begin(j);
+	json_kv_str(j, "mode", net_mode_name(p->net_mode));
+	json_strv(j, "allow", &p->net_allow);
+	json_strv(j, "deny", &p->net_deny);
+	json_strv(j, "resolve", &p->net_resolve);
+	json_strv(j, "methods", &p->net_methods);
+	json_kv_str(j, "capture", (const char *[]){"auto", "on", "off"}[p->net_capture]);
+	json_limit(j, "max_connections", p->net_max_connections);
+	json_limit(j, "rate", p->net_rate);
+	json_limit(j, "max_bytes_out", p->net_max_bytes_out);
+	json_limit(j, "max_bytes_in", p->net_max_bytes_in);
+	json_limit(j, "max_connections_per_host", p->net_host_max_connections);
+	json_limit(j, "rate_per_host", p->net_host_rate);
+	json_limit(j, "max_bytes_out_per_host", p->net_host_max_bytes_out);
+	json_limit(j, "max_bytes_in_per_host", p->net_host_max_bytes_in);
+	json_obj_end(j);
+	json_key(j, "limits");
+	json_obj_begin(j);
+	json_limit(j, "timeout_ms", l->timeout_ms);
+	json_limit(j, "cpu_s", l->cpu_s);
+	json_limit(j, "memory", l->memory);
+	json_limit(j, "processes", l->processes);
+	json_limit(j, "open_files", l->open_files);
+	json_limit(j, "file_size", l->file_size);
+	json_limit(j, "tmpfs_size", l->tmpfs_size);
+	json_limit(j, "changes_size", l->changes_size);
+	json_limit(j, "disk", l->disk);
+	json_obj_end(j);
+	json_key(j, "seccomp");
+	json_obj_begin(j);
+	json_kv_str(j, "preset", seccomp_preset_name(p->seccomp_preset));
+	json_kv_str(j, "action", action[p->seccomp_action]);
+	json_strv(j, "deny", &p->seccomp_deny);
+	json_strv(j, "allow", &p->seccomp_allow);
+	json_obj_end(j);
+	json_key(j, "env");
+	json_obj_begin(j);
+	json_strv(j, "pass", &p->env_pass);
+	json_strv(j, "set", &p->env_set);
+	json_strv(j, "deny", &p->env_deny);
+	json_obj_end(j);
+	json_key(j, "audit");
+	json_obj_begin(j);
+	json_kv_str(j, "file", p->audit_file);
+	json_strv(j, "redact", &p->audit_redact);
+	json_kv_str(j, "on_failure", failure[p->audit_on_failure]);
+	json_kv_uint(j, "event_budget", p->audit_event_budget);
+	json_obj_end(j);
+	json_obj_end(j);
+}

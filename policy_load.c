@@ -1,0 +1,552 @@
+/* Profile parsing: INI (inih) → struct policy. Strict by design: an unknown section or key, a bad
+ * value, a missing include or a scalar set twice in one file is an error naming FILE:LINE. */
+#include "policy_parse.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ini.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "digest.h"
+
+#ifndef AGENTBOX_PROFILE_DIR
+#define AGENTBOX_PROFILE_DIR "/usr/local/share/agentbox/profiles"
+#endif
+
+/* inih's line buffer in Debian's build: 200 bytes including "\r\n\0". */
+#define INI_LINE_LIMIT 196
+
+/* Files read per policy, counting repeats: a file may be included from several places, but
+ * a few includes per file nested 16 deep would otherwise mean millions of reads. */
+#define POLICY_MAX_FILES 256
+
+/* ---------- the loader ---------- */
+
+struct raw_entry {
+	char *section, *key, *value;
+	unsigned line;
+};
+
+struct file_parse {
+	const char *data;
+	size_t len, pos;
+	unsigned line;
+	struct raw_entry *entries;
+	size_t n;
+	bool failed;
+	struct ab_err *e;
+	const char *path;
+};
+
+struct loader {
+	struct policy *p;
+	const struct policy_io *io;
+	struct strv stack; /* canonical paths being loaded, for cycle detection */
+};
+
+static bool section_known(const char *section);
+
+/* inih reports keys, not headers: a misspelt [section] with no keys would pass unseen. */
+static int check_section_header(struct file_parse *fp, const char *line)
+{
+	const char *p = line + strspn(line, " \t"), *close;
+	char name[64];
+
+	if (*p != '[' || !(close = strchr(p, ']')))
+		return 0;
+	if ((size_t)(close - p - 1) >= sizeof(name) ||
+	    (memcpy(name, p + 1, (size_t)(close - p - 1)), name[close - p - 1] = '\0',
+	     !section_known(name))) {
+		ab_fail(fp->e, 0, "%s:%u: unknown section [%.*s]", fp->path, fp->line,
+			(int)(close - p - 1 < 60 ? close - p - 1 : 60), p + 1);
+		ab_hint(fp->e, "sections are [sandbox], [filesystem], [network], [limits], "
+			       "[seccomp], [env] and [audit]");
+		fp->failed = true;
+		return -1;
+	}
+	return 0;
+}
+
+static char *line_reader(char *str, int num, void *stream)
+{
+	struct file_parse *fp = stream;
+	const char *start, *nl;
+	size_t n;
+
+	if (fp->failed || fp->pos >= fp->len)
+		return NULL;
+	start = fp->data + fp->pos;
+	nl = memchr(start, '\n', fp->len - fp->pos);
+	n = nl ? (size_t)(nl - start) + 1 : fp->len - fp->pos;
+	fp->line++;
+	if (memchr(start, '\0', n)) {
+		ab_fail(fp->e, 0, "%s:%u: NUL byte in the profile", fp->path, fp->line);
+		fp->failed = true;
+		return NULL;
+	}
+	if (n > INI_LINE_LIMIT || n + 1 > (size_t)num) {
+		ab_fail(fp->e, 0, "%s:%u: line is %zu bytes, longer than the %d-byte limit", fp->path,
+			fp->line, n, INI_LINE_LIMIT);
+		ab_hint(fp->e, "split it: every list key can be repeated on its own line");
+		fp->failed = true;
+		return NULL;
+	}
+	memcpy(str, start, n);
+	str[n] = '\0';
+	fp->pos += n;
+	if (check_section_header(fp, str) < 0)
+		return NULL;
+	return str;
+}
+
+static int collect(void *user, const char *section, const char *key, const char *value)
+{
+	struct file_parse *fp = user;
+	struct raw_entry *ne;
+
+	if (fp->failed)
+		return 0;
+	ne = realloc(fp->entries, (fp->n + 1) * sizeof(*ne));
+	if (!ne) {
+		fp->failed = true;
+		oom(fp->e);
+		return 0;
+	}
+	fp->entries = ne;
+	ne = &fp->entries[fp->n];
+	ne->section = strdup(section);
+	ne->key = strdup(key);
+	ne->value = strdup(value ? value : "");
+	ne->line = fp->line;
+	fp->n++;
+	if (!ne->section || !ne->key || !ne->value) {
+		fp->failed = true;
+		oom(fp->e);
+		return 0;
+	}
+	return 1;
+}
+
+static void free_entries(struct file_parse *fp)
+{
+	for (size_t i = 0; i < fp->n; i++) {
+		free(fp->entries[i].section);
+		free(fp->entries[i].key);
+		free(fp->entries[i].value);
+	}
+	free(fp->entries);
+}
+
+/* Parses text into raw entries; keys are not interpreted yet. */
+static int parse_ini(const char *path, const char *data, size_t len, struct file_parse *fp,
+		     struct ab_err *e)
+{
+	int r;
+
+	memset(fp, 0, sizeof(*fp));
+	fp->data = data;
+	fp->len = len;
+	fp->e = e;
+	fp->path = path;
+	ini_allow_multiline = false;
+	r = ini_parse_stream(line_reader, fp, collect, fp);
+	if (fp->failed)
+		return -1;
+	if (r > 0)
+		return ab_fail(e, 0, "%s:%d: cannot parse this line", path, r),
+		       ab_hint(e, "write '[section]' or 'key = value'");
+	if (r < 0)
+		return oom(e);
+	return 0;
+}
+
+/* ----- keys: each to its section's table ----- */
+
+/* [sandbox] include is the loader's own (apply_file). */
+static const struct key_table *const tables[] = {
+    &policy_sandbox_keys, &policy_fs_keys,  &policy_net_keys,	&policy_limits_keys,
+    &policy_seccomp_keys, &policy_env_keys, &policy_audit_keys,
+};
+
+/* Splits a comma list, expands variables in each item and hands it to fn. */
+static int each_item(const struct setting *s, const char *value, item_fn fn, struct ab_err *e)
+{
+	char *copy = strdup(value), *save = NULL, *tok;
+	int r = 0;
+
+	if (!copy)
+		return oom(e);
+	if (!*value) {
+		free(copy);
+		return ab_fail(e, 0, "'%s' has an empty value", s->key), at_error(&s->at, e);
+	}
+	for (tok = copy; r == 0 && tok; tok = save) {
+		char *end, *expanded;
+		save = strchr(tok, ',');
+		if (save)
+			*save++ = '\0';
+		while (isspace((unsigned char)*tok))
+			tok++;
+		end = tok + strlen(tok);
+		while (end > tok && isspace((unsigned char)end[-1]))
+			*--end = '\0';
+		if (!*tok) {
+			r = ab_fail(e, 0, "empty item in the list for '%s'", s->key);
+			r = at_error(&s->at, e);
+			break;
+		}
+		if (expand_vars(tok, &s->p->vars, s->profile_dir, &expanded, e) < 0) {
+			r = at_error(&s->at, e);
+			break;
+		}
+		r = fn(s, expanded, e);
+		free(expanded);
+	}
+	free(copy);
+	return r;
+}
+
+static bool section_known(const char *section)
+{
+	if (!strcmp(section, "sandbox"))
+		return true;
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
+		for (size_t i = 0; i < tables[t]->n; i++)
+			if (!strcmp(tables[t]->v[i].section, section))
+				return true;
+	return false;
+}
+
+static int apply_setting(struct setting *s, const char *value, struct ab_err *e)
+{
+	if (!*s->section)
+		return ab_fail(e, 0, "'%s' is outside any section", s->key),
+		       ab_hint(e, "put it under a [section] header"), at_error(&s->at, e);
+	if (!section_known(s->section))
+		return ab_fail(e, 0, "unknown section [%s]", s->section),
+		       ab_hint(e, "sections are [sandbox], [filesystem], [network], [limits], "
+			          "[seccomp], [env] and [audit]"),
+		       at_error(&s->at, e);
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
+		for (size_t i = 0; i < tables[t]->n; i++) {
+			const struct key_spec *k = &tables[t]->v[i];
+			if (strcmp(k->section, s->section) || strcmp(k->key, s->key))
+				continue;
+			if (k->shape == LIST)
+				return each_item(s, value, k->fn, e);
+			return k->fn(s, value, e);
+		}
+	}
+	ab_fail(e, 0, "unknown key '%s' in [%s]", s->key, s->section);
+	ab_hint(e, "see docs/profile.md for the keys of [%s]", s->section);
+	return at_error(&s->at, e);
+}
+
+/* ----- files and includes ----- */
+
+static int default_read(void *ctx, const char *path, char **data, size_t *len, struct ab_err *e)
+{
+	struct stat st;
+	ssize_t got;
+	size_t off = 0;
+	int fd;
+
+	(void)ctx;
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer; fstat refuses it below */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return ab_fail(e, errno, "cannot open profile %s", path);
+	if (fstat(fd, &st) < 0) {
+		int err = errno;
+		close(fd);
+		return ab_fail(e, err, "cannot read profile %s", path);
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return ab_fail(e, EINVAL, "profile %s is not a regular file", path);
+	}
+	if (st.st_size > POLICY_MAX_FILE_BYTES) {
+		close(fd);
+		return ab_fail(e, 0, "profile %s is %lld bytes; the limit is %d", path,
+			       (long long)st.st_size, POLICY_MAX_FILE_BYTES);
+	}
+	if (!(*data = malloc((size_t)st.st_size + 1))) {
+		close(fd);
+		return oom(e);
+	}
+	while (off < (size_t)st.st_size) {
+		got = read(fd, *data + off, (size_t)st.st_size - off);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		off += (size_t)got;
+	}
+	close(fd);
+	if (off != (size_t)st.st_size) {
+		free(*data);
+		return ab_fail(e, errno, "cannot read profile %s", path);
+	}
+	(*data)[off] = '\0';
+	*len = off;
+	return 0;
+}
+
+static char *default_canonical(void *ctx, const char *path)
+{
+	(void)ctx;
+	return realpath(path, NULL);
+}
+
+static const struct policy_io default_io = {default_read, default_canonical, NULL};
+
+static int load_file(struct loader *L, const char *path, struct ab_err *e);
+
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		return strdup(".");
+	if (slash == path)
+		return strdup("/");
+	return strndup(path, (size_t)(slash - path));
+}
+
+static int load_include(struct loader *L, const struct setting *s, const char *value,
+			struct ab_err *e)
+{
+	char *exp, *full;
+	int r;
+
+	if (expand_one(s, value, &exp, e) < 0)
+		return -1;
+	if (exp[0] == '/') {
+		full = exp;
+	} else {
+		size_t n = strlen(s->profile_dir) + strlen(exp) + 2;
+		full = malloc(n);
+		if (!full) {
+			free(exp);
+			return oom(e);
+		}
+		snprintf(full, n, "%s/%s", s->profile_dir, exp);
+		free(exp);
+	}
+	r = load_file(L, full, e);
+	free(full);
+	if (r < 0)
+		return at_error(&s->at, e);
+	return 0;
+}
+
+static int enter_file(struct loader *L, const char *path, char **canon, struct ab_err *e)
+{
+	if (L->stack.n >= POLICY_MAX_INCLUDE_DEPTH)
+		return ab_fail(e, 0, "includes nest deeper than %d files at %s",
+			       POLICY_MAX_INCLUDE_DEPTH, path);
+	if (L->p->profiles.n >= POLICY_MAX_FILES)
+		return ab_fail(e, 0, "more than %d profile files read, at %s", POLICY_MAX_FILES,
+			       path),
+		       ab_hint(e, "include each file from one place");
+	*canon = L->io->canonical(L->io->ctx, path);
+	if (!*canon)
+		return ab_fail(e, errno, "cannot find profile %s", path),
+		       ab_hint(e, "check the path; includes are relative to the including file");
+	for (size_t i = 0; i < L->stack.n; i++) {
+		if (!strcmp(L->stack.v[i], *canon)) {
+			ab_fail(e, 0, "include cycle: %s includes itself", *canon);
+			free(*canon);
+			return ab_hint(e, "remove one of the include lines");
+		}
+	}
+	if (strv_push(&L->stack, *canon) < 0 || strv_push(&L->p->profiles, *canon) < 0) {
+		free(*canon);
+		return oom(e);
+	}
+	return 0;
+}
+
+/* Includes first (in order), then this file's own keys in a layer above them: the including
+ * file overrides what it includes wherever the include line stands. */
+static int apply_file(struct loader *L, const struct file_parse *fp, const char *file,
+		      const char *dir, struct ab_err *e)
+{
+	unsigned layer = 0;
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < fp->n; i++) {
+			const struct raw_entry *re = &fp->entries[i];
+			bool is_include = !strcmp(re->section, "sandbox") && !strcmp(re->key, "include");
+			struct setting s = {L->p, {file, re->line, layer}, dir, re->section, re->key};
+			int r;
+			if (is_include != (pass == 0))
+				continue;
+			r = is_include ? load_include(L, &s, re->value, e)
+				       : apply_setting(&s, re->value, e);
+			if (r < 0)
+				return -1;
+		}
+		layer = ++L->p->next_layer;
+	}
+	return 0;
+}
+
+static int load_file(struct loader *L, const char *path, struct ab_err *e)
+{
+	struct file_parse fp = {0};
+	char *data = NULL, *canon = NULL, *dir = NULL;
+	const char *file;
+	size_t len;
+	int r = -1;
+
+	if (enter_file(L, path, &canon, e) < 0)
+		return -1;
+	file = L->p->profiles.v[L->p->profiles.n - 1];
+	free(canon);
+	if (L->io->read(L->io->ctx, file, &data, &len, e) < 0)
+		goto out;
+	{
+		char digest[SHA256_HEX_LEN + 1];
+		if (sha256_hex(data, len, digest) < 0 || strv_push(&L->p->profile_sha256, digest) < 0) {
+			oom(e);
+			goto out;
+		}
+	}
+	if (!(dir = dir_of(file))) {
+		oom(e);
+		goto out;
+	}
+	if (parse_ini(file, data, len, &fp, e) < 0)
+		goto out;
+	r = apply_file(L, &fp, file, dir, e);
+out:
+	free_entries(&fp);
+	free(data);
+	free(dir);
+	strv_remove(&L->stack, L->stack.n - 1);
+	return r;
+}
+
+int policy_load(struct policy *p, const char *path, const struct policy_io *io, struct ab_err *e)
+{
+	struct loader L = {p, io ? io : &default_io, {0}};
+	int r = load_file(&L, path, e);
+	strv_free(&L.stack);
+	return r;
+}
+
+int policy_override(struct policy *p, const char *section, const char *key, const char *value,
+		    const char *what, struct ab_err *e)
+{
+	/* the command line is one layer above every file */
+	static const unsigned cli_layer = UINT_MAX;
+	struct setting s = {p, {what, 0, cli_layer}, NULL, section, key};
+
+	return apply_setting(&s, value, e);
+}
+
+int policy_finish(struct policy *p, struct ab_err *e)
+{
+	if (!p->hostname && !(p->hostname = strdup("agentbox")))
+		return oom(e);
+	if (!p->limits.tmpfs_size)
+		p->limits.tmpfs_size = POLICY_DEFAULT_TMPFS_SIZE;
+	if (p->nesting && p->seccomp_preset == SECCOMP_PRESET_STRICT)
+		return ab_fail(e, 0, "nesting = true cannot work with [seccomp] preset = strict"),
+		       ab_hint(e, "use preset = default with nesting");
+	if (p->net_mode != NET_PROXY && (p->net_allow.n || p->net_deny.n || p->net_resolve.n))
+		return ab_fail(e, 0, "[network] has allow/deny/resolve rules but mode is %s",
+			       net_mode_name(p->net_mode)),
+		       ab_hint(e, "set [network] mode = proxy (or --net proxy) for rules to apply");
+	if (p->net_mode != NET_PROXY &&
+	    (p->net_methods.n || p->net_max_connections || p->net_rate || p->net_max_bytes_out ||
+	     p->net_max_bytes_in || p->net_host_max_connections || p->net_host_rate ||
+	     p->net_host_max_bytes_out || p->net_host_max_bytes_in))
+		return ab_fail(e, 0, "[network] has egress limits but mode is %s",
+			       net_mode_name(p->net_mode)),
+		       ab_hint(e, "set [network] mode = proxy (or --net proxy) for them to apply");
+	if (p->net_mode != NET_PROXY && p->net_capture == CAPTURE_ON)
+		return ab_fail(e, 0, "[network] capture = on but mode is %s",
+			       net_mode_name(p->net_mode)),
+		       ab_hint(e, "set [network] mode = proxy (or --net proxy): capture feeds the proxy");
+	return 0;
+}
+
+/* ---------- profile search ---------- */
+
+static char *try_dir(const char *dir, const char *name)
+{
+	size_t n = strlen(dir) + strlen(name) + 6;
+	char *path = malloc(n);
+	struct stat st;
+
+	if (!path)
+		return NULL;
+	snprintf(path, n, "%s/%s.ini", dir, name);
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+		return path;
+	free(path);
+	return NULL;
+}
+
+static char *search_list(const char *list, const char *name)
+{
+	char *copy = strdup(list), *save = NULL, *found = NULL;
+
+	if (!copy)
+		return NULL;
+	for (char *d = strtok_r(copy, ":", &save); d && !found; d = strtok_r(NULL, ":", &save))
+		if (d[0] == '/')
+			found = try_dir(d, name);
+	free(copy);
+	return found;
+}
+
+char *policy_find_profile(const char *name, const struct policy_vars *vars, const char *exe_dir,
+			  struct ab_err *e)
+{
+	char base[256], conf[PATH_MAX];
+	const char *env = getenv("AGENTBOX_PROFILE_PATH");
+	size_t n = strlen(name);
+	char *found = NULL;
+
+	if (strchr(name, '/')) {
+		if (!(found = strdup(name)))
+			oom(e);
+		return found;
+	}
+	if (n > 4 && !strcmp(name + n - 4, ".ini"))
+		n -= 4;
+	if (n == 0 || n >= sizeof(base))
+		return ab_fail(e, 0, "'%s' is not a profile name", name), NULL;
+	memcpy(base, name, n);
+	base[n] = '\0';
+	if (env && *env)
+		found = search_list(env, base);
+	if (!found && vars->home) {
+		snprintf(conf, sizeof(conf), "%s/.config/agentbox/profiles", vars->home);
+		found = try_dir(conf, base);
+	}
+	if (!found)
+		found = try_dir("/etc/agentbox/profiles", base);
+	if (!found)
+		found = try_dir(AGENTBOX_PROFILE_DIR, base);
+#ifdef AGENTBOX_BUILD_DIR
+	if (!found && exe_dir && !strcmp(exe_dir, AGENTBOX_BUILD_DIR))
+		found = try_dir(AGENTBOX_SOURCE_PROFILES, base);
+#else
+	(void)exe_dir;
+#endif
+	if (!found)
+		ab_fail(e, 0, "profile '%s' not found", name),
+			ab_hint(e, "give a path (./%s) or put %s.ini in "
+				   "~/.config/agentbox/profiles or $AGENTBOX_PROFILE_PATH",
+				name, base);
+	return found;
+}

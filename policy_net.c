@@ -1,0 +1,95 @@
+/* [network]: the mode, the egress rules and pins, the methods, capture, the limits. */
+#include "policy_parse.h"
+
+#include <string.h>
+
+#include "egress_rule.h"
+
+static int net_rule(const struct setting *s, const char *item, struct strv *sv, struct ab_err *e)
+{
+	struct egress_rule r;
+
+	if (egress_rule_parse(item, &r, e) < 0)
+		return at_error(&s->at, e);
+	return push_item(sv, item, e);
+}
+
+static int on_allow(const struct setting *s, const char *v, struct ab_err *e)
+{
+	return net_rule(s, v, &s->p->net_allow, e);
+}
+static int on_deny(const struct setting *s, const char *v, struct ab_err *e)
+{
+	return net_rule(s, v, &s->p->net_deny, e);
+}
+
+static int on_resolve(const struct setting *s, const char *item, struct ab_err *e)
+{
+	struct egress_pin pin;
+
+	if (egress_pin_parse(item, &pin, e) < 0)
+		return at_error(&s->at, e);
+	return push_item(&s->p->net_resolve, item, e);
+}
+
+static int on_method(const struct setting *s, const char *item, struct ab_err *e)
+{
+	size_t n = strlen(item);
+
+	if (n == 0 || n > 15 || strspn(item, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != n)
+		return ab_fail(e, 0, "'%s' is not an HTTP method", item),
+		       ab_hint(e, "write methods in capitals, e.g. GET, HEAD"), at_error(&s->at, e);
+	return push_item(&s->p->net_methods, item, e);
+}
+
+static int on_net_mode(const struct setting *s, const char *v, struct ab_err *e)
+{
+	static const char *const names[] = {"none", "proxy", "host", NULL};
+	int i;
+	if (choose(s, v, names, &i, e) < 0)
+		return -1;
+	s->p->net_mode = (enum net_mode)i;
+	return 0;
+}
+
+static int on_capture(const struct setting *s, const char *v, struct ab_err *e)
+{
+	static const char *const names[] = {"auto", "on", "off", NULL};
+	int i;
+	if (choose(s, v, names, &i, e) < 0)
+		return -1;
+	s->p->net_capture = (enum net_capture)i;
+	return 0;
+}
+
+#define NET_LIMIT_HANDLER(fn, field, parser)                                                      \
+	static int fn(const struct setting *s, const char *v, struct ab_err *e)                   \
+	{                                                                                          \
+		return set_limit(s, v, &s->p->field, parser, e);                                   \
+	}
+NET_LIMIT_HANDLER(on_max_connections, net_max_connections, parse_count)
+NET_LIMIT_HANDLER(on_rate, net_rate, parse_count)
+NET_LIMIT_HANDLER(on_max_bytes_out, net_max_bytes_out, parse_size)
+NET_LIMIT_HANDLER(on_max_bytes_in, net_max_bytes_in, parse_size)
+NET_LIMIT_HANDLER(on_host_max_connections, net_host_max_connections, parse_count)
+NET_LIMIT_HANDLER(on_host_rate, net_host_rate, parse_count)
+NET_LIMIT_HANDLER(on_host_max_bytes_out, net_host_max_bytes_out, parse_size)
+NET_LIMIT_HANDLER(on_host_max_bytes_in, net_host_max_bytes_in, parse_size)
+
+static const struct key_spec keys[] = {
+	{"network", "mode", SINGLE, on_net_mode},
+	{"network", "allow", LIST, on_allow},
+	{"network", "deny", LIST, on_deny},
+	{"network", "resolve", LIST, on_resolve},
+	{"network", "methods", LIST, on_method},
+	{"network", "capture", SINGLE, on_capture},
+	{"network", "max-connections", SINGLE, on_max_connections},
+	{"network", "rate", SINGLE, on_rate},
+	{"network", "max-bytes-out", SINGLE, on_max_bytes_out},
+	{"network", "max-bytes-in", SINGLE, on_max_bytes_in},
+	{"network", "max-connections-per-host", SINGLE, on_host_max_connections},
+	{"network", "rate-per-host", SINGLE, on_host_rate},
+	{"network", "max-bytes-out-per-host", SINGLE, on_host_max_bytes_out},
+	{"network", "max-bytes-in-per-host", SINGLE, on_host_max_bytes_in},
+};
+const struct key_table policy_net_keys = {keys, sizeof(keys) / sizeof(keys[0])};
