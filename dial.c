@@ -34,7 +34,7 @@ struct lookup {
 static const char *admit_run(struct proxy *px, const char **limit)
 {
 	const struct policy *p = px->p;
-	uint64_t now = now_ms();
+	uint64_t now = proxy_now_ms();
 
 	*limit = "connections";
 	if (p->net_max_connections && px->upstreams >= p->net_max_connections)
@@ -103,17 +103,17 @@ static bool admit(struct conn *c)
 	char why[512];
 
 	if (px->hosts.cap) {
-		enum host_verdict v = hostlimits_check(&px->hosts, c->name, now_ms(), &h);
+		enum host_verdict v = hostlimits_check(&px->hosts, c->name, proxy_now_ms(), &h);
 		if (v != HOST_OK) {
 			host_refusal(c, v, why, sizeof(why));
-			audit_limit(px, host_limit_name(v), c->name);
-			refuse(c, why);
+			proxy_audit_limit(px, host_limit_name(v), c->name);
+			conn_refuse(c, why);
 			return false;
 		}
 	}
 	if ((limited = admit_run(px, &limit))) {
-		audit_limit(px, limit, NULL);
-		refuse(c, limited);
+		proxy_audit_limit(px, limit, NULL);
+		conn_refuse(c, limited);
 		return false;
 	}
 	c->counted = true;
@@ -157,7 +157,7 @@ static void start_lookup(struct conn *c)
 	pthread_t t;
 
 	if (!l) {
-		close_conn(c, "out of memory");
+		conn_close(c, "out of memory");
 		return;
 	}
 	l->c = c;
@@ -169,7 +169,7 @@ static void start_lookup(struct conn *c)
 	c->st = ST_RESOLVE;
 	c->lookup_pending = true;
 	c->px->lookups++;
-	watch(c->px, &c->cl, 0);
+	proxy_watch(c->px, &c->cl, 0);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
@@ -177,7 +177,7 @@ static void start_lookup(struct conn *c)
 		c->lookup_pending = false;
 		c->px->lookups--;
 		free(l);
-		close_conn(c, "cannot start a resolver thread");
+		conn_close(c, "cannot start a resolver thread");
 	}
 	pthread_attr_destroy(&attr);
 }
@@ -224,12 +224,12 @@ static void on_resolved(struct lookup *l)
 	c->lookup_pending = false;
 	c->px->lookups--;
 	if (c->dead) {
-		bury(c);
+		conn_bury(c);
 		goto out;
 	}
 	if (l->err || !ai) {
 		snprintf(why, sizeof(why), "cannot resolve: %s", gai_strerror(l->err));
-		refuse(c, why);
+		conn_refuse(c, why);
 		goto out;
 	}
 	set_address(c, ai->ai_addr, ai->ai_addrlen, c->port);
@@ -240,7 +240,7 @@ static void on_resolved(struct lookup *l)
 		c->rule = denied;
 		snprintf(why, sizeof(why), "%s resolves to %s, denied by rule '%s'", c->name,
 			 c->addr, denied);
-		refuse(c, why);
+		conn_refuse(c, why);
 		goto out;
 	}
 	refused = egress_address_refused(&c->px->rules, ai->ai_family, raw, c->port);
@@ -249,7 +249,7 @@ static void on_resolved(struct lookup *l)
 			 "%s resolves to %s, %s (allow its address or range to "
 			 "permit it)",
 			 c->name, c->addr, refused);
-		refuse(c, why);
+		conn_refuse(c, why);
 		goto out;
 	}
 	start_connect(c);
@@ -277,7 +277,7 @@ static bool dial_pinned(struct conn *c)
 		c->rule = denied;
 		snprintf(why, sizeof(why), "%s is resolved to %s by '%s', denied by rule '%s'",
 			 c->name, c->addr, c->pin, denied);
-		refuse(c, why);
+		conn_refuse(c, why);
 		return true;
 	}
 	start_connect(c);
@@ -286,7 +286,7 @@ static bool dial_pinned(struct conn *c)
 
 /* AF_INET or AF_INET6 with its bytes in raw when host is an address literal (IPv6 possibly in
  * brackets), else 0. */
-int host_literal(const char *host, uint8_t raw[16])
+int dial_host_literal(const char *host, uint8_t raw[16])
 {
 	char bare[256];
 	size_t n = strlen(host);
@@ -298,7 +298,7 @@ int host_literal(const char *host, uint8_t raw[16])
 						     : 0;
 }
 
-void decide(struct conn *c)
+void dial_decide(struct conn *c)
 {
 	char why[512];
 	uint8_t raw[16];
@@ -307,7 +307,7 @@ void decide(struct conn *c)
 
 	if (!egress_host_name(c->host, c->name, &bad)) {
 		snprintf(why, sizeof(why), "the host name is refused: %s", bad);
-		refuse(c, why);
+		conn_refuse(c, why);
 		return;
 	}
 	if (!egress_decide(&c->px->rules, c->name, c->port, &c->rule)) {
@@ -315,18 +315,18 @@ void decide(struct conn *c)
 			snprintf(why, sizeof(why), "denied by rule '%s'", c->rule);
 		else
 			snprintf(why, sizeof(why), "no allow rule matches %s:%u", c->name, c->port);
-		refuse(c, why);
+		conn_refuse(c, why);
 		return;
 	}
 	if ((!strcmp(c->proto, "http") || c->sniff_http) && !method_allowed(c->px->p, c->method)) {
 		snprintf(why, sizeof(why), "method %s is not allowed ([network] methods)", c->method);
-		refuse(c, why);
+		conn_refuse(c, why);
 		return;
 	}
 	if (!admit(c))
 		return;
 	/* an address literal was allowed by an address rule: dial it as it is */
-	if ((family = host_literal(c->host, raw))) {
+	if ((family = dial_host_literal(c->host, raw))) {
 		set_raw_address(c, family, raw, c->port);
 		start_connect(c);
 	} else if (!dial_pinned(c)) {
@@ -339,20 +339,20 @@ static void start_connect(struct conn *c)
 	int fd = socket(c->sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
 	if (fd < 0) {
-		refuse(c, "cannot open an upstream socket");
+		conn_refuse(c, "cannot open an upstream socket");
 		return;
 	}
 	c->up.fd = fd;
 	if (connect(fd, (struct sockaddr *)&c->sa, c->salen) < 0 && errno != EINPROGRESS) {
 		char why[128];
 		snprintf(why, sizeof(why), "cannot connect to %s: %s", c->addr, strerror(errno));
-		close_endpoint(c->px, &c->up);
-		refuse(c, why);
+		proxy_close_endpoint(c->px, &c->up);
+		conn_refuse(c, why);
 		return;
 	}
 	c->st = ST_CONNECT;
-	c->deadline_ms = now_ms() + PROXY_CONNECT_TIMEOUT_MS;
-	watch(c->px, &c->up, EPOLLOUT);
+	c->deadline_ms = proxy_now_ms() + PROXY_CONNECT_TIMEOUT_MS;
+	proxy_watch(c->px, &c->up, EPOLLOUT);
 }
 
 /* The held first bytes are complete (or the client ended): checked, then sent up. */
@@ -368,13 +368,13 @@ static void late_flight(struct conn *c)
 		s.odd = true;
 	}
 	why[0] = '\0';
-	if (!flight_mismatch(c, &s, why, sizeof(why)) && !strcmp(c->proto, "capture") &&
+	if (!front_flight_mismatch(c, &s, why, sizeof(why)) && !strcmp(c->proto, "capture") &&
 	    !strcmp(s.proto, "http") && !method_allowed(c->px->p, s.method))
 		snprintf(why, sizeof(why), "method %s is not allowed ([network] methods)",
 			 s.method);
 	if (why[0]) {
-		audit_conn(c, "deny", why); /* the tunnel was promised: it can only be closed */
-		close_conn(c, why);
+		conn_audit(c, "deny", why); /* the tunnel was promised: it can only be closed */
+		conn_close(c, why);
 		return;
 	}
 	c->late_sniff = false;
@@ -387,29 +387,29 @@ static void late_flight(struct conn *c)
 		free(head);
 		n = c->to_up.len;
 		if (!ok) {
-			close_conn(c, "out of memory");
+			conn_close(c, "out of memory");
 			return;
 		}
 	} else if (!flow_put(&c->to_up, c->head, c->head_len)) {
-		close_conn(c, "out of memory");
+		conn_close(c, "out of memory");
 		return;
 	}
 	free(c->head);
 	c->head = NULL;
 	c->head_len = 0;
 	c->bytes_out += n;
-	if (over_budget(c, true, n) && c->late_eof)
+	if (relay_over_budget(c, true, n) && c->late_eof)
 		c->to_up.eof = true;
 }
 
-void read_late(struct conn *c)
+void dial_read_late(struct conn *c)
 {
 	ssize_t n = read(c->cl.fd, c->head + c->head_len, EGRESS_MAX_HEAD - c->head_len);
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n < 0) {
-		close_conn(c, "client read failed");
+		conn_close(c, "client read failed");
 		return;
 	}
 	if (n == 0)
@@ -426,7 +426,7 @@ void read_late(struct conn *c)
 }
 
 /* Upstream is connected: answer the client and start relaying. */
-void on_connected(struct conn *c)
+void dial_on_connected(struct conn *c)
 {
 	static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 	static const unsigned char socks_ok[] = {5, 0, 0, 1, 0, 0, 0, 0, 0, 0};
@@ -436,8 +436,8 @@ void on_connected(struct conn *c)
 	if (getsockopt(c->up.fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0 || err) {
 		char why[128];
 		snprintf(why, sizeof(why), "cannot connect to %s: %s", c->addr, strerror(err ? err : errno));
-		close_endpoint(c->px, &c->up);
-		refuse(c, why);
+		proxy_close_endpoint(c->px, &c->up);
+		conn_refuse(c, why);
 		return;
 	}
 	if (!strcmp(c->proto, "http") || c->sniff_http) {
@@ -455,22 +455,22 @@ void on_connected(struct conn *c)
 		if (!head || !flow_put(&c->to_up, head, n) ||
 		    !flow_put(&c->to_up, c->head + head_len, c->head_len - head_len)) {
 			free(head);
-			close_conn(c, "out of memory");
+			conn_close(c, "out of memory");
 			return;
 		}
 		free(head);
 	} else {
 		if (!strcmp(c->proto, "connect"))
-			to_client(c, established, sizeof(established) - 1, false);
+			conn_to_client(c, established, sizeof(established) - 1, false);
 		else if (!strcmp(c->proto, "socks"))
-			to_client(c, socks_ok, sizeof(socks_ok), false);
+			conn_to_client(c, socks_ok, sizeof(socks_ok), false);
 		if (c->dead)
 			return;
 		/* a tunnel's first bytes (a TLS ClientHello) are checked before they go up; a
 		 * captured connection's were, unless it was decided before it sent any */
 		c->late_sniff |= strcmp(c->proto, "capture") != 0;
 		if (!c->late_sniff && !flow_put(&c->to_up, c->head, c->head_len)) {
-			close_conn(c, "out of memory");
+			conn_close(c, "out of memory");
 			return;
 		}
 	}
@@ -483,11 +483,11 @@ void on_connected(struct conn *c)
 	c->deadline_ms = 0;
 	/* the head goes out too: counted, and against the run's budget */
 	c->bytes_out += c->to_up.len;
-	if (over_budget(c, true, c->to_up.len) && c->late_sniff && c->head_len)
+	if (relay_over_budget(c, true, c->to_up.len) && c->late_sniff && c->head_len)
 		late_flight(c);
 }
 
-void on_lookups(struct proxy *px)
+void dial_on_lookups(struct proxy *px)
 {
 	struct lookup *l;
 
@@ -495,6 +495,6 @@ void on_lookups(struct proxy *px)
 		struct conn *c = l->c;
 		on_resolved(l);
 		if (!c->dead && !c->lookup_pending)
-			update_interest(c);
+			conn_update_interest(c);
 	}
 }

@@ -36,7 +36,7 @@ static void audit_dns(struct proxy *px, const struct dns_query *q, int rcode, co
 	if (reason)
 		json_kv_str(j, "reason", reason);
 	if (audit_emit(px->a, &e) < 0)
-		audit_note(px, &e);
+		proxy_audit_note(px, &e);
 }
 
 /* The answer to one query: an allowed name's A record is an address of the reserved range; any
@@ -79,7 +79,7 @@ static void dns_serve(struct proxy *px, int fd, const uint8_t *pkt, size_t len,
 		return;
 	if (px->dns_queries >= DNS_MAX_QUERIES) {
 		if (px->dns_queries++ == DNS_MAX_QUERIES)
-			audit_limit(px, "dns-queries", NULL);
+			proxy_audit_limit(px, "dns-queries", NULL);
 		rcode = DNS_REFUSED;
 	} else if (rcode > 0) {
 		px->dns_queries++;
@@ -96,7 +96,7 @@ static void dns_serve(struct proxy *px, int fd, const uint8_t *pkt, size_t len,
 }
 
 /* A bounded number of datagrams per round, so a flood cannot starve the connections. */
-void on_dns(struct proxy *px, int fd)
+void dns_stub_read(struct proxy *px, int fd)
 {
 	uint8_t pkt[1500];
 

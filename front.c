@@ -27,16 +27,16 @@ static void bad_request(struct conn *c, const char *why)
 {
 	if (!strcmp(c->proto, "socks")) {
 		unsigned char r[10] = {5, 1, 0, 1};
-		to_client(c, r, sizeof(r), true);
+		conn_to_client(c, r, sizeof(r), true);
 	} else {
 		char resp[512];
 		int n = snprintf(resp, sizeof(resp),
 				 "HTTP/1.1 400 Bad Request\r\nConnection: close\r\n"
 				 "Content-Length: %zu\r\n\r\n%s\n",
 				 strlen(why) + 1, why);
-		to_client(c, resp, (size_t)n, true);
+		conn_to_client(c, resp, (size_t)n, true);
 	}
-	audit_conn(c, "deny", why);
+	conn_audit(c, "deny", why);
 }
 
 static void consume(struct conn *c, size_t n)
@@ -63,7 +63,7 @@ static void parse_http(struct conn *c)
 	c->port = req.port;
 	if (req.is_connect)
 		consume(c, req.head_len); /* what follows is tunnel data */
-	decide(c);
+	dial_decide(c);
 }
 
 static void parse_socks(struct conn *c)
@@ -77,12 +77,12 @@ static void parse_socks(struct conn *c)
 			return;
 		if (r == PARSE_BAD || !no_auth) {
 			static const unsigned char none[] = {5, 0xff};
-			to_client(c, none, sizeof(none), true);
-			audit_conn(c, "deny", "SOCKS5 greeting without the no-authentication method");
+			conn_to_client(c, none, sizeof(none), true);
+			conn_audit(c, "deny", "SOCKS5 greeting without the no-authentication method");
 			return;
 		}
 		consume(c, used);
-		to_client(c, (const unsigned char[]){5, 0}, 2, false);
+		conn_to_client(c, (const unsigned char[]){5, 0}, 2, false);
 		c->st = ST_SOCKS_REQUEST;
 	}
 	if (c->st == ST_SOCKS_REQUEST) {
@@ -92,15 +92,15 @@ static void parse_socks(struct conn *c)
 			return;
 		if (r == PARSE_BAD) {
 			unsigned char rep[10] = {5, (unsigned char)req.reply, 0, 1};
-			to_client(c, rep, sizeof(rep), true);
-			audit_conn(c, "deny", req.reply == 7 ? "SOCKS5 command not supported"
+			conn_to_client(c, rep, sizeof(rep), true);
+			conn_audit(c, "deny", req.reply == 7 ? "SOCKS5 command not supported"
 							      : "malformed SOCKS5 request");
 			return;
 		}
 		snprintf(c->host, sizeof(c->host), "%s", req.host);
 		c->port = req.port;
 		consume(c, req.len);
-		decide(c);
+		dial_decide(c);
 	}
 }
 
@@ -109,7 +109,7 @@ static void parse_socks(struct conn *c)
 /* Where a captured connection was going, from the NAT the rules made: an address the DNS stub
  * gave a name stands for that name; any other address stands for itself. False for a connection
  * made to the capture listener itself. */
-bool original_destination(struct conn *c, int family)
+bool front_original_destination(struct conn *c, int family)
 {
 	struct sockaddr_in6 s6;
 	struct sockaddr_in s4;
@@ -142,7 +142,7 @@ bool original_destination(struct conn *c, int family)
  * the host the connection was allowed for, else an allowed front could carry traffic for
  * another host. An address literal was allowed as an address: nothing to compare. NULL when
  * they agree, else why not (in why). */
-const char *flight_mismatch(struct conn *c, const struct sniff *s, char *why, size_t size)
+const char *front_flight_mismatch(struct conn *c, const struct sniff *s, char *why, size_t size)
 {
 	const char *want = c->name[0] ? c->name : c->host, *bad;
 	char sni[256];
@@ -155,7 +155,7 @@ const char *flight_mismatch(struct conn *c, const struct sniff *s, char *why, si
 			 s->proto);
 		return why;
 	}
-	if (!s->name[0] || host_literal(want, raw))
+	if (!s->name[0] || dial_host_literal(want, raw))
 		return NULL;
 	if (egress_host_name(s->name, sni, &bad) && !strcmp(sni, want))
 		return NULL;
@@ -166,7 +166,7 @@ const char *flight_mismatch(struct conn *c, const struct sniff *s, char *why, si
 
 /* The rules decide on the name the address stands for, once the first bytes (if any came in
  * time) agree with it. */
-void capture_decide(struct conn *c, const struct sniff *s)
+void front_capture_decide(struct conn *c, const struct sniff *s)
 {
 	char why[512];
 
@@ -180,16 +180,16 @@ void capture_decide(struct conn *c, const struct sniff *s)
 		snprintf(why, sizeof(why),
 			 "%s is in the DNS stub's range but no name was given it in this run",
 			 c->host);
-		refuse(c, why);
+		conn_refuse(c, why);
 		return;
 	}
-	if (s && flight_mismatch(c, s, why, sizeof(why))) {
-		refuse(c, why);
+	if (s && front_flight_mismatch(c, s, why, sizeof(why))) {
+		conn_refuse(c, why);
 		return;
 	}
 	/* decided on the name alone: whatever the client sends first is still checked */
 	c->late_sniff = !s;
-	decide(c);
+	dial_decide(c);
 }
 
 static void parse_capture(struct conn *c)
@@ -204,15 +204,15 @@ static void parse_capture(struct conn *c)
 			return;
 		s.odd = true; /* a head that fills the buffer cannot be checked */
 	}
-	capture_decide(c, &s);
+	front_capture_decide(c, &s);
 }
 
-void read_head(struct conn *c)
+void front_read_head(struct conn *c)
 {
 	ssize_t n = read(c->cl.fd, c->head + c->head_len, EGRESS_MAX_HEAD - c->head_len);
 
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-		close_conn(c, "client closed before its request");
+		conn_close(c, "client closed before its request");
 		return;
 	}
 	if (n < 0)

@@ -20,8 +20,8 @@ static int env_glob(const struct setting *s, const char *item, struct strv *sv, 
 {
 	if (strchr(item, '='))
 		return ab_fail(e, 0, "'%s' is not a variable name or glob", item),
-		       ab_hint(e, "use [env] set = NAME=VALUE to set a value"), at_error(&s->at, e);
-	return push_item(sv, item, e);
+		       ab_hint(e, "use [env] set = NAME=VALUE to set a value"), policy_at_error(&s->at, e);
+	return policy_push_item(sv, item, e);
 }
 
 static int on_env_pass(const struct setting *s, const char *v, struct ab_err *e)
@@ -41,9 +41,9 @@ static int on_env_set(const struct setting *s, const char *value, struct ab_err 
 	char *exp;
 
 	if (!eq || !env_name_ok(value, nlen))
-		return ab_fail(e, 0, "'%s' is not NAME=VALUE", value), at_error(&s->at, e);
+		return ab_fail(e, 0, "'%s' is not NAME=VALUE", value), policy_at_error(&s->at, e);
 	if (expand_vars(value, &s->p->vars, s->profile_dir, &exp, e) < 0)
-		return at_error(&s->at, e);
+		return policy_at_error(&s->at, e);
 	for (size_t i = 0; i < sv->n; i++) {
 		if (strncmp(sv->v[i], value, nlen + 1))
 			continue;
@@ -52,7 +52,7 @@ static int on_env_set(const struct setting *s, const char *value, struct ab_err 
 	}
 	if (strv_push(sv, exp) < 0) {
 		free(exp);
-		return oom(e);
+		return policy_oom(e);
 	}
 	free(exp);
 	return 0;

@@ -15,7 +15,7 @@ static int fs_add(const struct setting *s, enum fs_kind kind, bool optional, cha
 	if (!strcmp(path, "/") && kind != FS_RO && kind != FS_RW) {
 		free(path);
 		free(target);
-		return ab_fail(e, 0, "'%s' cannot be applied to /", s->key), at_error(&s->at, e);
+		return ab_fail(e, 0, "'%s' cannot be applied to /", s->key), policy_at_error(&s->at, e);
 	}
 	for (size_t i = 0; i < p->n_fs; i++) {
 		struct fs_entry *old = &p->fs[i];
@@ -27,7 +27,7 @@ static int fs_add(const struct setting *s, enum fs_kind kind, bool optional, cha
 				ab_hint(e, "one path takes one entry (see line %u)", old->at.line);
 			free(path);
 			free(target);
-			return at_error(&s->at, e);
+			return policy_at_error(&s->at, e);
 		}
 		/* a later layer overrides: drop the older entry */
 		free(old->path);
@@ -40,7 +40,7 @@ static int fs_add(const struct setting *s, enum fs_kind kind, bool optional, cha
 	if (!nf) {
 		free(path);
 		free(target);
-		return oom(e);
+		return policy_oom(e);
 	}
 	p->fs = nf;
 	p->fs[p->n_fs++] = (struct fs_entry){kind, path, target, optional, s->at};
@@ -53,7 +53,7 @@ static int fs_path(const struct setting *s, const char *item, enum fs_kind kind,
 	char *norm;
 
 	if (path_normalize(item, &norm, e) < 0)
-		return at_error(&s->at, e);
+		return policy_at_error(&s->at, e);
 	return fs_add(s, kind, optional, norm, NULL, e);
 }
 
@@ -77,7 +77,7 @@ static int on_overlay(const struct setting *s, const char *v, struct ab_err *e)
 {
 	if (strpbrk(v, "\n\t"))
 		return ab_fail(e, 0, "an overlay path cannot hold a tab or a newline"),
-		       at_error(&s->at, e);
+		       policy_at_error(&s->at, e);
 	return fs_path(s, v, FS_OVERLAY, false, e);
 }
 
@@ -87,8 +87,8 @@ static int on_protect(const struct setting *s, const char *v, struct ab_err *e)
 	int r;
 
 	if (path_normalize(v, &norm, e) < 0)
-		return at_error(&s->at, e);
-	r = push_item(&s->p->protect, norm, e);
+		return policy_at_error(&s->at, e);
+	r = policy_push_item(&s->p->protect, norm, e);
 	free(norm);
 	return r;
 }
@@ -96,18 +96,18 @@ static int on_unprotect(const struct setting *s, const char *v, struct ab_err *e
 {
 	for (size_t i = 0; policy_protected_names[i]; i++)
 		if (!strcmp(v, policy_protected_names[i]))
-			return push_item(&s->p->unprotect, v, e);
+			return policy_push_item(&s->p->unprotect, v, e);
 	for (size_t i = 0; policy_protected_if_present[i]; i++)
 		if (!strcmp(v, policy_protected_if_present[i]))
-			return push_item(&s->p->unprotect, v, e);
+			return policy_push_item(&s->p->unprotect, v, e);
 	return ab_fail(e, 0, "'%s' is not one of the protected names", v),
 	       ab_hint(e, "see docs/profile.md for the list (.git/hooks, .bashrc, .envrc, ...)"),
-	       at_error(&s->at, e);
+	       policy_at_error(&s->at, e);
 }
 
 static int on_changes(const struct setting *s, const char *value, struct ab_err *e)
 {
-	return set_path(s, value, &s->p->changes, e);
+	return policy_set_path(s, value, &s->p->changes, e);
 }
 static int on_tmpfs(const struct setting *s, const char *v, struct ab_err *e)
 {
@@ -122,13 +122,13 @@ static int on_symlink(const struct setting *s, const char *value, struct ab_err 
 {
 	char *exp, *sp, *target, *link;
 
-	if (expand_one(s, value, &exp, e) < 0)
+	if (policy_expand_one(s, value, &exp, e) < 0)
 		return -1;
 	sp = strpbrk(exp, " \t");
 	if (!sp || !*exp) {
 		free(exp);
 		return ab_fail(e, 0, "symlink needs 'TARGET LINK'"),
-		       ab_hint(e, "write e.g. 'symlink = usr/lib /lib'"), at_error(&s->at, e);
+		       ab_hint(e, "write e.g. 'symlink = usr/lib /lib'"), policy_at_error(&s->at, e);
 	}
 	*sp++ = '\0';
 	sp += strspn(sp, " \t");
@@ -136,12 +136,12 @@ static int on_symlink(const struct setting *s, const char *value, struct ab_err 
 		if (strpbrk(sp, " \t"))
 			ab_fail(e, 0, "symlink takes exactly 'TARGET LINK'");
 		free(exp);
-		return at_error(&s->at, e);
+		return policy_at_error(&s->at, e);
 	}
 	if (!(target = strdup(exp))) {
 		free(exp);
 		free(link);
-		return oom(e);
+		return policy_oom(e);
 	}
 	free(exp);
 	return fs_add(s, FS_SYMLINK, false, link, target, e);

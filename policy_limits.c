@@ -4,7 +4,7 @@
 #define LIMIT_HANDLER(fn, field, parser)                                                          \
 	static int fn(const struct setting *s, const char *v, struct ab_err *e)                   \
 	{                                                                                          \
-		return set_limit(s, v, &s->p->limits.field, parser, e);                            \
+		return policy_set_limit(s, v, &s->p->limits.field, parser, e);                            \
 	}
 LIMIT_HANDLER(on_timeout, timeout_ms, parse_duration_ms)
 LIMIT_HANDLER(on_memory, memory, parse_size)
@@ -17,7 +17,7 @@ LIMIT_HANDLER(on_disk, disk, parse_size)
 
 static int on_cpu(const struct setting *s, const char *value, struct ab_err *e)
 {
-	if (set_limit(s, value, &s->p->limits.cpu_s, parse_duration_ms, e) < 0)
+	if (policy_set_limit(s, value, &s->p->limits.cpu_s, parse_duration_ms, e) < 0)
 		return -1;
 	/* RLIMIT_CPU is whole seconds; round up without wrapping near UINT64_MAX */
 	s->p->limits.cpu_s = s->p->limits.cpu_s / 1000 + (s->p->limits.cpu_s % 1000 != 0);

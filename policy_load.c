@@ -115,7 +115,7 @@ static int collect(void *user, const char *section, const char *key, const char 
 	ne = realloc(fp->entries, (fp->n + 1) * sizeof(*ne));
 	if (!ne) {
 		fp->failed = true;
-		oom(fp->e);
+		policy_oom(fp->e);
 		return 0;
 	}
 	fp->entries = ne;
@@ -127,7 +127,7 @@ static int collect(void *user, const char *section, const char *key, const char 
 	fp->n++;
 	if (!ne->section || !ne->key || !ne->value) {
 		fp->failed = true;
-		oom(fp->e);
+		policy_oom(fp->e);
 		return 0;
 	}
 	return 1;
@@ -162,7 +162,7 @@ static int parse_ini(const char *path, const char *data, size_t len, struct file
 		return ab_fail(e, 0, "%s:%d: cannot parse this line", path, r),
 		       ab_hint(e, "write '[section]' or 'key = value'");
 	if (r < 0)
-		return oom(e);
+		return policy_oom(e);
 	return 0;
 }
 
@@ -181,10 +181,10 @@ static int each_item(const struct setting *s, const char *value, item_fn fn, str
 	int r = 0;
 
 	if (!copy)
-		return oom(e);
+		return policy_oom(e);
 	if (!*value) {
 		free(copy);
-		return ab_fail(e, 0, "'%s' has an empty value", s->key), at_error(&s->at, e);
+		return ab_fail(e, 0, "'%s' has an empty value", s->key), policy_at_error(&s->at, e);
 	}
 	for (tok = copy; r == 0 && tok; tok = save) {
 		char *end, *expanded;
@@ -198,11 +198,11 @@ static int each_item(const struct setting *s, const char *value, item_fn fn, str
 			*--end = '\0';
 		if (!*tok) {
 			r = ab_fail(e, 0, "empty item in the list for '%s'", s->key);
-			r = at_error(&s->at, e);
+			r = policy_at_error(&s->at, e);
 			break;
 		}
 		if (expand_vars(tok, &s->p->vars, s->profile_dir, &expanded, e) < 0) {
-			r = at_error(&s->at, e);
+			r = policy_at_error(&s->at, e);
 			break;
 		}
 		r = fn(s, expanded, e);
@@ -227,12 +227,12 @@ static int apply_setting(struct setting *s, const char *value, struct ab_err *e)
 {
 	if (!*s->section)
 		return ab_fail(e, 0, "'%s' is outside any section", s->key),
-		       ab_hint(e, "put it under a [section] header"), at_error(&s->at, e);
+		       ab_hint(e, "put it under a [section] header"), policy_at_error(&s->at, e);
 	if (!section_known(s->section))
 		return ab_fail(e, 0, "unknown section [%s]", s->section),
 		       ab_hint(e, "sections are [sandbox], [filesystem], [network], [limits], "
 			          "[seccomp], [env] and [audit]"),
-		       at_error(&s->at, e);
+		       policy_at_error(&s->at, e);
 	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
 		for (size_t i = 0; i < tables[t]->n; i++) {
 			const struct key_spec *k = &tables[t]->v[i];
@@ -245,7 +245,7 @@ static int apply_setting(struct setting *s, const char *value, struct ab_err *e)
 	}
 	ab_fail(e, 0, "unknown key '%s' in [%s]", s->key, s->section);
 	ab_hint(e, "see docs/profile.md for the keys of [%s]", s->section);
-	return at_error(&s->at, e);
+	return policy_at_error(&s->at, e);
 }
 
 /* ----- files and includes ----- */
@@ -278,7 +278,7 @@ static int default_read(void *ctx, const char *path, char **data, size_t *len, s
 	}
 	if (!(*data = malloc((size_t)st.st_size + 1))) {
 		close(fd);
-		return oom(e);
+		return policy_oom(e);
 	}
 	while (off < (size_t)st.st_size) {
 		got = read(fd, *data + off, (size_t)st.st_size - off);
@@ -324,7 +324,7 @@ static int load_include(struct loader *L, const struct setting *s, const char *v
 	char *exp, *full;
 	int r;
 
-	if (expand_one(s, value, &exp, e) < 0)
+	if (policy_expand_one(s, value, &exp, e) < 0)
 		return -1;
 	if (exp[0] == '/') {
 		full = exp;
@@ -333,7 +333,7 @@ static int load_include(struct loader *L, const struct setting *s, const char *v
 		full = malloc(n);
 		if (!full) {
 			free(exp);
-			return oom(e);
+			return policy_oom(e);
 		}
 		snprintf(full, n, "%s/%s", s->profile_dir, exp);
 		free(exp);
@@ -341,7 +341,7 @@ static int load_include(struct loader *L, const struct setting *s, const char *v
 	r = load_file(L, full, e);
 	free(full);
 	if (r < 0)
-		return at_error(&s->at, e);
+		return policy_at_error(&s->at, e);
 	return 0;
 }
 
@@ -367,7 +367,7 @@ static int enter_file(struct loader *L, const char *path, char **canon, struct a
 	}
 	if (strv_push(&L->stack, *canon) < 0 || strv_push(&L->p->profiles, *canon) < 0) {
 		free(*canon);
-		return oom(e);
+		return policy_oom(e);
 	}
 	return 0;
 }
@@ -414,12 +414,12 @@ static int load_file(struct loader *L, const char *path, struct ab_err *e)
 	{
 		char digest[SHA256_HEX_LEN + 1];
 		if (sha256_hex(data, len, digest) < 0 || strv_push(&L->p->profile_sha256, digest) < 0) {
-			oom(e);
+			policy_oom(e);
 			goto out;
 		}
 	}
 	if (!(dir = dir_of(file))) {
-		oom(e);
+		policy_oom(e);
 		goto out;
 	}
 	if (parse_ini(file, data, len, &fp, e) < 0)
@@ -454,7 +454,7 @@ int policy_override(struct policy *p, const char *section, const char *key, cons
 int policy_finish(struct policy *p, struct ab_err *e)
 {
 	if (!p->hostname && !(p->hostname = strdup("agentbox")))
-		return oom(e);
+		return policy_oom(e);
 	if (!p->limits.tmpfs_size)
 		p->limits.tmpfs_size = POLICY_DEFAULT_TMPFS_SIZE;
 	if (p->nesting && p->seccomp_preset == SECCOMP_PRESET_STRICT)
@@ -518,7 +518,7 @@ char *policy_find_profile(const char *name, const struct policy_vars *vars, cons
 
 	if (strchr(name, '/')) {
 		if (!(found = strdup(name)))
-			oom(e);
+			policy_oom(e);
 		return found;
 	}
 	if (n > 4 && !strcmp(name + n - 4, ".ini"))

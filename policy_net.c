@@ -10,8 +10,8 @@ static int net_rule(const struct setting *s, const char *item, struct strv *sv, 
 	struct egress_rule r;
 
 	if (egress_rule_parse(item, &r, e) < 0)
-		return at_error(&s->at, e);
-	return push_item(sv, item, e);
+		return policy_at_error(&s->at, e);
+	return policy_push_item(sv, item, e);
 }
 
 static int on_allow(const struct setting *s, const char *v, struct ab_err *e)
@@ -28,8 +28,8 @@ static int on_resolve(const struct setting *s, const char *item, struct ab_err *
 	struct egress_pin pin;
 
 	if (egress_pin_parse(item, &pin, e) < 0)
-		return at_error(&s->at, e);
-	return push_item(&s->p->net_resolve, item, e);
+		return policy_at_error(&s->at, e);
+	return policy_push_item(&s->p->net_resolve, item, e);
 }
 
 static int on_method(const struct setting *s, const char *item, struct ab_err *e)
@@ -38,15 +38,15 @@ static int on_method(const struct setting *s, const char *item, struct ab_err *e
 
 	if (n == 0 || n > 15 || strspn(item, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != n)
 		return ab_fail(e, 0, "'%s' is not an HTTP method", item),
-		       ab_hint(e, "write methods in capitals, e.g. GET, HEAD"), at_error(&s->at, e);
-	return push_item(&s->p->net_methods, item, e);
+		       ab_hint(e, "write methods in capitals, e.g. GET, HEAD"), policy_at_error(&s->at, e);
+	return policy_push_item(&s->p->net_methods, item, e);
 }
 
 static int on_net_mode(const struct setting *s, const char *v, struct ab_err *e)
 {
 	static const char *const names[] = {"none", "proxy", "host", NULL};
 	int i;
-	if (choose(s, v, names, &i, e) < 0)
+	if (policy_choose(s, v, names, &i, e) < 0)
 		return -1;
 	s->p->net_mode = (enum net_mode)i;
 	return 0;
@@ -56,7 +56,7 @@ static int on_capture(const struct setting *s, const char *v, struct ab_err *e)
 {
 	static const char *const names[] = {"auto", "on", "off", NULL};
 	int i;
-	if (choose(s, v, names, &i, e) < 0)
+	if (policy_choose(s, v, names, &i, e) < 0)
 		return -1;
 	s->p->net_capture = (enum net_capture)i;
 	return 0;
@@ -65,7 +65,7 @@ static int on_capture(const struct setting *s, const char *v, struct ab_err *e)
 #define NET_LIMIT_HANDLER(fn, field, parser)                                                      \
 	static int fn(const struct setting *s, const char *v, struct ab_err *e)                   \
 	{                                                                                          \
-		return set_limit(s, v, &s->p->field, parser, e);                                   \
+		return policy_set_limit(s, v, &s->p->field, parser, e);                                   \
 	}
 NET_LIMIT_HANDLER(on_max_connections, net_max_connections, parse_count)
 NET_LIMIT_HANDLER(on_rate, net_rate, parse_count)

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-int oom(struct ab_err *e)
+int policy_oom(struct ab_err *e)
 {
 	return ab_fail(e, ENOMEM, "out of memory");
 }
@@ -29,7 +29,7 @@ int path_normalize(const char *in, char **out, struct ab_err *e)
 	if (len >= PATH_MAX)
 		return ab_fail(e, 0, "path is longer than %d bytes", PATH_MAX);
 	if (!(res = malloc(len + 2)))
-		return oom(e);
+		return policy_oom(e);
 	w = res;
 	while (*p) {
 		const char *seg;
@@ -145,13 +145,13 @@ int expand_vars(const char *in, const struct policy_vars *vars, const char *prof
 	}
 	if (r < 0 || (!b.s && buf_add(&b, "", 0) < 0)) {
 		free(b.s);
-		return oom(e);
+		return policy_oom(e);
 	}
 	*out = b.s;
 	return 0;
 }
 
-int at_error(const struct origin *at, struct ab_err *e)
+int policy_at_error(const struct origin *at, struct ab_err *e)
 {
 	if (at->line)
 		return ab_context(e, "%s:%u", at->file, at->line);
@@ -160,7 +160,7 @@ int at_error(const struct origin *at, struct ab_err *e)
 
 /* ----- scalars: "set twice in one file" is an error, a later layer overrides ----- */
 
-int claim_scalar(const struct setting *s, struct ab_err *e)
+int policy_claim_scalar(const struct setting *s, struct ab_err *e)
 {
 	struct policy *p = s->p;
 	char name[64];
@@ -172,40 +172,40 @@ int claim_scalar(const struct setting *s, struct ab_err *e)
 			continue;
 		if (p->scalar_layers[i] == s->at.layer)
 			return ab_fail(e, 0, "'%s' is set twice in [%s]", s->key, s->section),
-			       ab_hint(e, "keep one of the two lines"), at_error(&s->at, e);
+			       ab_hint(e, "keep one of the two lines"), policy_at_error(&s->at, e);
 		p->scalar_layers[i] = s->at.layer;
 		return 0;
 	}
 	nl = realloc(p->scalar_layers, (p->scalar_keys.n + 1) * sizeof(*nl));
 	if (!nl)
-		return oom(e);
+		return policy_oom(e);
 	p->scalar_layers = nl;
 	nl[p->scalar_keys.n] = s->at.layer;
 	if (strv_push(&p->scalar_keys, name) < 0)
-		return oom(e);
+		return policy_oom(e);
 	return 0;
 }
 
-int set_string(const struct setting *s, char **field, const char *v, struct ab_err *e)
+int policy_set_string(const struct setting *s, char **field, const char *v, struct ab_err *e)
 {
 	char *copy;
 
-	if (claim_scalar(s, e) < 0)
+	if (policy_claim_scalar(s, e) < 0)
 		return -1;
 	if (!(copy = strdup(v)))
-		return oom(e);
+		return policy_oom(e);
 	free(*field);
 	*field = copy;
 	return 0;
 }
 
-int choose(const struct setting *s, const char *v, const char *const *names, int *out,
+int policy_choose(const struct setting *s, const char *v, const char *const *names, int *out,
 	   struct ab_err *e)
 {
 	*out = -1; /* written on every path, so that -O2 sees no unset value in the callers */
 	for (int i = 0; names[i]; i++) {
 		if (!strcmp(v, names[i])) {
-			if (claim_scalar(s, e) < 0)
+			if (policy_claim_scalar(s, e) < 0)
 				return -1;
 			*out = i;
 			return 0;
@@ -217,44 +217,44 @@ int choose(const struct setting *s, const char *v, const char *const *names, int
 		size_t len = strlen(e->msg);
 		snprintf(e->msg + len, sizeof(e->msg) - len, "%s%s", i ? ", " : "", names[i]);
 	}
-	return at_error(&s->at, e);
+	return policy_at_error(&s->at, e);
 }
 
 /* A scalar path: variables expanded, normalised, absolute. */
-int set_path(const struct setting *s, const char *value, char **field, struct ab_err *e)
+int policy_set_path(const struct setting *s, const char *value, char **field, struct ab_err *e)
 {
 	char *exp, *norm;
 	int r;
 
-	if (expand_one(s, value, &exp, e) < 0)
+	if (policy_expand_one(s, value, &exp, e) < 0)
 		return -1;
 	r = path_normalize(exp, &norm, e);
 	free(exp);
 	if (r < 0)
-		return at_error(&s->at, e);
-	r = set_string(s, field, norm, e);
+		return policy_at_error(&s->at, e);
+	r = policy_set_string(s, field, norm, e);
 	free(norm);
 	return r;
 }
 
 /* Limits: each field parsed by one of three parsers, 0 rejected (omit the key instead). */
-int set_limit(const struct setting *s, const char *value, uint64_t *field,
+int policy_set_limit(const struct setting *s, const char *value, uint64_t *field,
 	      int (*parse)(const char *, uint64_t *, struct ab_err *), struct ab_err *e)
 {
 	uint64_t v;
 	char *exp;
 	int r;
 
-	if (expand_one(s, value, &exp, e) < 0)
+	if (policy_expand_one(s, value, &exp, e) < 0)
 		return -1;
 	r = parse(exp, &v, e);
 	free(exp);
 	if (r < 0)
-		return at_error(&s->at, e);
+		return policy_at_error(&s->at, e);
 	if (v == 0)
 		return ab_fail(e, 0, "'%s' must be greater than 0", s->key),
-		       ab_hint(e, "leave the key out for no limit"), at_error(&s->at, e);
-	if (claim_scalar(s, e) < 0)
+		       ab_hint(e, "leave the key out for no limit"), policy_at_error(&s->at, e);
+	if (policy_claim_scalar(s, e) < 0)
 		return -1;
 	*field = v;
 	return 0;
@@ -262,21 +262,21 @@ int set_limit(const struct setting *s, const char *value, uint64_t *field,
 
 /* ----- list items ----- */
 
-int expand_one(const struct setting *s, const char *value, char **out, struct ab_err *e)
+int policy_expand_one(const struct setting *s, const char *value, char **out, struct ab_err *e)
 {
 	if (!*value)
-		return ab_fail(e, 0, "'%s' has an empty value", s->key), at_error(&s->at, e);
+		return ab_fail(e, 0, "'%s' has an empty value", s->key), policy_at_error(&s->at, e);
 	if (expand_vars(value, &s->p->vars, s->profile_dir, out, e) < 0)
-		return at_error(&s->at, e);
+		return policy_at_error(&s->at, e);
 	return 0;
 }
 
-int push_item(struct strv *sv, const char *item, struct ab_err *e)
+int policy_push_item(struct strv *sv, const char *item, struct ab_err *e)
 {
 	for (size_t i = 0; i < sv->n; i++)
 		if (!strcmp(sv->v[i], item))
 			return 0; /* already there: lists are sets */
 	if (strv_push(sv, item) < 0)
-		return oom(e);
+		return policy_oom(e);
 	return 0;
 }

@@ -12,20 +12,20 @@ static int on_hostname(const struct setting *s, const char *value, struct ab_err
 	if (n == 0 || n > 64 || strspn(value, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 					      "0123456789-.") != n)
 		return ab_fail(e, 0, "'%s' is not a valid host name", value),
-		       ab_hint(e, "use at most 64 letters, digits, '-' and '.'"), at_error(&s->at, e);
-	return set_string(s, &s->p->hostname, value, e);
+		       ab_hint(e, "use at most 64 letters, digits, '-' and '.'"), policy_at_error(&s->at, e);
+	return policy_set_string(s, &s->p->hostname, value, e);
 }
 
 static int on_workdir(const struct setting *s, const char *value, struct ab_err *e)
 {
-	return set_path(s, value, &s->p->workdir, e);
+	return policy_set_path(s, value, &s->p->workdir, e);
 }
 
 static int on_fallback(const struct setting *s, const char *v, struct ab_err *e)
 {
 	static const char *const names[] = {"none", "landlock", NULL};
 	int i;
-	if (choose(s, v, names, &i, e) < 0)
+	if (policy_choose(s, v, names, &i, e) < 0)
 		return -1;
 	s->p->fallback = (enum fallback_mode)i;
 	return 0;
@@ -35,7 +35,7 @@ static int on_nesting(const struct setting *s, const char *v, struct ab_err *e)
 {
 	static const char *const names[] = {"false", "true", NULL};
 	int i;
-	if (choose(s, v, names, &i, e) < 0)
+	if (policy_choose(s, v, names, &i, e) < 0)
 		return -1;
 	s->p->nesting = i == 1;
 	return 0;
@@ -46,8 +46,8 @@ static int set_id(const struct setting *s, const char *value, int64_t *field, st
 	uint64_t v;
 
 	if (parse_count(value, &v, e) < 0 || v > 65534)
-		return ab_fail(e, 0, "'%s' is not an id from 0 to 65534", value), at_error(&s->at, e);
-	if (claim_scalar(s, e) < 0)
+		return ab_fail(e, 0, "'%s' is not an id from 0 to 65534", value), policy_at_error(&s->at, e);
+	if (policy_claim_scalar(s, e) < 0)
 		return -1;
 	*field = (int64_t)v;
 	return 0;

@@ -10,8 +10,8 @@ static int syscall_name(const struct setting *s, const char *item, struct strv *
 {
 	if (!syscall_name_known(item))
 		return ab_fail(e, 0, "unknown system call '%s'", item),
-		       ab_hint(e, "check the name in syscalls(2)"), at_error(&s->at, e);
-	return push_item(sv, item, e);
+		       ab_hint(e, "check the name in syscalls(2)"), policy_at_error(&s->at, e);
+	return policy_push_item(sv, item, e);
 }
 
 static int on_sc_deny(const struct setting *s, const char *v, struct ab_err *e)
@@ -27,7 +27,7 @@ static int on_preset(const struct setting *s, const char *v, struct ab_err *e)
 {
 	static const char *const names[] = {"default", "strict", "none", NULL};
 	int i;
-	if (choose(s, v, names, &i, e) < 0)
+	if (policy_choose(s, v, names, &i, e) < 0)
 		return -1;
 	s->p->seccomp_preset = (enum seccomp_preset)i;
 	return 0;
@@ -37,7 +37,7 @@ static int on_sc_action(const struct setting *s, const char *v, struct ab_err *e
 {
 	static const char *const names[] = {"errno", "kill", NULL};
 	int i;
-	if (choose(s, v, names, &i, e) < 0)
+	if (policy_choose(s, v, names, &i, e) < 0)
 		return -1;
 	s->p->seccomp_action = (enum seccomp_action)i;
 	return 0;

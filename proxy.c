@@ -29,7 +29,7 @@
  * (a protocol where the server speaks first). */
 #define SNIFF_MS 200
 
-uint64_t now_ms(void)
+uint64_t proxy_now_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -38,7 +38,7 @@ uint64_t now_ms(void)
 
 /* ---------- audit ---------- */
 
-void audit_note(struct proxy *px, struct ab_err *e)
+void proxy_audit_note(struct proxy *px, struct ab_err *e)
 {
 	if (!px->audit_failed) {
 		px->audit_failed = 1;
@@ -46,7 +46,7 @@ void audit_note(struct proxy *px, struct ab_err *e)
 	}
 }
 
-void audit_conn(struct conn *c, const char *decision, const char *reason)
+void conn_audit(struct conn *c, const char *decision, const char *reason)
 {
 	struct proxy *px = c->px;
 	struct json *j = audit_begin(px->a, "net");
@@ -77,11 +77,11 @@ void audit_conn(struct conn *c, const char *decision, const char *reason)
 	json_kv_uint(j, "duration_ms", (uint64_t)((t1.tv_sec - c->t0.tv_sec) * 1000 +
 						   (t1.tv_nsec - c->t0.tv_nsec) / 1000000));
 	if (audit_emit(px->a, &e) < 0)
-		audit_note(px, &e);
+		proxy_audit_note(px, &e);
 }
 
 /* host: the host a per-host limit counts, else NULL */
-void audit_limit(struct proxy *px, const char *limit, const char *host)
+void proxy_audit_limit(struct proxy *px, const char *limit, const char *host)
 {
 	struct json *j = audit_begin(px->a, "limit");
 	struct ab_err e;
@@ -90,13 +90,13 @@ void audit_limit(struct proxy *px, const char *limit, const char *host)
 	if (host)
 		json_kv_str(j, "host", host);
 	if (audit_emit(px->a, &e) < 0)
-		audit_note(px, &e);
+		proxy_audit_note(px, &e);
 }
 
 /* ---------- connection lifetime ---------- */
 
 /* An fd with nothing to wait for leaves the set, so a hung-up socket cannot spin the loop. */
-void watch(struct proxy *px, struct endpoint *ep, uint32_t events)
+void proxy_watch(struct proxy *px, struct endpoint *ep, uint32_t events)
 {
 	struct epoll_event ev = {.events = events, .data.ptr = ep};
 
@@ -109,7 +109,7 @@ void watch(struct proxy *px, struct endpoint *ep, uint32_t events)
 	ep->events = events;
 }
 
-void close_endpoint(struct proxy *px, struct endpoint *ep)
+void proxy_close_endpoint(struct proxy *px, struct endpoint *ep)
 {
 	if (ep->fd < 0)
 		return;
@@ -121,7 +121,7 @@ void close_endpoint(struct proxy *px, struct endpoint *ep)
 }
 
 /* Freed only between dispatch rounds, so no pointer held during a round can dangle. */
-void bury(struct conn *c)
+void conn_bury(struct conn *c)
 {
 	c->next_dead = c->px->graveyard;
 	c->px->graveyard = c;
@@ -141,20 +141,20 @@ static void free_graveyard(struct proxy *px)
 
 static void resume_listeners(struct proxy *px);
 
-void close_conn(struct conn *c, const char *reason)
+void conn_close(struct conn *c, const char *reason)
 {
 	struct proxy *px = c->px;
 
 	if (c->dead)
 		return;
 	if (!c->audited)
-		audit_conn(c, c->counted ? "allow" : "none", reason);
+		conn_audit(c, c->counted ? "allow" : "none", reason);
 	if (c->counted)
 		px->upstreams--;
 	if (c->per_host)
 		hostlimits_release(c->per_host);
-	close_endpoint(px, &c->cl);
-	close_endpoint(px, &c->up);
+	proxy_close_endpoint(px, &c->cl);
+	proxy_close_endpoint(px, &c->up);
 	flow_close_pipe(px, &c->to_up);
 	flow_close_pipe(px, &c->to_client);
 	c->dead = true;
@@ -166,34 +166,34 @@ void close_conn(struct conn *c, const char *reason)
 		c->next->prev = c->prev;
 	px->n_conns--;
 	if (!c->lookup_pending)
-		bury(c);
+		conn_bury(c);
 	resume_listeners(c->px);
 }
 
 /* Queues bytes for the client and, with close_after, ends the connection once they are sent. */
-void to_client(struct conn *c, const void *data, size_t n, bool close_after)
+void conn_to_client(struct conn *c, const void *data, size_t n, bool close_after)
 {
 	struct flow *f = &c->to_client;
 
 	if (!flow_put(f, data, n)) {
-		close_conn(c, "out of memory");
+		conn_close(c, "out of memory");
 		return;
 	}
 	c->close_after_flush |= close_after;
-	watch(c->px, &c->cl, EPOLLOUT);
+	proxy_watch(c->px, &c->cl, EPOLLOUT);
 }
 
-void refuse(struct conn *c, const char *why)
+void conn_refuse(struct conn *c, const char *why)
 {
 	if (!strcmp(c->proto, "capture") && !c->sniff_http) {
 		/* a client that did not ask a proxy cannot be told why: the audit trail says */
-		audit_conn(c, "deny", why);
-		close_conn(c, why);
+		conn_audit(c, "deny", why);
+		conn_close(c, why);
 		return;
 	}
 	if (!strcmp(c->proto, "socks")) {
 		static const unsigned char denied[] = {5, 2, 0, 1, 0, 0, 0, 0, 0, 0};
-		to_client(c, denied, sizeof(denied), true); /* 0x02: not allowed by ruleset */
+		conn_to_client(c, denied, sizeof(denied), true); /* 0x02: not allowed by ruleset */
 	} else {
 		/* host and reason are bounded (256 and 512 bytes): both buffers always fit them */
 		char body[1024], resp[2048];
@@ -204,15 +204,15 @@ void refuse(struct conn *c, const char *why)
 			     "Content-Type: text/plain\r\nConnection: close\r\n"
 			     "Content-Length: %zu\r\n\r\n%s",
 			     why, strlen(body), body);
-		to_client(c, resp, n > 0 && (size_t)n < sizeof(resp) ? (size_t)n : strlen(resp),
+		conn_to_client(c, resp, n > 0 && (size_t)n < sizeof(resp) ? (size_t)n : strlen(resp),
 			  true);
 	}
-	audit_conn(c, "deny", why);
+	conn_audit(c, "deny", why);
 }
 
 /* ---------- a connection's events ---------- */
 
-void update_interest(struct conn *c)
+void conn_update_interest(struct conn *c)
 {
 	uint32_t cl = 0, up = 0;
 
@@ -233,8 +233,8 @@ void update_interest(struct conn *c)
 		cl |= EPOLLOUT;
 	if (c->close_after_flush)
 		cl = EPOLLOUT;
-	watch(c->px, &c->cl, cl);
-	watch(c->px, &c->up, up);
+	proxy_watch(c->px, &c->cl, cl);
+	proxy_watch(c->px, &c->up, up);
 }
 
 static void on_conn_event(struct endpoint *ep, uint32_t events)
@@ -249,7 +249,7 @@ static void on_conn_event(struct endpoint *ep, uint32_t events)
 		if (n < 0 && errno != EAGAIN)
 			f->off = f->len;
 		if (f->off >= f->len)
-			close_conn(c, "refused");
+			conn_close(c, "refused");
 		return;
 	}
 	switch (c->st) {
@@ -258,26 +258,26 @@ static void on_conn_event(struct endpoint *ep, uint32_t events)
 	case ST_SOCKS_REQUEST:
 	case ST_SNIFF:
 		if (ep->side == CLIENT && (events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
-			read_head(c);
+			front_read_head(c);
 		if (!c->dead && c->to_client.len && ep->side == CLIENT && (events & EPOLLOUT))
-			pump(c, &c->up, &c->cl, &c->to_client, &c->bytes_in);
+			relay_pump(c, &c->up, &c->cl, &c->to_client, &c->bytes_in);
 		break;
 	case ST_CONNECT:
 		if (ep->side == UPSTREAM)
-			on_connected(c);
+			dial_on_connected(c);
 		break;
 	case ST_RELAY:
 		if (c->late_sniff && ep->side == CLIENT &&
 		    (events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
-			read_late(c);
+			dial_read_late(c);
 		if (c->dead)
 			return;
-		if ((!c->late_sniff && !pump(c, &c->cl, &c->up, &c->to_up, &c->bytes_out)) ||
-		    !pump(c, &c->up, &c->cl, &c->to_client, &c->bytes_in))
+		if ((!c->late_sniff && !relay_pump(c, &c->cl, &c->up, &c->to_up, &c->bytes_out)) ||
+		    !relay_pump(c, &c->up, &c->cl, &c->to_client, &c->bytes_in))
 			return;
 		if (c->to_up.eof && c->to_client.eof && !flow_held(&c->to_up) &&
 		    !flow_held(&c->to_client)) {
-			close_conn(c, "closed");
+			conn_close(c, "closed");
 			return;
 		}
 		break;
@@ -285,7 +285,7 @@ static void on_conn_event(struct endpoint *ep, uint32_t events)
 		break;
 	}
 	if (!c->dead)
-		update_interest(c);
+		conn_update_interest(c);
 }
 
 /* ---------- the loop ---------- */
@@ -307,12 +307,12 @@ static void set_timer(struct proxy *px, bool fast)
 /* A captured connection: false when it was closed at once. */
 static bool start_sniff(struct conn *c, int which)
 {
-	if (!original_destination(c, which == EGRESS_CAPTURE + CAPTURE_TCP4 ? AF_INET : AF_INET6)) {
-		close_conn(c, "a connection to the capture listener itself (no redirected "
+	if (!front_original_destination(c, which == EGRESS_CAPTURE + CAPTURE_TCP4 ? AF_INET : AF_INET6)) {
+		conn_close(c, "a connection to the capture listener itself (no redirected "
 			      "destination)");
 		return false;
 	}
-	c->deadline_ms = now_ms() + SNIFF_MS;
+	c->deadline_ms = proxy_now_ms() + SNIFF_MS;
 	set_timer(c->px, true);
 	return true;
 }
@@ -321,7 +321,7 @@ static void note_cap(struct proxy *px)
 {
 	if (!px->cap_hit) {
 		px->cap_hit = true;
-		audit_limit(px, "connections", NULL);
+		proxy_audit_limit(px, "connections", NULL);
 	}
 }
 
@@ -331,7 +331,7 @@ static void pause_listeners(struct proxy *px)
 {
 	for (int i = 0; i < EGRESS_SOCKETS; i++)
 		if (px->listeners[i] >= 0)
-			watch(px, &px->lep[i], 0);
+			proxy_watch(px, &px->lep[i], 0);
 	px->listeners_paused = true;
 	note_cap(px);
 }
@@ -342,7 +342,7 @@ static void resume_listeners(struct proxy *px)
 		return;
 	for (int i = 0; i < EGRESS_SOCKETS; i++)
 		if (px->listeners[i] >= 0)
-			watch(px, &px->lep[i], EPOLLIN);
+			proxy_watch(px, &px->lep[i], EPOLLIN);
 	px->listeners_paused = false;
 }
 
@@ -374,7 +374,7 @@ static void on_accept(struct proxy *px, int which)
 			: which == EGRESS_SOCKS ? ST_SOCKS_GREETING
 						: ST_SNIFF;
 		clock_gettime(CLOCK_MONOTONIC, &c->t0);
-		c->deadline_ms = now_ms() + PROXY_HEAD_TIMEOUT_MS;
+		c->deadline_ms = proxy_now_ms() + PROXY_HEAD_TIMEOUT_MS;
 		c->next = px->conns;
 		if (px->conns)
 			px->conns->prev = c;
@@ -382,13 +382,13 @@ static void on_accept(struct proxy *px, int which)
 		px->n_conns++;
 		if (c->st == ST_SNIFF && !start_sniff(c, which))
 			continue;
-		watch(px, &c->cl, EPOLLIN);
+		proxy_watch(px, &c->cl, EPOLLIN);
 	}
 }
 
 static void on_timer(struct proxy *px)
 {
-	uint64_t ticks, now = now_ms();
+	uint64_t ticks, now = proxy_now_ms();
 	struct conn *c = px->conns, *next;
 
 	if (read(px->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
@@ -400,13 +400,13 @@ static void on_timer(struct proxy *px)
 		next = c->next;
 		if (c->deadline_ms && now > c->deadline_ms) {
 			if (c->st == ST_CONNECT)
-				refuse(c, "upstream connect timed out");
+				conn_refuse(c, "upstream connect timed out");
 			else if (c->st == ST_SNIFF && c->head_len == 0)
-				capture_decide(c, NULL); /* the server may be the one to speak first */
+				front_capture_decide(c, NULL); /* the server may be the one to speak first */
 			else if (c->st != ST_RESOLVE)
-				close_conn(c, "request head timed out");
+				conn_close(c, "request head timed out");
 			if (!c->dead && !c->lookup_pending)
-				update_interest(c);
+				conn_update_interest(c);
 		}
 		sniffing |= !c->dead && c->st == ST_SNIFF && c->head_len == 0;
 	}
@@ -419,7 +419,7 @@ static void on_listener(struct proxy *px, const struct endpoint *ep)
 		if (ep != &px->lep[which])
 			continue;
 		if (which == EGRESS_CAPTURE + CAPTURE_DNS4 || which == EGRESS_CAPTURE + CAPTURE_DNS6)
-			on_dns(px, ep->fd);
+			dns_stub_read(px, ep->fd);
 		else
 			on_accept(px, which);
 	}
@@ -435,7 +435,7 @@ int proxy_dispatch(struct proxy *px, struct ab_err *e)
 		if (ep == &px->timer_ep)
 			on_timer(px);
 		else if (ep == &px->resolved_ep)
-			on_lookups(px);
+			dial_on_lookups(px);
 		else if (!ep->c)
 			on_listener(px, ep);
 		else if (!ep->c->dead && ep->fd >= 0)
@@ -459,7 +459,7 @@ static int add_fixed(struct proxy *px, struct endpoint *ep, int fd)
 	ep->fd = fd;
 	ep->c = NULL;
 	ep->events = 0;
-	watch(px, ep, EPOLLIN);
+	proxy_watch(px, ep, EPOLLIN);
 	return ep->events ? 0 : -1;
 }
 
@@ -515,7 +515,7 @@ int proxy_start(struct proxy **out, const struct policy *p, const int fds[EGRESS
 	px->a = a;
 	px->p = p;
 	px->tokens = (double)p->net_rate;
-	px->refilled_ms = now_ms();
+	px->refilled_ms = proxy_now_ms();
 	for (int i = 0; i < EGRESS_SOCKETS; i++)
 		px->listeners[i] = fds[i];
 	px->resolved[0] = px->resolved[1] = px->tfd = -1;
@@ -548,8 +548,8 @@ void proxy_stop(struct proxy *px)
 	if (!px)
 		return;
 	while (px->conns)
-		close_conn(px->conns, "the sandbox ended");
-	on_lookups(px); /* lookups already done */
+		conn_close(px->conns, "the sandbox ended");
+	dial_on_lookups(px); /* lookups already done */
 	free_graveyard(px);
 	for (int i = 0; i < EGRESS_SOCKETS; i++)
 		if (px->listeners[i] >= 0)

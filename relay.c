@@ -40,7 +40,7 @@ static void flow_drained(struct flow *f)
 
 /* Counts relayed bytes against the run's and the host's budgets; past one, the connection ends
  * (false). Each budget passed is audited once (for the run, for each host). */
-bool over_budget(struct conn *c, bool outbound, uint64_t n)
+bool relay_over_budget(struct conn *c, bool outbound, uint64_t n)
 {
 	struct proxy *px = c->px;
 	uint64_t max = outbound ? px->p->net_max_bytes_out : px->p->net_max_bytes_in;
@@ -53,21 +53,21 @@ bool over_budget(struct conn *c, bool outbound, uint64_t n)
 	if (max && *total > max) {
 		if (!*hit) {
 			*hit = true;
-			audit_limit(px, outbound ? "bytes-out" : "bytes-in", NULL);
+			proxy_audit_limit(px, outbound ? "bytes-out" : "bytes-in", NULL);
 		}
-		close_conn(c, outbound ? "max-bytes-out reached" : "max-bytes-in reached");
+		conn_close(c, outbound ? "max-bytes-out reached" : "max-bytes-in reached");
 		return false;
 	}
 	if (h && !hostlimits_count(&px->hosts, h, outbound, n)) {
 		hit = outbound ? &h->out_hit : &h->in_hit;
 		if (!*hit) {
 			*hit = true;
-			audit_limit(px, outbound ? "bytes-out-per-host" : "bytes-in-per-host",
+			proxy_audit_limit(px, outbound ? "bytes-out-per-host" : "bytes-in-per-host",
 				    h->name);
 		}
 		snprintf(why, sizeof(why), "%s reached for %s",
 			 host_verdict_key(outbound ? HOST_BYTES_OUT : HOST_BYTES_IN), h->name);
-		close_conn(c, why);
+		conn_close(c, why);
 		return false;
 	}
 	return true;
@@ -81,7 +81,7 @@ static bool flush(struct conn *c, struct endpoint *dst, struct flow *f)
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				return true;
-			close_conn(c, "write failed");
+			conn_close(c, "write failed");
 			return false;
 		}
 		f->off += (size_t)n;
@@ -127,12 +127,12 @@ static bool copy_in(struct conn *c, struct endpoint *src, struct endpoint *dst, 
 		return true;
 	}
 	*counter += (uint64_t)n;
-	if (!over_budget(c, outbound, (uint64_t)n))
+	if (!relay_over_budget(c, outbound, (uint64_t)n))
 		return false;
 	while (sent < (size_t)n && dst->fd >= 0) {
 		ssize_t w = send(dst->fd, chunk + sent, (size_t)n - sent, MSG_NOSIGNAL);
 		if (w < 0 && errno != EAGAIN && errno != EINTR) {
-			close_conn(c, "write failed");
+			conn_close(c, "write failed");
 			return false;
 		}
 		if (w < 0)
@@ -140,7 +140,7 @@ static bool copy_in(struct conn *c, struct endpoint *src, struct endpoint *dst, 
 		sent += (size_t)w;
 	}
 	if (sent < (size_t)n && !flow_put(f, chunk + sent, (size_t)n - sent)) {
-		close_conn(c, "out of memory");
+		conn_close(c, "out of memory");
 		return false;
 	}
 	return true;
@@ -183,7 +183,7 @@ static bool splice_out(struct conn *c, struct endpoint *dst, struct flow *f)
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return true;
 		if (n <= 0) { /* 0: the pipe gave less than it holds, which cannot be */
-			close_conn(c, "write failed");
+			conn_close(c, "write failed");
 			return false;
 		}
 		f->piped -= (size_t)n;
@@ -215,13 +215,13 @@ static bool splice_in(struct conn *c, struct endpoint *src, struct flow *f, uint
 	}
 	f->piped = (size_t)n;
 	*counter += (uint64_t)n;
-	return over_budget(c, outbound, (uint64_t)n);
+	return relay_over_budget(c, outbound, (uint64_t)n);
 }
 
 /* Moves what it can along one flow: what is held first (the buffer, then the pipe, in the order
  * the bytes came), then one read passed straight on. Returns false when the connection was
  * closed. */
-bool pump(struct conn *c, struct endpoint *src, struct endpoint *dst, struct flow *f,
+bool relay_pump(struct conn *c, struct endpoint *src, struct endpoint *dst, struct flow *f,
 		 uint64_t *counter)
 {
 	if (!flush(c, dst, f) || (!f->len && !splice_out(c, dst, f)))

@@ -44,25 +44,25 @@ extern const struct key_table policy_sandbox_keys, policy_fs_keys, policy_net_ke
     policy_limits_keys, policy_seccomp_keys, policy_env_keys, policy_audit_keys;
 
 /* "out of memory" (ENOMEM). Returns -1, as every helper here does on an error. */
-int oom(struct ab_err *e);
+int policy_oom(struct ab_err *e);
 /* Prefixes e with where the setting was written: FILE:LINE, or the option's name. */
-int at_error(const struct origin *at, struct ab_err *e);
+int policy_at_error(const struct origin *at, struct ab_err *e);
 
 /* Scalars: "set twice in one file" is an error, a later layer overrides. */
-int claim_scalar(const struct setting *s, struct ab_err *e);
-int set_string(const struct setting *s, char **field, const char *v, struct ab_err *e);
+int policy_claim_scalar(const struct setting *s, struct ab_err *e);
+int policy_set_string(const struct setting *s, char **field, const char *v, struct ab_err *e);
 /* v must be one of names (NULL-terminated); *out is its index. */
-int choose(const struct setting *s, const char *v, const char *const *names, int *out,
+int policy_choose(const struct setting *s, const char *v, const char *const *names, int *out,
 	   struct ab_err *e);
 /* A scalar path: variables expanded, normalised, absolute. */
-int set_path(const struct setting *s, const char *value, char **field, struct ab_err *e);
+int policy_set_path(const struct setting *s, const char *value, char **field, struct ab_err *e);
 /* A limit: parsed by parse (units.h), 0 rejected (omit the key instead). */
-int set_limit(const struct setting *s, const char *value, uint64_t *field,
+int policy_set_limit(const struct setting *s, const char *value, uint64_t *field,
 	      int (*parse)(const char *, uint64_t *, struct ab_err *), struct ab_err *e);
 
 /* value with its variables expanded (malloc'd); an empty value is an error. */
-int expand_one(const struct setting *s, const char *value, char **out, struct ab_err *e);
+int policy_expand_one(const struct setting *s, const char *value, char **out, struct ab_err *e);
 /* Adds item to sv unless it is there already: lists are sets. */
-int push_item(struct strv *sv, const char *item, struct ab_err *e);
+int policy_push_item(struct strv *sv, const char *item, struct ab_err *e);
 
 #endif

@@ -144,53 +144,53 @@ struct proxy {
 
 /* ---------- proxy.c: the audit, a connection's lifetime, its events ---------- */
 
-uint64_t now_ms(void);
+uint64_t proxy_now_ms(void);
 /* An audit write failed: the first failure ends the run after this dispatch round. */
-void audit_note(struct proxy *px, struct ab_err *e);
+void proxy_audit_note(struct proxy *px, struct ab_err *e);
 /* The connection's "net" event; a failed write stops the run at the end of the round. */
-void audit_conn(struct conn *c, const char *decision, const char *reason);
+void conn_audit(struct conn *c, const char *decision, const char *reason);
 /* A "limit" event; host: the host a per-host limit counts, else NULL. */
-void audit_limit(struct proxy *px, const char *limit, const char *host);
+void proxy_audit_limit(struct proxy *px, const char *limit, const char *host);
 /* What the endpoint waits for in the loop's epoll set; 0 takes it out. */
-void watch(struct proxy *px, struct endpoint *ep, uint32_t events);
-void close_endpoint(struct proxy *px, struct endpoint *ep);
+void proxy_watch(struct proxy *px, struct endpoint *ep, uint32_t events);
+void proxy_close_endpoint(struct proxy *px, struct endpoint *ep);
 /* Frees the connection once the dispatch round is over. */
-void bury(struct conn *c);
+void conn_bury(struct conn *c);
 /* Closes both sides and audits the connection (unless it was); freed after the round. */
-void close_conn(struct conn *c, const char *reason);
+void conn_close(struct conn *c, const char *reason);
 /* Queues bytes for the client and, with close_after, ends the connection once they are sent. */
-void to_client(struct conn *c, const void *data, size_t n, bool close_after);
+void conn_to_client(struct conn *c, const void *data, size_t n, bool close_after);
 /* Tells the client no, as its protocol can (a 403, a SOCKS5 reply), and audits the denial. */
-void refuse(struct conn *c, const char *why);
+void conn_refuse(struct conn *c, const char *why);
 /* What the connection's sides wait for, from its state and what its flows hold. */
-void update_interest(struct conn *c);
+void conn_update_interest(struct conn *c);
 
 /* ---------- front.c ---------- */
 
 /* The client's side is readable while its request (or first bytes) is still coming. */
-void read_head(struct conn *c);
+void front_read_head(struct conn *c);
 /* A captured connection's redirected destination into its host and port; false for one made to
  * the capture listener itself. */
-bool original_destination(struct conn *c, int family);
+bool front_original_destination(struct conn *c, int family);
 /* A captured connection decided on its destination and first bytes (s), or on its destination
  * alone (s NULL: none came in time). */
-void capture_decide(struct conn *c, const struct sniff *s);
+void front_capture_decide(struct conn *c, const struct sniff *s);
 /* Whether the name in a client's first bytes is the host the connection was allowed for: NULL
  * when they agree, else why not (in why). */
-const char *flight_mismatch(struct conn *c, const struct sniff *s, char *why, size_t size);
+const char *front_flight_mismatch(struct conn *c, const struct sniff *s, char *why, size_t size);
 
 /* ---------- dial.c ---------- */
 
 /* AF_INET or AF_INET6 with its bytes in raw when host is an address literal, else 0. */
-int host_literal(const char *host, uint8_t raw[16]);
+int dial_host_literal(const char *host, uint8_t raw[16]);
 /* The request's host and port are known: refused, or on its way to the upstream. */
-void decide(struct conn *c);
+void dial_decide(struct conn *c);
 /* A tunnel's held first bytes came (or the client ended). */
-void read_late(struct conn *c);
+void dial_read_late(struct conn *c);
 /* The upstream connect finished: answer the client and start relaying. */
-void on_connected(struct conn *c);
+void dial_on_connected(struct conn *c);
 /* Finished lookups from the resolver threads. */
-void on_lookups(struct proxy *px);
+void dial_on_lookups(struct proxy *px);
 
 /* ---------- relay.c ---------- */
 
@@ -201,14 +201,14 @@ bool flow_put(struct flow *f, const void *data, size_t n);
 void flow_close_pipe(struct proxy *px, struct flow *f);
 /* Counts n relayed bytes against the run's and the host's budgets; past one, the connection
  * is closed (false). */
-bool over_budget(struct conn *c, bool outbound, uint64_t n);
+bool relay_over_budget(struct conn *c, bool outbound, uint64_t n);
 /* Moves what it can along one flow; false when the connection was closed. */
-bool pump(struct conn *c, struct endpoint *src, struct endpoint *dst, struct flow *f,
+bool relay_pump(struct conn *c, struct endpoint *src, struct endpoint *dst, struct flow *f,
 	  uint64_t *counter);
 
 /* ---------- dns_stub.c ---------- */
 
 /* Answers the queries waiting on one of the stub's sockets (a bounded number per round). */
-void on_dns(struct proxy *px, int fd);
+void dns_stub_read(struct proxy *px, int fd);
 
 #endif
