@@ -1,6 +1,6 @@
 /* Unit tests for the profile parser (policy_load.c and the section files). Profiles are served
- * from memory through a struct policy_io, so includes, cycles and missing files need no disk; only the profile search
- * (policy_find_profile) uses temporary directories. */
+ * from memory through a struct policy_io, so includes, cycles and missing files need no disk;
+ * only the profile search (policy_find_profile) uses temporary directories. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
