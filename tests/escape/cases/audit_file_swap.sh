@@ -4,7 +4,7 @@
 # writes, at the same path, a forged trail of a harmless run, with valid hash chains (the
 # chain has no secret: anyone can compute it). The user then reads and verifies a forgery.
 # Defence (as documented): "the file is not in the sandbox's view unless the profile binds
-# it, and then read-only" (docs/audit.md), i.e. plan_protect in mounts.c.
+# it, and then read-only" (docs/audit.md), i.e. plan_protect in mount_protect.c.
 # Control: on the host the forger's trail verifies OK (`agentbox audit verify`); inside, the
 # real trail cannot be written in place (read-only), and an ordinary directory of the workspace
 # can be renamed.
@@ -60,7 +60,7 @@ attack() {
 		run "$AGENTBOX" audit verify logs/audit.jsonl
 		escaped "the trail at logs/audit.jsonl is the command's forgery ($OUT);" \
 			"agentbox's real trail was moved to logs.moved/audit.jsonl: the command renamed the" \
-			"directory holding the read-only-bound file (mounts.c plan_protect binds only the file)"
+			"directory holding the read-only-bound file (mount_protect.c plan_protect binds only the file)"
 	fi
 	grep -q '"event":"exit"' logs/audit.jsonl || escaped "no real trail at logs/audit.jsonl" "$(evidence)"
 	blocked "the trail at logs/audit.jsonl is agentbox's own: $(evidence)"

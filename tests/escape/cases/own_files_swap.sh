@@ -5,7 +5,7 @@
 # user's next `tools/agentbox -p conf/my.ini` runs the attacker's program, unsandboxed.
 # Defence (as documented): "agentbox's own files (its binary, every profile file read, the
 # audit file) ... when one is under an rw bind it is bound again read-only on top"
-# (docs/profile.md), i.e. plan_protect in mounts.c.
+# (docs/profile.md), i.e. plan_protect in mount_protect.c.
 # Control: inside, the binary and the profile cannot be written in place (read-only), and an
 # ordinary directory of the workspace can be renamed.
 
@@ -40,7 +40,7 @@ attack() {
 		escaped "the next 'tools/agentbox -p conf/my.ini' ran the command's program on the host: '$after'" \
 			"$(printf '%s' "$OUT" | tr '\n' ' ')" \
 			"the command renamed tools/ and conf/, the directories of the read-only-bound files" \
-			"(mounts.c plan_protect binds only the files themselves)"
+			"(mount_protect.c plan_protect binds only the files themselves)"
 		;;
 	esac
 	cmp -s "$AGENTBOX" tools/agentbox || escaped "tools/agentbox is not agentbox any more" "$(evidence)"

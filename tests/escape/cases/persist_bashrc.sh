@@ -1,7 +1,7 @@
 # persist_bashrc: persistence. The command appends a line to .bashrc in the workspace (when the
 # workspace is, or contains, a home directory, every later interactive shell of the user runs
 # it, unsandboxed).
-# Defence: protected paths (mounts.c): .bashrc, .git/hooks and .git/config at the root of
+# Defence: protected paths (mount_protect.c): .bashrc, .git/hooks and .git/config at the root of
 # every rw or overlay tree are bound read-only on top of themselves, and the directories above
 # them are pinned, so the write fails with EROFS and they cannot be renamed away.
 # Control: the same write to an ordinary file of the workspace succeeds inside the sandbox (so a

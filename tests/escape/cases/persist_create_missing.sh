@@ -1,7 +1,7 @@
 # persist_create_missing: persistence through a file that is not there yet. The workspace has
 # no .envrc and no git repository; the command creates .envrc (direnv runs it when the user
 # enters the directory) and .git/hooks/post-checkout.
-# Defence: protected paths (mounts.c, protect.c): the first missing component of each protected
+# Defence: protected paths (mount_protect.c, protect.c): the first missing component of each protected
 # path gets an empty directory as a stand-in, bound read-only, so nothing can be created there;
 # the stand-ins are removed when the last run on the tree ends.
 # Control: creating a new ordinary file in the workspace succeeds inside the sandbox.

@@ -1,7 +1,7 @@
 # persist_git_config: persistence. The command sets core.hooksPath and core.fsmonitor in the
 # workspace's .git/config: git runs the fsmonitor command on the user's next `git status`,
 # outside the sandbox.
-# Defence: protected paths (mounts.c): .bashrc, .git/hooks and .git/config at the root of
+# Defence: protected paths (mount_protect.c): .bashrc, .git/hooks and .git/config at the root of
 # every rw or overlay tree are bound read-only on top of themselves, and the directories above
 # them are pinned, so the write fails with EROFS and they cannot be renamed away.
 # Control: the same write to an ordinary file of the workspace succeeds inside the sandbox (so a

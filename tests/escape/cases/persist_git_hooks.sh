@@ -1,6 +1,6 @@
 # persist_git_hooks: persistence. The command installs an executable .git/hooks/pre-commit in
 # the workspace's repository: the user's next `git commit`, outside the sandbox, runs it.
-# Defence: protected paths (mounts.c): .bashrc, .git/hooks and .git/config at the root of
+# Defence: protected paths (mount_protect.c): .bashrc, .git/hooks and .git/config at the root of
 # every rw or overlay tree are bound read-only on top of themselves, and the directories above
 # them are pinned, so the write fails with EROFS and they cannot be renamed away.
 # Control: the same write to an ordinary file of the workspace succeeds inside the sandbox (so a
