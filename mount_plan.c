@@ -14,7 +14,7 @@
 
 #include "mounts_internal.h"
 
-bool is_under(const char *path, const char *dir)
+bool mount_path_under(const char *path, const char *dir)
 {
 	size_t n = strlen(dir);
 
@@ -32,7 +32,7 @@ static unsigned depth(const char *path)
 	return path[-1] == '/' ? 0 : d;
 }
 
-int plan_push(struct mount_plan *plan, struct mount_op op, struct ab_err *e)
+int mount_plan_push(struct mount_plan *plan, struct mount_op op, struct ab_err *e)
 {
 	struct mount_op *n = realloc(plan->ops, (plan->n + 1) * sizeof(*n));
 	struct mount_op *o;
@@ -75,7 +75,7 @@ static int at_error(const struct fs_entry *f, struct ab_err *e)
 
 static int check_reserved(const struct fs_entry *f, struct ab_err *e)
 {
-	if (is_under(f->path, "/proc") || !strcmp(f->path, "/dev"))
+	if (mount_path_under(f->path, "/proc") || !strcmp(f->path, "/dev"))
 		return ab_fail(e, 0, "%s is set up by agentbox itself", f->path),
 		       ab_hint(e, "remove this entry (the sandbox gets its own /proc and /dev)"),
 		       at_error(f, e);
@@ -91,7 +91,7 @@ struct writable {
 static const char *planted_in(const struct writable *w, const char *path)
 {
 	for (size_t i = 0; i < w->n; i++)
-		if (is_under(path, w->roots[i]))
+		if (mount_path_under(path, w->roots[i]))
 			return w->roots[i];
 	return NULL;
 }
@@ -166,14 +166,14 @@ static int plan_entry(struct mount_plan *plan, const struct policy *p, const str
 	case FS_TMPFS:
 		op.kind = MOP_TMPFS;
 		op.size = p->limits.tmpfs_size;
-		return plan_push(plan, op, e);
+		return mount_plan_push(plan, op, e);
 	case FS_HIDE:
 		op.kind = MOP_HIDE;
-		return plan_push(plan, op, e);
+		return mount_plan_push(plan, op, e);
 	case FS_SYMLINK:
 		op.kind = MOP_SYMLINK;
 		op.target = f->target;
-		return plan_push(plan, op, e);
+		return mount_plan_push(plan, op, e);
 	case FS_RO:
 	case FS_RW:
 	case FS_OVERLAY:
@@ -184,7 +184,7 @@ static int plan_entry(struct mount_plan *plan, const struct policy *p, const str
 		if (e->errnum == ENOENT && f->optional) {
 			op.skipped = true;
 			op.source = f->path;
-			return plan_push(plan, op, e);
+			return mount_plan_push(plan, op, e);
 		}
 		if (e->errnum == ENOENT)
 			ab_hint(e, "create it, or use %s-try to skip a missing path",
@@ -192,20 +192,20 @@ static int plan_entry(struct mount_plan *plan, const struct policy *p, const str
 		return ab_context(e, "%s %s", fs_kind_name(f->kind), f->path), at_error(f, e);
 	}
 	op.source = resolved;
-	r = plan_push(plan, op, e);
+	r = mount_plan_push(plan, op, e);
 	free(resolved);
 	return r;
 }
 
 /* The entry that decides what is at path: the deepest one covering it. */
-const struct mount_op *deepest(const struct mount_plan *plan, const char *path, bool skip_hides)
+const struct mount_op *mount_plan_deepest(const struct mount_plan *plan, const char *path, bool skip_hides)
 {
 	const struct mount_op *best = NULL;
 
 	for (size_t i = 0; i < plan->n; i++) {
 		const struct mount_op *o = &plan->ops[i];
 		if (o->skipped || o->kind == MOP_SYMLINK || (skip_hides && o->kind == MOP_HIDE) ||
-		    !is_under(path, o->dest))
+		    !mount_path_under(path, o->dest))
 			continue;
 		if (!best || strlen(o->dest) >= strlen(best->dest))
 			best = o;
@@ -213,7 +213,7 @@ const struct mount_op *deepest(const struct mount_plan *plan, const char *path, 
 	return best;
 }
 
-bool is_bind_op(const struct mount_op *o)
+bool mount_op_is_bind(const struct mount_op *o)
 {
 	return o && (o->kind == MOP_BIND_RO || o->kind == MOP_BIND_RW || o->kind == MOP_OVERLAY);
 }
@@ -267,12 +267,12 @@ int mount_plan_build(const struct policy *p, const struct mount_protect *protect
 			return -1;
 		own_tmp |= !strcmp(p->fs[i].path, "/tmp");
 	}
-	if (plan_push(plan, (struct mount_op){.kind = MOP_PROC, .dest = "/proc", .implicit = true,
+	if (mount_plan_push(plan, (struct mount_op){.kind = MOP_PROC, .dest = "/proc", .implicit = true,
 					      .why = "procfs of the sandbox's pid namespace"}, e) < 0 ||
-	    plan_push(plan, (struct mount_op){.kind = MOP_DEV, .dest = "/dev", .implicit = true,
+	    mount_plan_push(plan, (struct mount_op){.kind = MOP_DEV, .dest = "/dev", .implicit = true,
 					      .why = "minimal /dev"}, e) < 0)
 		goto fail;
-	if (!own_tmp && plan_push(plan, (struct mount_op){.kind = MOP_TMPFS, .dest = "/tmp",
+	if (!own_tmp && mount_plan_push(plan, (struct mount_op){.kind = MOP_TMPFS, .dest = "/tmp",
 							  .size = p->limits.tmpfs_size,
 							  .implicit = true, .why = "private /tmp"},
 				  e) < 0)
@@ -297,7 +297,7 @@ fail:
 
 bool mount_plan_shows(const struct mount_plan *plan, const char *path)
 {
-	return is_bind_op(deepest(plan, path, false));
+	return mount_op_is_bind(mount_plan_deepest(plan, path, false));
 }
 
 const struct mount_op *mount_plan_tree(const struct mount_plan *plan, const struct mount_op *op)
@@ -308,7 +308,7 @@ const struct mount_op *mount_plan_tree(const struct mount_plan *plan, const stru
 		const struct mount_op *o = &plan->ops[i];
 		if (!o->implicit && !o->skipped &&
 		    (o->kind == MOP_BIND_RW || o->kind == MOP_OVERLAY) && o != op &&
-		    is_under(op->dest, o->dest) && (!best || strlen(o->dest) > strlen(best->dest)))
+		    mount_path_under(op->dest, o->dest) && (!best || strlen(o->dest) > strlen(best->dest)))
 			best = o;
 	}
 	return best;
@@ -316,5 +316,5 @@ const struct mount_op *mount_plan_tree(const struct mount_plan *plan, const stru
 
 bool mount_plan_binds(const struct mount_plan *plan, const char *path)
 {
-	return is_bind_op(deepest(plan, path, true));
+	return mount_op_is_bind(mount_plan_deepest(plan, path, true));
 }

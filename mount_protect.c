@@ -23,7 +23,7 @@ static const struct mount_op *writable_cover(const struct mount_plan *plan, cons
 
 	for (size_t i = 0; i < plan->n; i++) {
 		const struct mount_op *o = &plan->ops[i];
-		if (is_bind_op(o) && !o->skipped && is_under(real, o->source) &&
+		if (mount_op_is_bind(o) && !o->skipped && mount_path_under(real, o->source) &&
 		    (!cover || strlen(o->source) > strlen(cover->source)))
 			cover = o;
 	}
@@ -82,11 +82,11 @@ static int push_protect(struct mount_plan *plan, const struct mount_op *cover, c
 			struct ab_err *e)
 {
 	/* a hide or tmpfs deeper than the writable tree already keeps the path out of sight */
-	if (deepest(plan, dest, false) != cover || (ph && planned(plan, dest)))
+	if (mount_plan_deepest(plan, dest, false) != cover || (ph && planned(plan, dest)))
 		return 0;
 	if (plan_pin(plan, dest, e) < 0)
 		return -1;
-	return plan_push(plan,
+	return mount_plan_push(plan,
 			 (struct mount_op){.kind = MOP_BIND_RO,
 					   .dest = (char *)dest,
 					   .source = (char *)source,
@@ -173,7 +173,7 @@ static const struct mount_op *rw_cover(const struct mount_plan *plan, const char
 	for (size_t i = 0; i < plan->n; i++) {
 		const struct mount_op *o = &plan->ops[i];
 		if ((o->kind == MOP_BIND_RW || o->kind == MOP_OVERLAY) && !o->skipped &&
-		    strcmp(o->dest, dest) && is_under(dest, o->dest) &&
+		    strcmp(o->dest, dest) && mount_path_under(dest, o->dest) &&
 		    (!best || strlen(o->dest) > strlen(best->dest)))
 			best = o;
 	}
@@ -216,7 +216,7 @@ static int plan_pin(struct mount_plan *plan, const char *dest, struct ab_err *e)
 			return 0; /* missing, or a link: nothing below it to pin */
 		if (planned(plan, ancestor))
 			continue;
-		if (plan_push(plan,
+		if (mount_plan_push(plan,
 			      (struct mount_op){.kind = MOP_BIND_RW,
 						.dest = ancestor,
 						.source = host,
@@ -300,13 +300,13 @@ static int plan_hide_own(struct mount_plan *plan, const char *path, struct ab_er
 		ab_hint(e, "give --audit a new file, or one outside every path the profile binds");
 	for (size_t i = 0, n = plan->n; r == 0 && i < n; i++) {
 		const struct mount_op *o = &plan->ops[i];
-		if (!is_bind_op(o) || o->skipped || !is_under(real, o->source))
+		if (!mount_op_is_bind(o) || o->skipped || !mount_path_under(real, o->source))
 			continue;
 		if ((r = view_path(o, real, dest, sizeof(dest), e)) < 0)
 			break;
-		if (deepest(plan, dest, false) != o || planned(plan, dest))
+		if (mount_plan_deepest(plan, dest, false) != o || planned(plan, dest))
 			continue; /* something deeper decides what is there (and is looked at itself) */
-		r = plan_push(plan,
+		r = mount_plan_push(plan,
 			      (struct mount_op){.kind = MOP_HIDE,
 						.dest = dest,
 						.implicit = true,

@@ -529,7 +529,7 @@ static int pivot(struct root *r, struct ab_err *e)
 
 static bool is_bind(const struct mount_op *op)
 {
-	return !op->skipped && is_bind_op(op);
+	return !op->skipped && mount_op_is_bind(op);
 }
 
 static int set_layer(int fs, const char *key, int fd, struct ab_err *e)
@@ -615,7 +615,7 @@ static int open_op_source(const struct mount_plan *plan, const int *opened, size
 
 	for (size_t j = 0; j < i; j++) {
 		const struct mount_op *o = &plan->ops[j];
-		if (opened[j] >= 0 && o->kind != MOP_OVERLAY && is_under(op->source, o->source) &&
+		if (opened[j] >= 0 && o->kind != MOP_OVERLAY && mount_path_under(op->source, o->source) &&
 		    (best == i || strlen(o->source) > strlen(plan->ops[best].source)))
 			best = j;
 	}

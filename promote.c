@@ -274,7 +274,7 @@ static void set_dir_modes(const struct run_info *r, const struct changes *c, cha
 		struct ab_err ignored = {0};
 		const char *name;
 		int parent;
-		if (ch->kind == CH_DELETED || !S_ISDIR(ch->mode) || !selected(r, ch, paths, n))
+		if (ch->kind == CH_DELETED || !S_ISDIR(ch->mode) || !overlay_selected(r, ch, paths, n))
 			continue;
 		parent = open_parent(r, ch->tree, ch->rel, false, &name, &ignored);
 		if (parent < 0)
@@ -287,7 +287,7 @@ static void set_dir_modes(const struct run_info *r, const struct changes *c, cha
 }
 
 /* Protected and guarded paths are refused (listed, audited); the rest is applied. */
-int promote(const struct run_info *r, const struct changes *c, char **paths, int n, struct audit *a,
+int overlay_promote(const struct run_info *r, const struct changes *c, char **paths, int n, struct audit *a,
 	    struct ab_err *e)
 {
 	char host[PATH_MAX], shown[PATH_MAX * 4];
@@ -297,14 +297,14 @@ int promote(const struct run_info *r, const struct changes *c, char **paths, int
 
 	/* all or nothing: every selected change is checked before the first write */
 	for (size_t i = 0; i < c->n; i++) {
-		if (!selected(r, &c->v[i], paths, n) || !conflicts(r, &c->v[i]))
+		if (!overlay_selected(r, &c->v[i], paths, n) || !conflicts(r, &c->v[i]))
 			continue;
-		host_path(r, c->v[i].tree, c->v[i].rel, host, sizeof(host));
+		overlay_host_path(r, c->v[i].tree, c->v[i].rel, host, sizeof(host));
 		fprintf(stderr,
 			"agentbox: conflict: %s changed on the host after the run started\n",
 			safe(host, shown, sizeof(shown)));
 		conflicted++;
-		if (audit_change(a, "promote", r, host, kind_names[c->v[i].kind], "conflict", e) <
+		if (overlay_audit_change(a, "promote", r, host, kind_names[c->v[i].kind], "conflict", e) <
 		    0)
 			return -1;
 	}
@@ -321,16 +321,16 @@ int promote(const struct run_info *r, const struct changes *c, char **paths, int
 		const struct change *ch = &c->v[i];
 		const char *why;
 		int rc;
-		if (!selected(r, ch, paths, n))
+		if (!overlay_selected(r, ch, paths, n))
 			continue;
-		host_path(r, ch->tree, ch->rel, host, sizeof(host));
+		overlay_host_path(r, ch->tree, ch->rel, host, sizeof(host));
 		why = guarded_refusal(ch->rel, ch->kind != CH_DELETED && S_ISDIR(ch->mode), host,
 				      &gfiles, &gdirs);
 		if (why) {
 			fprintf(stderr, "agentbox: refused: %s: %s\n", safe(host, shown, sizeof(shown)),
 				why);
 			refused++;
-			if ((result = audit_change(a, "promote", r, host, kind_names[ch->kind],
+			if ((result = overlay_audit_change(a, "promote", r, host, kind_names[ch->kind],
 						   "refused", e)) < 0)
 				goto out;
 			continue;
@@ -344,7 +344,7 @@ int promote(const struct run_info *r, const struct changes *c, char **paths, int
 		if (!rc)
 			fprintf(stderr, "agentbox: not promoted: %s is a special file\n",
 				safe(host, shown, sizeof(shown)));
-		if ((result = audit_change(a, "promote", r, host, kind_names[ch->kind],
+		if ((result = overlay_audit_change(a, "promote", r, host, kind_names[ch->kind],
 					   rc ? "applied" : "skipped", e)) < 0)
 			goto out;
 	}

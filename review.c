@@ -186,7 +186,7 @@ static bool join(char *out, size_t size, const char *a, const char *b)
 	return n >= 0 && (size_t)n < size;
 }
 
-bool host_path(const struct run_info *r, unsigned tree, const char *rel, char *out, size_t size)
+bool overlay_host_path(const struct run_info *r, unsigned tree, const char *rel, char *out, size_t size)
 {
 	const char *root = r->trees.v[tree];
 	return join(out, size, strcmp(root, "/") ? root : "", rel);
@@ -234,7 +234,7 @@ static int opaque_deletions(struct walk *w, int upperfd, const char *rel)
 	DIR *dir;
 	int rc = 0;
 
-	if (!host_path(w->run, w->tree, rel, host, sizeof(host)) || !(dir = opendir(host)))
+	if (!overlay_host_path(w->run, w->tree, rel, host, sizeof(host)) || !(dir = opendir(host)))
 		return 0; /* nothing on the host to delete */
 	while (rc == 0 && (d = readdir(dir))) {
 		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
@@ -272,7 +272,7 @@ static int walk_entry(struct walk *w, int dirfd, const char *rel, const char *na
 	int fd, rc;
 
 	if (!join(child, sizeof(child), rel, name) ||
-	    !host_path(w->run, w->tree, child, host, sizeof(host)))
+	    !overlay_host_path(w->run, w->tree, child, host, sizeof(host)))
 		return ab_fail(w->e, ENAMETOOLONG, "%s", rel);
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return ab_fail(w->e, errno, "%s", child);
@@ -357,13 +357,13 @@ static int list_changes(const struct run_info *r, struct changes *out, struct ab
 }
 
 /* PATH arguments (host paths) select the changes at or below them; none selects all. */
-bool selected(const struct run_info *r, const struct change *c, char **paths, int n)
+bool overlay_selected(const struct run_info *r, const struct change *c, char **paths, int n)
 {
 	char host[PATH_MAX];
 
 	if (n == 0)
 		return true;
-	if (!host_path(r, c->tree, c->rel, host, sizeof(host)))
+	if (!overlay_host_path(r, c->tree, c->rel, host, sizeof(host)))
 		return false;
 	for (int i = 0; i < n; i++) {
 		size_t len = strlen(paths[i]);
@@ -375,7 +375,7 @@ bool selected(const struct run_info *r, const struct change *c, char **paths, in
 
 /* ---------- audit ---------- */
 
-int audit_change(struct audit *a, const char *action, const struct run_info *r, const char *path,
+int overlay_audit_change(struct audit *a, const char *action, const struct run_info *r, const char *path,
 		 const char *change, const char *result, struct ab_err *e)
 {
 	struct json *j;
@@ -409,8 +409,8 @@ static int show_changes(const struct run_info *r, const struct changes *c, char 
 	char host[PATH_MAX];
 
 	for (size_t i = 0; i < c->n; i++) {
-		if (!selected(r, &c->v[i], paths, n) ||
-		    !host_path(r, c->v[i].tree, c->v[i].rel, host, sizeof(host)))
+		if (!overlay_selected(r, &c->v[i], paths, n) ||
+		    !overlay_host_path(r, c->v[i].tree, c->v[i].rel, host, sizeof(host)))
 			continue;
 		printf("%c ", letters[c->v[i].kind]);
 		print_escaped(host);
@@ -446,7 +446,7 @@ static int diff_one(const struct run_info *r, const struct change *c, struct ab_
 	char host[PATH_MAX], upper[PATH_MAX * 2], target[PATH_MAX];
 	ssize_t n;
 
-	if (!host_path(r, c->tree, c->rel, host, sizeof(host)))
+	if (!overlay_host_path(r, c->tree, c->rel, host, sizeof(host)))
 		return ab_fail(e, ENAMETOOLONG, "%s", c->rel);
 	snprintf(upper, sizeof(upper), "%s/upper/%u/%s", r->dir, c->tree, c->rel);
 	if (c->kind == CH_DELETED)
@@ -567,7 +567,7 @@ static int dispatch(const char *cmd, const struct run_info *r, char **paths, int
 	if (!strcmp(cmd, "discard")) {
 		if (discard(r, e) < 0)
 			return -1;
-		return audit_change(a, "discard", r, NULL, NULL, "applied", e);
+		return overlay_audit_change(a, "discard", r, NULL, NULL, "applied", e);
 	}
 	if (list_changes(r, &c, e) < 0) {
 		changes_free(&c);
@@ -577,13 +577,13 @@ static int dispatch(const char *cmd, const struct run_info *r, char **paths, int
 		rc = show_changes(r, &c, paths, n) < 0 ? ab_fail(e, errno, "stdout") : 0;
 	} else if (!strcmp(cmd, "diff")) {
 		for (size_t i = 0; rc == 0 && i < c.n; i++)
-			if (selected(r, &c.v[i], paths, n))
+			if (overlay_selected(r, &c.v[i], paths, n))
 				rc = diff_one(r, &c.v[i], e);
 	} else {
-		rc = promote(r, &c, paths, n, a, e);
+		rc = overlay_promote(r, &c, paths, n, a, e);
 	}
 	if (rc == 0 && strcmp(cmd, "promote"))
-		rc = audit_change(a, !strcmp(cmd, "changes") ? "list" : "diff", r, NULL, NULL, NULL,
+		rc = overlay_audit_change(a, !strcmp(cmd, "changes") ? "list" : "diff", r, NULL, NULL, NULL,
 				  e);
 	changes_free(&c);
 	return rc;
