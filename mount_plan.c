@@ -198,7 +198,8 @@ static int plan_entry(struct mount_plan *plan, const struct policy *p, const str
 }
 
 /* The entry that decides what is at path: the deepest one covering it. */
-const struct mount_op *mount_plan_deepest(const struct mount_plan *plan, const char *path, bool skip_hides)
+const struct mount_op *mount_plan_deepest(const struct mount_plan *plan, const char *path,
+					  bool skip_hides)
 {
 	const struct mount_op *best = NULL;
 
@@ -267,15 +268,25 @@ int mount_plan_build(const struct policy *p, const struct mount_protect *protect
 			return -1;
 		own_tmp |= !strcmp(p->fs[i].path, "/tmp");
 	}
-	if (mount_plan_push(plan, (struct mount_op){.kind = MOP_PROC, .dest = "/proc", .implicit = true,
-					      .why = "procfs of the sandbox's pid namespace"}, e) < 0 ||
-	    mount_plan_push(plan, (struct mount_op){.kind = MOP_DEV, .dest = "/dev", .implicit = true,
-					      .why = "minimal /dev"}, e) < 0)
+	if (mount_plan_push(plan,
+			    (struct mount_op){.kind = MOP_PROC,
+					      .dest = "/proc",
+					      .implicit = true,
+					      .why = "procfs of the sandbox's pid namespace"},
+			    e) < 0 ||
+	    mount_plan_push(
+		plan,
+		(struct mount_op){
+		    .kind = MOP_DEV, .dest = "/dev", .implicit = true, .why = "minimal /dev"},
+		e) < 0)
 		goto fail;
-	if (!own_tmp && mount_plan_push(plan, (struct mount_op){.kind = MOP_TMPFS, .dest = "/tmp",
+	if (!own_tmp && mount_plan_push(plan,
+					(struct mount_op){.kind = MOP_TMPFS,
+							  .dest = "/tmp",
 							  .size = p->limits.tmpfs_size,
-							  .implicit = true, .why = "private /tmp"},
-				  e) < 0)
+							  .implicit = true,
+							  .why = "private /tmp"},
+					e) < 0)
 		goto fail;
 	if (writable_roots(p, &w, e) < 0)
 		goto fail;
@@ -308,7 +319,8 @@ const struct mount_op *mount_plan_tree(const struct mount_plan *plan, const stru
 		const struct mount_op *o = &plan->ops[i];
 		if (!o->implicit && !o->skipped &&
 		    (o->kind == MOP_BIND_RW || o->kind == MOP_OVERLAY) && o != op &&
-		    mount_path_under(op->dest, o->dest) && (!best || strlen(o->dest) > strlen(best->dest)))
+		    mount_path_under(op->dest, o->dest) &&
+		    (!best || strlen(o->dest) > strlen(best->dest)))
 			best = o;
 	}
 	return best;

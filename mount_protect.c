@@ -87,15 +87,15 @@ static int push_protect(struct mount_plan *plan, const struct mount_op *cover, c
 	if (plan_pin(plan, dest, e) < 0)
 		return -1;
 	return mount_plan_push(plan,
-			 (struct mount_op){.kind = MOP_BIND_RO,
-					   .dest = (char *)dest,
-					   .source = (char *)source,
-					   .implicit = true,
-					   .protects = true,
-					   .placeholder = ph,
-					   .stub = stub,
-					   .why = why},
-			 e);
+			       (struct mount_op){.kind = MOP_BIND_RO,
+						 .dest = (char *)dest,
+						 .source = (char *)source,
+						 .implicit = true,
+						 .protects = true,
+						 .placeholder = ph,
+						 .stub = stub,
+						 .why = why},
+			       e);
 }
 
 /* A protected path the host does not have: a placeholder for its first missing component. */
@@ -217,12 +217,13 @@ static int plan_pin(struct mount_plan *plan, const char *dest, struct ab_err *e)
 		if (planned(plan, ancestor))
 			continue;
 		if (mount_plan_push(plan,
-			      (struct mount_op){.kind = MOP_BIND_RW,
-						.dest = ancestor,
-						.source = host,
-						.implicit = true,
-						.why = "pinned: keeps a protected or hidden path in place"},
-			      e) < 0)
+				    (struct mount_op){
+					.kind = MOP_BIND_RW,
+					.dest = ancestor,
+					.source = host,
+					.implicit = true,
+					.why = "pinned: keeps a protected or hidden path in place"},
+				    e) < 0)
 			return -1;
 	}
 	return 0;
@@ -306,12 +307,13 @@ static int plan_hide_own(struct mount_plan *plan, const char *path, struct ab_er
 			break;
 		if (mount_plan_deepest(plan, dest, false) != o || planned(plan, dest))
 			continue; /* something deeper decides what is there (and is looked at itself) */
-		r = mount_plan_push(plan,
-			      (struct mount_op){.kind = MOP_HIDE,
-						.dest = dest,
-						.implicit = true,
-						.why = "agentbox's audit trail: not readable inside"},
-			      e);
+		r = mount_plan_push(
+		    plan,
+		    (struct mount_op){.kind = MOP_HIDE,
+				      .dest = dest,
+				      .implicit = true,
+				      .why = "agentbox's audit trail: not readable inside"},
+		    e);
 	}
 	free(real);
 	return r;

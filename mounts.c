@@ -615,7 +615,8 @@ static int open_op_source(const struct mount_plan *plan, const int *opened, size
 
 	for (size_t j = 0; j < i; j++) {
 		const struct mount_op *o = &plan->ops[j];
-		if (opened[j] >= 0 && o->kind != MOP_OVERLAY && mount_path_under(op->source, o->source) &&
+		if (opened[j] >= 0 && o->kind != MOP_OVERLAY &&
+		    mount_path_under(op->source, o->source) &&
 		    (best == i || strlen(o->source) > strlen(plan->ops[best].source)))
 			best = j;
 	}

@@ -274,7 +274,8 @@ static void set_dir_modes(const struct run_info *r, const struct changes *c, cha
 		struct ab_err ignored = {0};
 		const char *name;
 		int parent;
-		if (ch->kind == CH_DELETED || !S_ISDIR(ch->mode) || !overlay_selected(r, ch, paths, n))
+		if (ch->kind == CH_DELETED || !S_ISDIR(ch->mode) ||
+		    !overlay_selected(r, ch, paths, n))
 			continue;
 		parent = open_parent(r, ch->tree, ch->rel, false, &name, &ignored);
 		if (parent < 0)
@@ -287,8 +288,8 @@ static void set_dir_modes(const struct run_info *r, const struct changes *c, cha
 }
 
 /* Protected and guarded paths are refused (listed, audited); the rest is applied. */
-int overlay_promote(const struct run_info *r, const struct changes *c, char **paths, int n, struct audit *a,
-	    struct ab_err *e)
+int overlay_promote(const struct run_info *r, const struct changes *c, char **paths, int n,
+		    struct audit *a, struct ab_err *e)
 {
 	char host[PATH_MAX], shown[PATH_MAX * 4];
 	size_t done = 0, skipped = 0, conflicted = 0, refused = 0;
@@ -304,8 +305,8 @@ int overlay_promote(const struct run_info *r, const struct changes *c, char **pa
 			"agentbox: conflict: %s changed on the host after the run started\n",
 			safe(host, shown, sizeof(shown)));
 		conflicted++;
-		if (overlay_audit_change(a, "promote", r, host, kind_names[c->v[i].kind], "conflict", e) <
-		    0)
+		if (overlay_audit_change(a, "promote", r, host, kind_names[c->v[i].kind],
+					 "conflict", e) < 0)
 			return -1;
 	}
 	if (conflicted) {
@@ -330,8 +331,8 @@ int overlay_promote(const struct run_info *r, const struct changes *c, char **pa
 			fprintf(stderr, "agentbox: refused: %s: %s\n", safe(host, shown, sizeof(shown)),
 				why);
 			refused++;
-			if ((result = overlay_audit_change(a, "promote", r, host, kind_names[ch->kind],
-						   "refused", e)) < 0)
+			if ((result = overlay_audit_change(a, "promote", r, host,
+							   kind_names[ch->kind], "refused", e)) < 0)
 				goto out;
 			continue;
 		}
@@ -345,7 +346,7 @@ int overlay_promote(const struct run_info *r, const struct changes *c, char **pa
 			fprintf(stderr, "agentbox: not promoted: %s is a special file\n",
 				safe(host, shown, sizeof(shown)));
 		if ((result = overlay_audit_change(a, "promote", r, host, kind_names[ch->kind],
-					   rc ? "applied" : "skipped", e)) < 0)
+						   rc ? "applied" : "skipped", e)) < 0)
 			goto out;
 	}
 	set_dir_modes(r, c, paths, n);

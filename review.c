@@ -186,7 +186,8 @@ static bool join(char *out, size_t size, const char *a, const char *b)
 	return n >= 0 && (size_t)n < size;
 }
 
-bool overlay_host_path(const struct run_info *r, unsigned tree, const char *rel, char *out, size_t size)
+bool overlay_host_path(const struct run_info *r, unsigned tree, const char *rel, char *out,
+		       size_t size)
 {
 	const char *root = r->trees.v[tree];
 	return join(out, size, strcmp(root, "/") ? root : "", rel);
@@ -375,8 +376,8 @@ bool overlay_selected(const struct run_info *r, const struct change *c, char **p
 
 /* ---------- audit ---------- */
 
-int overlay_audit_change(struct audit *a, const char *action, const struct run_info *r, const char *path,
-		 const char *change, const char *result, struct ab_err *e)
+int overlay_audit_change(struct audit *a, const char *action, const struct run_info *r,
+			 const char *path, const char *change, const char *result, struct ab_err *e)
 {
 	struct json *j;
 
@@ -583,8 +584,8 @@ static int dispatch(const char *cmd, const struct run_info *r, char **paths, int
 		rc = overlay_promote(r, &c, paths, n, a, e);
 	}
 	if (rc == 0 && strcmp(cmd, "promote"))
-		rc = overlay_audit_change(a, !strcmp(cmd, "changes") ? "list" : "diff", r, NULL, NULL, NULL,
-				  e);
+		rc = overlay_audit_change(a, !strcmp(cmd, "changes") ? "list" : "diff", r, NULL,
+					  NULL, NULL, e);
 	changes_free(&c);
 	return rc;
 }

@@ -18,7 +18,8 @@ bool mount_path_under(const char *path, const char *dir);
 /* A bind of a host tree: ro, rw or overlay. */
 bool mount_op_is_bind(const struct mount_op *o);
 /* The entry that decides what is at path: the deepest one covering it. */
-const struct mount_op *mount_plan_deepest(const struct mount_plan *plan, const char *path, bool skip_hides);
+const struct mount_op *mount_plan_deepest(const struct mount_plan *plan, const char *path,
+					  bool skip_hides);
 /* Appends a copy of op (its strings duplicated); may move plan->ops. */
 int mount_plan_push(struct mount_plan *plan, struct mount_op op, struct ab_err *e);
 

@@ -45,16 +45,18 @@ struct changes {
 };
 
 /* review.c: the host path of rel in tree, in out; false when it does not fit. */
-bool overlay_host_path(const struct run_info *r, unsigned tree, const char *rel, char *out, size_t size);
+bool overlay_host_path(const struct run_info *r, unsigned tree, const char *rel, char *out,
+		       size_t size);
 /* review.c: PATH arguments (host paths) select the changes at or below them; none selects all. */
 bool overlay_selected(const struct run_info *r, const struct change *c, char **paths, int n);
 /* review.c: a `changes` audit event (path, change and result when not NULL). */
-int overlay_audit_change(struct audit *a, const char *action, const struct run_info *r, const char *path,
-		 const char *change, const char *result, struct ab_err *e);
+int overlay_audit_change(struct audit *a, const char *action, const struct run_info *r,
+			 const char *path, const char *change, const char *result,
+			 struct ab_err *e);
 
 /* promote.c: the selected changes applied, protected and guarded paths refused; 1 when a
  * conflict stopped it before the first write. */
-int overlay_promote(const struct run_info *r, const struct changes *c, char **paths, int n, struct audit *a,
-	    struct ab_err *e);
+int overlay_promote(const struct run_info *r, const struct changes *c, char **paths, int n,
+		    struct audit *a, struct ab_err *e);
 
 #endif
