@@ -117,13 +117,15 @@ static int resolve_bind_path(const char *path, const struct writable *w, char **
 		tail = slash ? slash : comp + clen;
 		if (clen == 0)
 			break;
-		if ((clen == 1 && comp[0] == '.') || (clen == 2 && comp[0] == '.' && comp[1] == '.')) {
+		if ((clen == 1 && comp[0] == '.') ||
+		    (clen == 2 && comp[0] == '.' && comp[1] == '.')) {
 			if (clen == 2 && strrchr(cur, '/'))
 				*strrchr(cur, '/') = '\0';
 			memmove(rest, tail, strlen(tail) + 1);
 			continue;
 		}
-		if (snprintf(next, sizeof(next), "%s/%.*s", cur, (int)clen, comp) >= (int)sizeof(next))
+		if (snprintf(next, sizeof(next), "%s/%.*s", cur, (int)clen, comp) >=
+		    (int)sizeof(next))
 			return ab_fail(e, ENAMETOOLONG, "%s", path);
 		if (lstat(next, &st) < 0)
 			return ab_fail(e, errno, "%s", next);
@@ -133,9 +135,10 @@ static int resolve_bind_path(const char *path, const struct writable *w, char **
 			continue;
 		}
 		if (planted_in(w, next))
-			return ab_fail(e, 0, "%s is a symlink inside the writable tree %s, where the "
-					     "sandboxed command could have planted it", next,
-				       planted_in(w, next)),
+			return ab_fail(e, 0,
+				       "%s is a symlink inside the writable tree %s, where the "
+				       "sandboxed command could have planted it",
+				       next, planted_in(w, next)),
 			       ab_hint(e, "list the path it points to instead");
 		if (++links > 40)
 			return ab_fail(e, ELOOP, "%s", path);

@@ -147,8 +147,8 @@ static int plan_protect(struct mount_plan *plan, const char *path, size_t known,
 			return 0; /* dangling: nothing there to cover, nor a place for a stand-in */
 		r = (size_t)snprintf(rest, sizeof(rest), "%s%s", strcmp(target, "/") ? target : "",
 				     path + strlen(first)) >= sizeof(rest)
-			    ? ab_fail(e, ENAMETOOLONG, "protecting %s", path)
-			    : plan_protect(plan, rest, strlen(target), missing, why, e);
+			? ab_fail(e, ENAMETOOLONG, "protecting %s", path)
+			: plan_protect(plan, rest, strlen(target), missing, why, e);
 		free(target);
 		return r;
 	}
@@ -273,8 +273,8 @@ static int protect_trees(struct mount_plan *plan, const struct policy *p, struct
 		/* a copy: protect_names may move the ops */
 		snprintf(root, sizeof(root), "%s", strcmp(o->source, "/") ? o->source : "");
 		if (protect_names(plan, p, root, policy_protected_names, NULL, e) < 0 ||
-		    protect_names(plan, p, root, policy_protected_if_present, policy_protected_stubs,
-				  e) < 0)
+		    protect_names(plan, p, root, policy_protected_if_present,
+				  policy_protected_stubs, e) < 0)
 			return -1;
 	}
 	for (size_t i = 0; i < p->protect.n; i++)
@@ -296,7 +296,8 @@ static int plan_hide_own(struct mount_plan *plan, const char *path, struct ab_er
 		return 0; /* not on the host: nothing any bind could show */
 	if (stat(real, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink > 1 &&
 	    mount_plan_binds(plan, real))
-		r = ab_fail(e, 0, "%s has %ju hard links: the sandbox could read it through another",
+		r = ab_fail(e, 0,
+			    "%s has %ju hard links: the sandbox could read it through another",
 			    path, (uintmax_t)st.st_nlink),
 		ab_hint(e, "give --audit a new file, or one outside every path the profile binds");
 	for (size_t i = 0, n = plan->n; r == 0 && i < n; i++) {
@@ -306,7 +307,8 @@ static int plan_hide_own(struct mount_plan *plan, const char *path, struct ab_er
 		if ((r = view_path(o, real, dest, sizeof(dest), e)) < 0)
 			break;
 		if (mount_plan_deepest(plan, dest, false) != o || planned(plan, dest))
-			continue; /* something deeper decides what is there (and is looked at itself) */
+			continue; /* something deeper decides what is there (and is looked at
+				     itself) */
 		r = mount_plan_push(
 		    plan,
 		    (struct mount_op){.kind = MOP_HIDE,

@@ -328,8 +328,8 @@ int overlay_promote(const struct run_info *r, const struct changes *c, char **pa
 		why = guarded_refusal(ch->rel, ch->kind != CH_DELETED && S_ISDIR(ch->mode), host,
 				      &gfiles, &gdirs);
 		if (why) {
-			fprintf(stderr, "agentbox: refused: %s: %s\n", safe(host, shown, sizeof(shown)),
-				why);
+			fprintf(stderr, "agentbox: refused: %s: %s\n",
+				safe(host, shown, sizeof(shown)), why);
 			refused++;
 			if ((result = overlay_audit_change(a, "promote", r, host,
 							   kind_names[ch->kind], "refused", e)) < 0)

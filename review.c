@@ -69,8 +69,10 @@ static int check_record(const struct run_info *r, struct ab_err *e)
 		return ab_fail(e, errno, "%s", r->dir);
 	if (!S_ISREG(st.st_mode) || st.st_nlink != 1 || st.st_uid != geteuid() ||
 	    (st.st_mode & 022) || dir.st_uid != geteuid() || (dir.st_mode & 022))
-		return ab_fail(e, 0, "%s: the changes record is not the caller's own, or others may "
-				     "write it", r->dir),
+		return ab_fail(e, 0,
+			       "%s: the changes record is not the caller's own, or others may "
+			       "write it",
+			       r->dir),
 		       ab_hint(e, "promote only changes directories agentbox made for you");
 	return 0;
 }
@@ -168,7 +170,8 @@ static void changes_free(struct changes *c)
 {
 	for (size_t i = c->opened.n; i-- > 0;)
 		if (chmod(c->opened.v[i], c->opened_modes[i]) < 0)
-			fprintf(stderr, "agentbox: cannot restore the mode of %s\n", c->opened.v[i]);
+			fprintf(stderr, "agentbox: cannot restore the mode of %s\n",
+				c->opened.v[i]);
 	strv_free(&c->opened);
 	free(c->opened_modes);
 	c->opened_modes = NULL;
@@ -178,7 +181,6 @@ static void changes_free(struct changes *c)
 	c->v = NULL;
 	c->n = 0;
 }
-
 
 static bool join(char *out, size_t size, const char *a, const char *b)
 {
