@@ -78,7 +78,8 @@ static void parse_socks(struct conn *c)
 		if (r == PARSE_BAD || !no_auth) {
 			static const unsigned char none[] = {5, 0xff};
 			conn_to_client(c, none, sizeof(none), true);
-			conn_audit(c, "deny", "SOCKS5 greeting without the no-authentication method");
+			conn_audit(c, "deny",
+				   "SOCKS5 greeting without the no-authentication method");
 			return;
 		}
 		consume(c, used);
@@ -93,8 +94,9 @@ static void parse_socks(struct conn *c)
 		if (r == PARSE_BAD) {
 			unsigned char rep[10] = {5, (unsigned char)req.reply, 0, 1};
 			conn_to_client(c, rep, sizeof(rep), true);
-			conn_audit(c, "deny", req.reply == 7 ? "SOCKS5 command not supported"
-							      : "malformed SOCKS5 request");
+			conn_audit(c, "deny",
+				   req.reply == 7 ? "SOCKS5 command not supported"
+						  : "malformed SOCKS5 request");
 			return;
 		}
 		snprintf(c->host, sizeof(c->host), "%s", req.host);

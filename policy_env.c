@@ -20,7 +20,8 @@ static int env_glob(const struct setting *s, const char *item, struct strv *sv, 
 {
 	if (strchr(item, '='))
 		return ab_fail(e, 0, "'%s' is not a variable name or glob", item),
-		       ab_hint(e, "use [env] set = NAME=VALUE to set a value"), policy_at_error(&s->at, e);
+		       ab_hint(e, "use [env] set = NAME=VALUE to set a value"),
+		       policy_at_error(&s->at, e);
 	return policy_push_item(sv, item, e);
 }
 

@@ -15,7 +15,8 @@ static int fs_add(const struct setting *s, enum fs_kind kind, bool optional, cha
 	if (!strcmp(path, "/") && kind != FS_RO && kind != FS_RW) {
 		free(path);
 		free(target);
-		return ab_fail(e, 0, "'%s' cannot be applied to /", s->key), policy_at_error(&s->at, e);
+		return ab_fail(e, 0, "'%s' cannot be applied to /", s->key),
+		       policy_at_error(&s->at, e);
 	}
 	for (size_t i = 0; i < p->n_fs; i++) {
 		struct fs_entry *old = &p->fs[i];
@@ -128,7 +129,8 @@ static int on_symlink(const struct setting *s, const char *value, struct ab_err 
 	if (!sp || !*exp) {
 		free(exp);
 		return ab_fail(e, 0, "symlink needs 'TARGET LINK'"),
-		       ab_hint(e, "write e.g. 'symlink = usr/lib /lib'"), policy_at_error(&s->at, e);
+		       ab_hint(e, "write e.g. 'symlink = usr/lib /lib'"),
+		       policy_at_error(&s->at, e);
 	}
 	*sp++ = '\0';
 	sp += strspn(sp, " \t");

@@ -1,10 +1,10 @@
 /* [limits]: time, CPU, memory, processes, files, tmpfs, changes and disk. */
 #include "policy_parse.h"
 
-#define LIMIT_HANDLER(fn, field, parser)                                                          \
-	static int fn(const struct setting *s, const char *v, struct ab_err *e)                   \
+#define LIMIT_HANDLER(fn, field, parser)                                                           \
+	static int fn(const struct setting *s, const char *v, struct ab_err *e)                    \
 	{                                                                                          \
-		return policy_set_limit(s, v, &s->p->limits.field, parser, e);                            \
+		return policy_set_limit(s, v, &s->p->limits.field, parser, e);                     \
 	}
 LIMIT_HANDLER(on_timeout, timeout_ms, parse_duration_ms)
 LIMIT_HANDLER(on_memory, memory, parse_size)

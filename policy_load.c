@@ -231,7 +231,7 @@ static int apply_setting(struct setting *s, const char *value, struct ab_err *e)
 	if (!section_known(s->section))
 		return ab_fail(e, 0, "unknown section [%s]", s->section),
 		       ab_hint(e, "sections are [sandbox], [filesystem], [network], [limits], "
-			          "[seccomp], [env] and [audit]"),
+				  "[seccomp], [env] and [audit]"),
 		       policy_at_error(&s->at, e);
 	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
 		for (size_t i = 0; i < tables[t]->n; i++) {

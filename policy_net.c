@@ -38,7 +38,8 @@ static int on_method(const struct setting *s, const char *item, struct ab_err *e
 
 	if (n == 0 || n > 15 || strspn(item, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != n)
 		return ab_fail(e, 0, "'%s' is not an HTTP method", item),
-		       ab_hint(e, "write methods in capitals, e.g. GET, HEAD"), policy_at_error(&s->at, e);
+		       ab_hint(e, "write methods in capitals, e.g. GET, HEAD"),
+		       policy_at_error(&s->at, e);
 	return policy_push_item(&s->p->net_methods, item, e);
 }
 
@@ -62,10 +63,10 @@ static int on_capture(const struct setting *s, const char *v, struct ab_err *e)
 	return 0;
 }
 
-#define NET_LIMIT_HANDLER(fn, field, parser)                                                      \
-	static int fn(const struct setting *s, const char *v, struct ab_err *e)                   \
+#define NET_LIMIT_HANDLER(fn, field, parser)                                                       \
+	static int fn(const struct setting *s, const char *v, struct ab_err *e)                    \
 	{                                                                                          \
-		return policy_set_limit(s, v, &s->p->field, parser, e);                                   \
+		return policy_set_limit(s, v, &s->p->field, parser, e);                            \
 	}
 NET_LIMIT_HANDLER(on_max_connections, net_max_connections, parse_count)
 NET_LIMIT_HANDLER(on_rate, net_rate, parse_count)

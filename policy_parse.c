@@ -200,7 +200,7 @@ int policy_set_string(const struct setting *s, char **field, const char *v, stru
 }
 
 int policy_choose(const struct setting *s, const char *v, const char *const *names, int *out,
-	   struct ab_err *e)
+		  struct ab_err *e)
 {
 	*out = -1; /* written on every path, so that -O2 sees no unset value in the callers */
 	for (int i = 0; names[i]; i++) {
@@ -239,7 +239,7 @@ int policy_set_path(const struct setting *s, const char *value, char **field, st
 
 /* Limits: each field parsed by one of three parsers, 0 rejected (omit the key instead). */
 int policy_set_limit(const struct setting *s, const char *value, uint64_t *field,
-	      int (*parse)(const char *, uint64_t *, struct ab_err *), struct ab_err *e)
+		     int (*parse)(const char *, uint64_t *, struct ab_err *), struct ab_err *e)
 {
 	uint64_t v;
 	char *exp;

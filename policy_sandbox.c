@@ -12,7 +12,8 @@ static int on_hostname(const struct setting *s, const char *value, struct ab_err
 	if (n == 0 || n > 64 || strspn(value, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 					      "0123456789-.") != n)
 		return ab_fail(e, 0, "'%s' is not a valid host name", value),
-		       ab_hint(e, "use at most 64 letters, digits, '-' and '.'"), policy_at_error(&s->at, e);
+		       ab_hint(e, "use at most 64 letters, digits, '-' and '.'"),
+		       policy_at_error(&s->at, e);
 	return policy_set_string(s, &s->p->hostname, value, e);
 }
 
@@ -46,7 +47,8 @@ static int set_id(const struct setting *s, const char *value, int64_t *field, st
 	uint64_t v;
 
 	if (parse_count(value, &v, e) < 0 || v > 65534)
-		return ab_fail(e, 0, "'%s' is not an id from 0 to 65534", value), policy_at_error(&s->at, e);
+		return ab_fail(e, 0, "'%s' is not an id from 0 to 65534", value),
+		       policy_at_error(&s->at, e);
 	if (policy_claim_scalar(s, e) < 0)
 		return -1;
 	*field = (int64_t)v;

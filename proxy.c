@@ -204,8 +204,8 @@ void conn_refuse(struct conn *c, const char *why)
 			     "Content-Type: text/plain\r\nConnection: close\r\n"
 			     "Content-Length: %zu\r\n\r\n%s",
 			     why, strlen(body), body);
-		conn_to_client(c, resp, n > 0 && (size_t)n < sizeof(resp) ? (size_t)n : strlen(resp),
-			  true);
+		conn_to_client(c, resp,
+			       n > 0 && (size_t)n < sizeof(resp) ? (size_t)n : strlen(resp), true);
 	}
 	conn_audit(c, "deny", why);
 }
@@ -307,7 +307,8 @@ static void set_timer(struct proxy *px, bool fast)
 /* A captured connection: false when it was closed at once. */
 static bool start_sniff(struct conn *c, int which)
 {
-	if (!front_original_destination(c, which == EGRESS_CAPTURE + CAPTURE_TCP4 ? AF_INET : AF_INET6)) {
+	if (!front_original_destination(c, which == EGRESS_CAPTURE + CAPTURE_TCP4 ? AF_INET
+										  : AF_INET6)) {
 		conn_close(c, "a connection to the capture listener itself (no redirected "
 			      "destination)");
 		return false;
@@ -402,7 +403,8 @@ static void on_timer(struct proxy *px)
 			if (c->st == ST_CONNECT)
 				conn_refuse(c, "upstream connect timed out");
 			else if (c->st == ST_SNIFF && c->head_len == 0)
-				front_capture_decide(c, NULL); /* the server may be the one to speak first */
+				front_capture_decide(
+				    c, NULL); /* the server may be the one to speak first */
 			else if (c->st != ST_RESOLVE)
 				conn_close(c, "request head timed out");
 			if (!c->dead && !c->lookup_pending)

@@ -63,7 +63,7 @@ bool relay_over_budget(struct conn *c, bool outbound, uint64_t n)
 		if (!*hit) {
 			*hit = true;
 			proxy_audit_limit(px, outbound ? "bytes-out-per-host" : "bytes-in-per-host",
-				    h->name);
+					  h->name);
 		}
 		snprintf(why, sizeof(why), "%s reached for %s",
 			 host_verdict_key(outbound ? HOST_BYTES_OUT : HOST_BYTES_IN), h->name);
@@ -222,7 +222,7 @@ static bool splice_in(struct conn *c, struct endpoint *src, struct flow *f, uint
  * the bytes came), then one read passed straight on. Returns false when the connection was
  * closed. */
 bool relay_pump(struct conn *c, struct endpoint *src, struct endpoint *dst, struct flow *f,
-		 uint64_t *counter)
+		uint64_t *counter)
 {
 	if (!flush(c, dst, f) || (!f->len && !splice_out(c, dst, f)))
 		return false;

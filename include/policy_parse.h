@@ -53,12 +53,12 @@ int policy_claim_scalar(const struct setting *s, struct ab_err *e);
 int policy_set_string(const struct setting *s, char **field, const char *v, struct ab_err *e);
 /* v must be one of names (NULL-terminated); *out is its index. */
 int policy_choose(const struct setting *s, const char *v, const char *const *names, int *out,
-	   struct ab_err *e);
+		  struct ab_err *e);
 /* A scalar path: variables expanded, normalised, absolute. */
 int policy_set_path(const struct setting *s, const char *value, char **field, struct ab_err *e);
 /* A limit: parsed by parse (units.h), 0 rejected (omit the key instead). */
 int policy_set_limit(const struct setting *s, const char *value, uint64_t *field,
-	      int (*parse)(const char *, uint64_t *, struct ab_err *), struct ab_err *e);
+		     int (*parse)(const char *, uint64_t *, struct ab_err *), struct ab_err *e);
 
 /* value with its variables expanded (malloc'd); an empty value is an error. */
 int policy_expand_one(const struct setting *s, const char *value, char **out, struct ab_err *e);

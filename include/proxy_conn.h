@@ -204,7 +204,7 @@ void flow_close_pipe(struct proxy *px, struct flow *f);
 bool relay_over_budget(struct conn *c, bool outbound, uint64_t n);
 /* Moves what it can along one flow; false when the connection was closed. */
 bool relay_pump(struct conn *c, struct endpoint *src, struct endpoint *dst, struct flow *f,
-	  uint64_t *counter);
+		uint64_t *counter);
 
 /* ---------- dns_stub.c ---------- */
 
