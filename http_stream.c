@@ -58,11 +58,11 @@ static size_t report(struct http_event *ev, enum http_stream_event type, size_t 
 	return used;
 }
 
-static size_t refuse(struct http_stream *s, struct http_event *ev, const char *why, size_t used)
+static size_t refuse(struct http_stream *s, struct http_event *ev, const char *why)
 {
 	s->state = S_BAD;
 	s->why = ev->why = why;
-	return report(ev, HTTP_STREAM_BAD, used);
+	return report(ev, HTTP_STREAM_BAD, 0);
 }
 
 /* ---------- the head ---------- */
@@ -203,14 +203,14 @@ static size_t take_head(struct http_stream *s, const char *buf, size_t len, stru
 	if (!end) {
 		s->head_len = old + n;
 		if (s->head_len == HTTP_STREAM_MAX_HEAD)
-			return refuse(s, ev, "request head too large", n);
+			return refuse(s, ev, "request head too large");
 		return report(ev, HTTP_STREAM_MORE, n);
 	}
 	s->head_len = (size_t)(end + 4 - s->head);
 	ev->head = s->head;
 	ev->head_len = s->head_len;
 	if ((why = parse_head(s->head, s->head_len, ev)))
-		return refuse(s, ev, why, s->head_len - old);
+		return refuse(s, ev, why);
 	begin_body(s, ev);
 	return report(ev, HTTP_STREAM_HEAD, s->head_len - old);
 }
@@ -218,7 +218,7 @@ static size_t take_head(struct http_stream *s, const char *buf, size_t len, stru
 /* Between requests: empty lines skipped, then the head. */
 static size_t start(struct http_stream *s, const char *buf, size_t len, struct http_event *ev)
 {
-	size_t i = 0;
+	size_t i = 0, used;
 
 	for (; s->state != S_HEAD; i++) {
 		unsigned char c;
@@ -227,19 +227,20 @@ static size_t start(struct http_stream *s, const char *buf, size_t len, struct h
 		c = (unsigned char)buf[i];
 		if (s->state == S_START_LF) {
 			if (c != '\n')
-				return refuse(s, ev, "a CR not followed by LF before a request", i);
+				return refuse(s, ev, "a CR not followed by LF before a request");
 			s->state = S_START;
 		} else if (c == '\r') {
 			s->state = S_START_LF;
 		} else if (!tchar(c)) {
-			return refuse(s, ev, "not an HTTP request line", i);
+			return refuse(s, ev, "not an HTTP request line");
 		} else {
 			s->state = S_HEAD;
 			s->head_len = 0;
 			break;
 		}
 	}
-	return i + take_head(s, buf + i, len - i, ev);
+	used = take_head(s, buf + i, len - i, ev);
+	return ev->type == HTTP_STREAM_BAD ? 0 : i + used;
 }
 
 /* ---------- the body ---------- */
@@ -249,8 +250,8 @@ static const char *chunk_size_byte(struct http_stream *s, unsigned char c)
 	int d = hex_value(c);
 
 	if (s->state == S_SIZE && d >= 0) {
-		/* within int64_t, what every server can hold: above it some wrap, and would
-		 * read what follows as another request */
+		/* within int64_t, as servers hold it: a size one of them wraps would make it
+		 * read this request's data as the next request */
 		if (s->left > (uint64_t)INT64_MAX >> 4)
 			return "a chunk size too large";
 		s->left = s->left << 4 | (uint64_t)d;
@@ -365,7 +366,7 @@ static size_t body(struct http_stream *s, const char *buf, size_t len, struct ht
 		n = chunked(s, buf, len);
 	}
 	if (n == 0 && s->state == S_BAD)
-		return refuse(s, ev, s->why, 0);
+		return refuse(s, ev, s->why);
 	ev->n = n;
 	return report(ev, n ? HTTP_STREAM_BODY : HTTP_STREAM_MORE, n);
 }
@@ -383,7 +384,7 @@ size_t http_stream_feed(struct http_stream *s, const char *buf, size_t len, stru
 	memset(ev, 0, sizeof(*ev));
 	switch (s->state) {
 	case S_BAD:
-		return refuse(s, ev, s->why, 0);
+		return refuse(s, ev, s->why);
 	case S_END:
 		s->state = S_START;
 		return report(ev, HTTP_STREAM_END, 0);

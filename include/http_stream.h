@@ -4,23 +4,17 @@
  * or chunked with its size lines, extensions and trailers). Pure: no sockets, no policy.
  *
  * How a proxy uses it. One struct http_stream per client connection (it holds the head being
- * read, so heap-allocate it). Read from the client into a buffer, then call http_stream_feed on
- * the bytes not yet consumed until it says HTTP_STREAM_MORE:
- *
- *	size_t off = 0;
- *	for (;;) {
- *		off += http_stream_feed(s, buf + off, got - off, &ev);
- *		HTTP_STREAM_MORE: read more (all of buf is consumed)
- *		HTTP_STREAM_HEAD: check ev.method / ev.target / ev.host against the rules; refused:
- *		                  answer 403 and close. Allowed: send the head (rewritten from
- *		                  ev.head, ev.head_len) upstream.
- *		HTTP_STREAM_BODY: send the bytes just consumed (the ev.n bytes before buf + off)
- *		                  upstream as they are: they include any chunked framing
- *		HTTP_STREAM_END:  the request is complete; what follows in buf (nothing consumed)
- *		                  is the next request, not yet checked. The proxy may stop here,
- *keep buf[off, got) and feed it later (e.g. after the response). HTTP_STREAM_BAD:  answer 400
- *(ev.why) and close; nothing more is ever reported
- *	}
+ * read, so heap-allocate it). Read from the client into buf, then call http_stream_feed on the
+ * bytes not yet consumed, off += its return, until it says HTTP_STREAM_MORE:
+ *  - MORE: all of buf is consumed; read more.
+ *  - HEAD: check ev.method, ev.target, ev.host against the rules. Refused: answer 403 and
+ *    close. Allowed: send the head upstream (rewritten from ev.head, ev.head_len).
+ *  - BODY: send the ev.n bytes just consumed (those before buf + off) upstream as they are;
+ *    they include any chunked framing.
+ *  - END: the request is complete, nothing consumed; what follows is the next request, not yet
+ *    checked. The proxy may stop here, keep the rest of buf and feed it later.
+ *  - BAD: answer 400 (ev.why) and close; nothing consumed, and nothing more is ever reported.
+ *    A body found malformed part-way has its well-formed start reported as BODY first.
  *
  * No byte of a request reaches a HEAD or BODY event before its whole head is read and parsed,
  * so nothing goes upstream unchecked. Empty lines (CRLF) before a request line are consumed and
@@ -45,7 +39,7 @@ enum http_stream_event {
 	HTTP_STREAM_HEAD, /* a request's head is read and parsed */
 	HTTP_STREAM_BODY, /* the ev.n bytes consumed are the current request's body */
 	HTTP_STREAM_END,  /* the current request is complete (nothing consumed) */
-	HTTP_STREAM_BAD,  /* not a request this proxy forwards (nothing consumed), for good */
+	HTTP_STREAM_BAD,  /* not a request to forward (nothing consumed); for good */
 };
 
 enum http_framing {
@@ -69,7 +63,7 @@ struct http_event {
 	const char *why; /* BAD: what is wrong (a static string) */
 };
 
-/* Everything but head is private to http_stream.c. */
+/* Private to http_stream.c (a HEAD event's head points into it). */
 struct http_stream {
 	int state;
 	const char *why;

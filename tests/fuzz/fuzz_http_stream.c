@@ -197,7 +197,7 @@ static void record(struct walk *w, struct transcript *t, const struct http_event
 		put(t, "E", 1);
 		return;
 	case HTTP_STREAM_BAD:
-		CHECK(ev->why && ev->why[0]);
+		CHECK(used == 0 && ev->why && ev->why[0]);
 		w->bad = true;
 		put(t, "X", 1);
 		put(t, ev->why, strlen(ev->why) + 1);

@@ -78,6 +78,7 @@ static void record(struct transcript *t, const struct http_event *ev, const char
 		put(t, "%sE", t->len ? " " : "");
 		break;
 	case HTTP_STREAM_BAD:
+		assert_int_equal(used, 0);
 		assert_non_null(ev->why);
 		put(t, "%sX(%s)", t->len ? " " : "", ev->why);
 		break;
