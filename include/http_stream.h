@@ -1,0 +1,83 @@
+/* The request side of an HTTP/1.1 connection cut into its messages (http_stream.c), so that a
+ * proxy checks every request on a connection, not only the first: pipelined and kept-alive
+ * requests each come out as their own head, and a body's end is found exactly (Content-Length,
+ * or chunked with its size lines, extensions and trailers). Pure: no sockets, no policy.
+ *
+ * How a proxy uses it. One struct http_stream per client connection (it holds the head being
+ * read, so heap-allocate it). Read from the client into buf, then call http_stream_feed on the
+ * bytes not yet consumed, off += its return, until it says HTTP_STREAM_MORE:
+ *  - MORE: all of buf is consumed; read more.
+ *  - HEAD: check ev.method, ev.target, ev.host against the rules. Refused: answer 403 and
+ *    close. Allowed: send the head upstream (rewritten from ev.head, ev.head_len).
+ *  - BODY: send the ev.n bytes just consumed (those before buf + off) upstream as they are;
+ *    they include any chunked framing.
+ *  - END: the request is complete, nothing consumed; what follows is the next request, not yet
+ *    checked. The proxy may stop here, keep the rest of buf and feed it later.
+ *  - BAD: answer 400 (ev.why) and close; nothing consumed, and nothing more is ever reported.
+ *    A body found malformed part-way has its well-formed start reported as BODY first.
+ *
+ * No byte of a request reaches a HEAD or BODY event before its whole head is read and parsed,
+ * so nothing goes upstream unchecked. Empty lines (CRLF) before a request line are consumed and
+ * reported by no event (RFC 9112 2.2): the proxy does not forward them. A CONNECT, or a request
+ * the server answers with 101 Switching Protocols, ends HTTP on the connection: after its END
+ * the caller must stop feeding (the proxy drops Connection/Upgrade, so a server does not switch).
+ */
+#ifndef AGENTBOX_HTTP_STREAM_H
+#define AGENTBOX_HTTP_STREAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The longest request head, CRLF CRLF included (the same as EGRESS_MAX_HEAD). */
+#define HTTP_STREAM_MAX_HEAD 16384
+/* The longest chunk-size line (extensions included) and trailer line. */
+#define HTTP_STREAM_MAX_LINE 4096
+
+enum http_stream_event {
+	HTTP_STREAM_MORE, /* all the bytes given are consumed: feed more */
+	HTTP_STREAM_HEAD, /* a request's head is read and parsed */
+	HTTP_STREAM_BODY, /* the ev.n bytes consumed are the current request's body */
+	HTTP_STREAM_END,  /* the current request is complete (nothing consumed) */
+	HTTP_STREAM_BAD,  /* not a request to forward (nothing consumed); for good */
+};
+
+enum http_framing {
+	HTTP_FRAMING_NONE,    /* no body */
+	HTTP_FRAMING_LENGTH,  /* Content-Length: ev.length bytes */
+	HTTP_FRAMING_CHUNKED, /* Transfer-Encoding: chunked */
+};
+
+struct http_event {
+	enum http_stream_event type;
+	/* HEAD: the head, request line to the blank line; it and the spans into it stay valid
+	 * until the next call. host is NULL when the request has no Host header. */
+	const char *head;
+	size_t head_len;
+	const char *method, *target, *host;
+	size_t method_len, target_len, host_len;
+	bool http10; /* the request line says HTTP/1.0 (else HTTP/1.1) */
+	enum http_framing framing;
+	uint64_t length; /* HTTP_FRAMING_LENGTH: the body's length */
+	size_t n;	 /* BODY: bytes consumed, all of them body */
+	const char *why; /* BAD: what is wrong (a static string) */
+};
+
+/* Private to http_stream.c (a HEAD event's head points into it). */
+struct http_stream {
+	int state;
+	const char *why;
+	uint64_t left;	 /* bytes left of the body or of the chunk's data */
+	size_t line;	 /* bytes so far of the chunk-size or trailer line */
+	size_t trailers; /* bytes so far of the trailer section */
+	size_t head_len; /* bytes of the head read so far */
+	char head[HTTP_STREAM_MAX_HEAD];
+};
+
+void http_stream_init(struct http_stream *s);
+
+/* Consumes at most len bytes of buf (len may be 0) and reports one event in *ev; returns the
+ * bytes consumed. Call it again, on the bytes after those consumed, until HTTP_STREAM_MORE. */
+size_t http_stream_feed(struct http_stream *s, const char *buf, size_t len, struct http_event *ev);
+
+#endif
