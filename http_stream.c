@@ -5,7 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "egress.h"
+#include "http_proxy.h"
 
 _Static_assert(HTTP_STREAM_MAX_HEAD == EGRESS_MAX_HEAD,
 	       "a later request's head is bounded as the first one's is");

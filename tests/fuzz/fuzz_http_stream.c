@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "egress.h"
+#include "http_proxy.h"
 #include "http_stream.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
