@@ -307,7 +307,8 @@ static int proc_hint(struct ab_err *e)
 		return -1;
 	return ab_hint(e, "the /proc agentbox runs under is partly covered (a container's masked "
 			  "paths, or bwrap run as root); run where /proc is not masked, e.g. "
-			  "Kubernetes procMount: Unmasked, or bwrap as an ordinary user");
+			  "Docker/podman --security-opt systempaths=unconfined, Kubernetes "
+			  "procMount: Unmasked, or bwrap as an ordinary user");
 }
 
 /* This user namespace may have no children: a per-namespace limit, written through the new

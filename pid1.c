@@ -92,6 +92,17 @@ static int recv_filter(struct run *r, struct ab_err *e)
 	return 0;
 }
 
+/* In its own UTS namespace only a seccomp profile refuses this: a container engine's default
+ * one keeps sethostname for CAP_SYS_ADMIN, which the container does not have. */
+static int hostname_hint(struct ab_err *e)
+{
+	if (e->errnum != EPERM)
+		return -1;
+	return ab_hint(e, "a container's seccomp profile refuses it: run with Docker/podman "
+			  "--security-opt seccomp=unconfined, Kubernetes seccompProfile: "
+			  "Unconfined, or a profile allowing sethostname");
+}
+
 static int child_setup(struct run *r, struct ab_err *e)
 {
 	const struct policy *p = r->p;
@@ -111,7 +122,7 @@ static int child_setup(struct run *r, struct ab_err *e)
 	if (rc < 0)
 		return -1;
 	if (sethostname(p->hostname, strlen(p->hostname)) < 0)
-		return ab_fail(e, errno, "sethostname %s", p->hostname);
+		return ab_fail(e, errno, "sethostname %s", p->hostname), hostname_hint(e);
 	if (p->net_mode != NET_HOST && egress_setup_namespace(p, r->proxy_fds, e) < 0)
 		return -1;
 	if (chdir(r->workdir) < 0)

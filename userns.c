@@ -50,18 +50,31 @@ int userns_diagnose(int err, struct ab_err *e)
 			  "CLONE_NEWUSER (or unshare) for this workload");
 }
 
-/* Can a user namespace with mount rights be made here? Asked only when the profile allows a
- * fallback, so ordinary runs pay nothing for it. */
+/* In the probe's namespaces: what the sandbox's pid 1 does first and a container engine's
+ * defaults refuse (a masked /proc forbids a fresh procfs; a seccomp profile may keep
+ * sethostname for CAP_SYS_ADMIN). The procfs goes over /proc in this private mount namespace. */
+static int probe_child(void)
+{
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return 1;
+	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		return 1;
+	return sethostname("agentbox", 8) < 0 ? 1 : 0;
+}
+
+/* Can the sandbox's namespaces be built here? Asked only when the profile allows a fallback,
+ * so ordinary runs pay nothing for it. */
 bool userns_usable(void)
 {
-	pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | SIGCHLD, NULL, NULL,
-				   NULL, NULL);
+	pid_t pid = (pid_t)syscall(
+	    SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS | SIGCHLD, NULL,
+	    NULL, NULL, NULL);
 	int st = 0;
 
 	if (pid < 0)
 		return false;
 	if (pid == 0)
-		_exit(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 ? 0 : 1);
+		_exit(probe_child());
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0;

@@ -6,7 +6,8 @@
 
 #include "error.h"
 
-/* Can a user namespace with mount rights be made here? (forks a probe) */
+/* Can the sandbox's namespaces be built here: a user namespace with mount rights, a fresh
+ * procfs and a host name of its own? (forks a probe) */
 bool userns_usable(void);
 /* Fills e for a clone that failed with err: why, and how to allow user namespaces. */
 int userns_diagnose(int err, struct ab_err *e);
