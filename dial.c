@@ -356,6 +356,19 @@ static void start_connect(struct conn *c)
 }
 
 /* The held first bytes are complete (or the client ended): checked, then sent up. */
+/* Plain HTTP: head (malloc'd, NULL when out of memory) is the client's first request head as it
+ * goes upstream; it and the request's body go up, and nothing after them. false when the
+ * connection was closed. */
+static bool first_request(struct conn *c, char *head, size_t n)
+{
+	bool ok = head && relay_http_start(c, head, n, c->head, c->head_len);
+
+	if (!head)
+		conn_close(c, "out of memory");
+	free(head);
+	return ok;
+}
+
 static void late_flight(struct conn *c)
 {
 	struct sniff s;
@@ -379,17 +392,14 @@ static void late_flight(struct conn *c)
 	}
 	c->late_sniff = false;
 	n = c->head_len;
-	if (!strcmp(c->proto, "capture") && !strcmp(s.proto, "http")) {
-		size_t m;
+	if (!strcmp(s.proto, "http")) {
+		/* plain HTTP in a tunnel or a captured connection: one request, its head closing
+		 * the connection, as on the HTTP proxy's own path */
+		size_t m = 0;
 		char *head = http_closing_head(c->head, s.head_len, &m);
-		bool ok = head && flow_put(&c->to_up, head, m) &&
-			  flow_put(&c->to_up, c->head + s.head_len, c->head_len - s.head_len);
-		free(head);
-		n = c->to_up.len;
-		if (!ok) {
-			conn_close(c, "out of memory");
+		if (!first_request(c, head, m))
 			return;
-		}
+		n = c->to_up.len;
 	} else if (!flow_put(&c->to_up, c->head, c->head_len)) {
 		conn_close(c, "out of memory");
 		return;
@@ -442,23 +452,16 @@ void dial_on_connected(struct conn *c)
 	}
 	if (!strcmp(c->proto, "http") || c->sniff_http) {
 		struct http_request req;
-		size_t n, head_len = c->sniff_head;
+		size_t n;
 		char *head;
 		if (c->sniff_http) {
-			head = http_closing_head(c->head, head_len, &n);
+			head = http_closing_head(c->head, c->sniff_head, &n);
 		} else {
 			http_parse_request(c->head, c->head_len, &req);
 			head = http_upstream_head(c->head, &req, &n);
-			head_len = req.head_len;
 		}
-		/* body bytes that came with the head follow it */
-		if (!head || !flow_put(&c->to_up, head, n) ||
-		    !flow_put(&c->to_up, c->head + head_len, c->head_len - head_len)) {
-			free(head);
-			conn_close(c, "out of memory");
+		if (!first_request(c, head, n))
 			return;
-		}
-		free(head);
 	} else {
 		if (!strcmp(c->proto, "connect"))
 			conn_to_client(c, established, sizeof(established) - 1, false);

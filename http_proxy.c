@@ -84,20 +84,51 @@ static unsigned header_count(const char *head, const char *end, const char *name
 	return count;
 }
 
+static bool token_byte(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c && strchr("!#$%&'*+-.^_`|~", c));
+}
+
+/* Bytes and lines a server may read otherwise than the proxy does: a bare LF or a CR that ends
+ * no line (some servers end a line there, which would hide a header from these checks), obs-fold,
+ * a control byte (NUL among them), or a header name that is not a token right before its ':'
+ * (`Transfer-Encoding : chunked` is a smuggling shape, RFC 9112 5.1). */
+static const char *line_refusal(const char *head, const char *end)
+{
+	bool line_start = false; /* the request line is not a header line */
+
+	for (const char *p = head; p < end; p++) {
+		unsigned char c = (unsigned char)*p;
+		if (c == '\n' && (p == head || p[-1] != '\r'))
+			return "a header line ends in a bare LF";
+		if (c == '\r' && (p + 1 == end || p[1] != '\n'))
+			return "a CR not followed by LF in the request head";
+		if ((c < ' ' && c != '\t' && c != '\r' && c != '\n') || c == 0x7f)
+			return "a control character in the request head";
+		if (c == '\n' && p + 1 < end && (p[1] == ' ' || p[1] == '\t'))
+			return "a folded header line (obs-fold)";
+		if (line_start && c != '\r') {
+			const char *q = p;
+			while (q < end && token_byte((unsigned char)*q))
+				q++;
+			if (q == p || q == end || *q != ':')
+				return "a malformed header line";
+		}
+		line_start = c == '\n';
+	}
+	return NULL;
+}
+
 const char *http_framing_refusal(const char *head, size_t head_len)
 {
-	const char *end = head + head_len, *v = NULL;
+	const char *end = head + head_len, *v = NULL, *eol;
 	size_t vlen = 0;
 	unsigned cl, te;
+	const char *why = line_refusal(head, end);
 
-	/* every line ends in CRLF, none continues the one before (obs-fold): a server that reads
-	 * a bare LF or a folded line differently from another sees other headers */
-	for (const char *p = head; p < end; p++) {
-		if (*p == '\n' && (p == head || p[-1] != '\r'))
-			return "a header line ends in a bare LF";
-		if (*p == '\n' && p + 1 < end && (p[1] == ' ' || p[1] == '\t'))
-			return "a folded header line (obs-fold)";
-	}
+	if (why)
+		return why;
 	/* the body's length must mean one thing to every server on the way (request smuggling) */
 	cl = header_count(head, end, "content-length:", &v, &vlen);
 	if (cl > 1)
@@ -109,6 +140,10 @@ const char *http_framing_refusal(const char *head, size_t head_len)
 		return "both Content-Length and Transfer-Encoding";
 	if (te > 1 || (te == 1 && (vlen != 7 || strncasecmp(v, "chunked", 7))))
 		return "a Transfer-Encoding other than one 'chunked'";
+	/* RFC 9112 6.1: an HTTP/1.0 recipient does not know chunked, so the framing is faulty */
+	eol = memchr(head, '\r', head_len);
+	if (te && eol && eol - head >= 8 && !memcmp(eol - 8, "HTTP/1.0", 8))
+		return "Transfer-Encoding in an HTTP/1.0 request";
 	return NULL;
 }
 

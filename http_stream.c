@@ -67,21 +67,6 @@ static size_t refuse(struct http_stream *s, struct http_event *ev, const char *w
 
 /* ---------- the head ---------- */
 
-/* Bytes a server may read other than this parser does: controls (NUL among them) and a CR
- * that does not end a line (some servers end the line there, which would hide a header from
- * this check). Bare LF and obs-fold are http_framing_refusal's. */
-static const char *head_bytes_refusal(const char *h, size_t len)
-{
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)h[i];
-		if (c == '\r' && (i + 1 == len || h[i + 1] != '\n'))
-			return "a CR not followed by LF in the request head";
-		if ((c < ' ' && c != '\t' && c != '\r' && c != '\n') || c == 0x7f)
-			return "a control character in the request head";
-	}
-	return NULL;
-}
-
 /* METHOD SP request-target SP HTTP/1.x, the line ending at eol (its CR). */
 static const char *request_line(const char *h, const char *eol, struct http_event *ev)
 {
@@ -161,7 +146,7 @@ static const char *parse_head(const char *h, size_t len, struct http_event *ev)
 	const char *end = h + len - 2, *eol, *why;
 	unsigned hosts = 0;
 
-	if ((why = http_framing_refusal(h, len)) || (why = head_bytes_refusal(h, len)))
+	if ((why = http_framing_refusal(h, len)))
 		return why;
 	eol = memchr(h, '\r', len);
 	if ((why = request_line(h, eol, ev)))
@@ -171,9 +156,6 @@ static const char *parse_head(const char *h, size_t len, struct http_event *ev)
 		if ((why = header_line(p, eol, ev, &hosts)))
 			return why;
 	}
-	/* RFC 9112 6.1: an HTTP/1.0 recipient does not know chunked, so the framing is faulty */
-	if (ev->framing == HTTP_FRAMING_CHUNKED && ev->http10)
-		return "Transfer-Encoding in an HTTP/1.0 request";
 	return NULL;
 }
 

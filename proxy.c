@@ -135,6 +135,7 @@ static void free_graveyard(struct proxy *px)
 		free(c->to_up.buf);
 		free(c->to_client.buf);
 		free(c->head);
+		free(c->request);
 		free(c);
 	}
 }
@@ -147,7 +148,9 @@ void conn_close(struct conn *c, const char *reason)
 
 	if (c->dead)
 		return;
-	if (!c->audited)
+	if (!c->audited && c->refused)
+		conn_audit(c, "deny", c->refused);
+	else if (!c->audited)
 		conn_audit(c, c->counted ? "allow" : "none", reason);
 	if (c->counted)
 		px->upstreams--;

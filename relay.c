@@ -221,16 +221,121 @@ static bool splice_in(struct conn *c, struct endpoint *src, struct flow *f, uint
 /* Moves what it can along one flow: what is held first (the buffer, then the pipe, in the order
  * the bytes came), then one read passed straight on. Returns false when the connection was
  * closed. */
+/* ---------- plain HTTP: one request per connection ---------- */
+
+#define SECOND_REQUEST                                                                             \
+	"a second request on one plain-HTTP connection (each request must come on a connection of " \
+	"its own, where it is checked)"
+
+static bool http_refuse(struct conn *c, const char *why)
+{
+	conn_audit(c, "deny", why);
+	conn_close(c, why);
+	return false;
+}
+
+/* A second request: nothing more of the client's goes up, but the first request's response still
+ * comes back (its head asked the server to close after it; the connection ends then, audited as
+ * refused). The client's further bytes are read and dropped, so that closing its socket later
+ * sends no reset that could cost it that response; and no half-close is passed on upstream (some
+ * servers take it for an abandoned request). */
+static bool http_refuse_rest(struct conn *c)
+{
+	c->refused = SECOND_REQUEST;
+	c->to_up.shut = true;
+	return true;
+}
+
+/* The client's bytes after its request's head: the body goes up, to its exact end; then only
+ * empty lines may follow. */
+static bool http_feed(struct conn *c, const char *buf, size_t n)
+{
+	struct http_event ev;
+	size_t off = 0, used;
+
+	if (c->refused)
+		return true;
+	while (off < n && !c->request_done) {
+		used = http_stream_feed(c->request, buf + off, n - off, &ev);
+		if (ev.type == HTTP_STREAM_BAD)
+			return http_refuse(c, ev.why);
+		if (ev.type == HTTP_STREAM_HEAD)
+			return http_refuse_rest(c);
+		if (ev.type == HTTP_STREAM_BODY && !flow_put(&c->to_up, buf + off, ev.n)) {
+			conn_close(c, "out of memory");
+			return false;
+		}
+		if (ev.type == HTTP_STREAM_END) {
+			free(c->request);
+			c->request = NULL;
+			c->request_done = true;
+		}
+		off += used;
+	}
+	for (; off < n; off++)
+		if (buf[off] != '\r' && buf[off] != '\n')
+			return http_refuse_rest(c);
+	return true;
+}
+
+bool relay_http_start(struct conn *c, const char *head, size_t head_n, const char *buf, size_t n)
+{
+	struct http_event ev;
+	size_t used;
+
+	c->request = malloc(sizeof(*c->request));
+	if (!c->request) {
+		conn_close(c, "out of memory");
+		return false;
+	}
+	http_stream_init(c->request);
+	used = http_stream_feed(c->request, buf, n, &ev);
+	if (ev.type != HTTP_STREAM_HEAD)
+		return http_refuse(c, ev.type == HTTP_STREAM_BAD ? ev.why
+								 : "an incomplete request head");
+	if (!flow_put(&c->to_up, head, head_n)) {
+		conn_close(c, "out of memory");
+		return false;
+	}
+	return http_feed(c, buf + used, n - used);
+}
+
+/* copy_in for a plain-HTTP client: its bytes go through http_feed, never straight up. */
+static bool copy_in_http(struct conn *c, struct endpoint *src, struct endpoint *dst,
+			 struct flow *f, uint64_t *counter)
+{
+	ssize_t n = read(src->fd, c->px->chunk, budget_left(c, true, RELAY_CHUNK));
+
+	if (n <= 0) {
+		if (n == 0 || (errno != EAGAIN && errno != EINTR))
+			f->eof = true;
+		if (f->eof && c->refused) { /* the client is gone: so is the reason to wait */
+			conn_close(c, c->refused);
+			return false;
+		}
+		return true;
+	}
+	if (c->refused)
+		return true; /* dropped: see http_refuse_rest */
+	*counter += (uint64_t)n;
+	return relay_over_budget(c, true, (uint64_t)n) && http_feed(c, c->px->chunk, (size_t)n) &&
+	       flush(c, dst, f);
+}
+
 bool relay_pump(struct conn *c, struct endpoint *src, struct endpoint *dst, struct flow *f,
 		uint64_t *counter)
 {
+	bool http = f == &c->to_up && (c->request || c->request_done);
+
 	if (!flush(c, dst, f) || (!f->len && !splice_out(c, dst, f)))
 		return false;
 	if (!flow_held(f) && !f->eof && src->fd >= 0) {
-		if (f->pipe[0] < 0 && !f->no_pipe && *counter >= RELAY_SPLICE_AFTER)
+		if (!http && f->pipe[0] < 0 && !f->no_pipe && *counter >= RELAY_SPLICE_AFTER)
 			flow_open_pipe(c->px, f);
-		if (f->pipe[0] < 0 ? !copy_in(c, src, dst, f, counter)
-				   : !splice_in(c, src, f, counter) || !splice_out(c, dst, f))
+		if (http ? !copy_in_http(c, src, dst, f, counter)
+		    : f->pipe[0] < 0
+			? !copy_in(c, src, dst, f, counter)
+			: !splice_in(c, src, f, counter) || !splice_out(c, dst, f))
 			return false;
 	}
 	if (f->eof && !flow_held(f) && !f->shut && dst->fd >= 0) {

@@ -29,10 +29,13 @@ const char *http_find_head_end(const char *buf, size_t len);
 bool http_split_authority(const char *a, size_t n, unsigned defport, char *host, size_t hsize,
 			  unsigned *port);
 
-/* Why a plain HTTP request head is refused for its framing, or NULL: a bare LF, obs-fold,
- * several or non-numeric Content-Length, Content-Length with Transfer-Encoding, or a
- * Transfer-Encoding other than one "chunked" (the ways to smuggle a second request past a
- * proxy that reads the body's length one way and a server another). */
+/* Why a plain HTTP request head is refused for its framing, or NULL: a bare LF or CR, obs-fold,
+ * a control byte, a header name that is not a token right before its ':', several or
+ * non-numeric Content-Length, Content-Length with Transfer-Encoding, a Transfer-Encoding other
+ * than one "chunked" or in an HTTP/1.0 request (the ways to smuggle a second request past a
+ * proxy that reads the body's length one way and a server another). The first request of a
+ * connection (http_parse_request, egress_sniff) and every later one (http_stream) are held to
+ * this one check. */
 const char *http_framing_refusal(const char *head, size_t head_len);
 
 /* Parses a proxy request head (CONNECT host:port, or METHOD http://host[:port]/path). */

@@ -17,6 +17,7 @@
 #include "dns.h"
 #include "egress.h"
 #include "hostlimits.h"
+#include "http_stream.h"
 #include "sniff.h"
 
 /* One read's worth of relayed bytes, in a buffer the whole loop shares: what the other side takes
@@ -92,6 +93,10 @@ struct conn {
 			    show they go where the connection was allowed to */
 	bool late_eof;	 /* the client ended while they were held */
 	bool unmapped;   /* captured: an address of the stub's range that no name was given */
+	/* plain HTTP, relaying: the client's one request read to its end (relay_http_start) */
+	struct http_stream *request; /* NULL before the request's body is done */
+	bool request_done;	     /* its end was reached: any further request is refused */
+	const char *refused; /* why the rest of the client's bytes were refused, audited at close */
 	unsigned port;
 	const char *rule;
 	const char *pin; /* the resolve entry that chose the address, if any */
@@ -202,6 +207,13 @@ void flow_close_pipe(struct proxy *px, struct flow *f);
 /* Counts n relayed bytes against the run's and the host's budgets; past one, the connection
  * is closed (false). */
 bool relay_over_budget(struct conn *c, bool outbound, uint64_t n);
+/* Plain HTTP: buf[0, n), the client's bytes so far, begins with a request head the rules allowed,
+ * and head[0, head_n) is that head as it goes upstream. The head goes up; after it only that
+ * request's body (read to its exact end, Content-Length or chunked): a second request on the
+ * connection, or a body that breaks its framing, is refused and ends the connection. false when
+ * the connection was closed. */
+bool relay_http_start(struct conn *c, const char *head, size_t head_n, const char *buf,
+		      size_t n);
 /* Moves what it can along one flow; false when the connection was closed. */
 bool relay_pump(struct conn *c, struct endpoint *src, struct endpoint *dst, struct flow *f,
 		uint64_t *counter);

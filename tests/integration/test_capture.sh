@@ -266,6 +266,29 @@ t_pipelined_host_not_served() {
 		"only the checked request is answered"
 }
 
+# A captured plain-HTTP connection carries one request: a second one on it (pipelined, after
+# the first response, or right after the first request's body) never reaches the server, which
+# would answer it (test_requests.sh's host control); the connection's event says why. Positive
+# control: the first request, with its body, arrives whole.
+t_captured_second_refused() {
+	local shape log="$META/requests.log"
+	bg "$PY" "$HELPERS/request_log_server.py" "$META/port.log" "$log"
+	wait_for_file "$META/port.log" 10 || fail "the request-logging server did not start"
+	cp "$HELPERS/second_request.py" "$CASE/" || fail "cannot copy the client"
+	profile
+	for shape in pipelined keepalive cl_smuggle chunk_smuggle; do
+		box "second-$shape" "$PY" second_request.py direct www.test "$(cat "$META/port.log")" \
+			"$shape"
+		expect_exit 0 "${BOX[@]}"
+		assert_eq "STATUSES:200" "$OUT" "$shape: only the first request answered"
+		assert_contains "$(cat "$AUDIT")" "a second request on one plain-HTTP connection" \
+			"$shape: the refusal audited"
+	done
+	assert_not_contains "$(cat "$log")" "/second" "a second request reached the server"
+	assert_eq 2 "$(grep -c '^POST /first host=www.test:[0-9]* body=5$' "$log")" \
+		"the first requests' bodies arrived whole"
+}
+
 # Ways to name another host than the one allowed, each of which some server would follow: every
 # one is refused before a byte reaches the server (which would answer host=evil.test).
 t_fronting_attempts_refused() {
@@ -395,6 +418,7 @@ run_case server_speaks_first t_server_speaks_first
 run_case ssh_captured t_ssh_captured
 run_case host_header_must_match t_host_header_must_match
 run_case pipelined_host_not_served t_pipelined_host_not_served
+run_case captured_second_refused t_captured_second_refused
 run_case fronting_attempts_refused t_fronting_attempts_refused
 run_case tunnel_server_name_must_match t_tunnel_server_name_must_match
 run_case tls_server_name_must_match t_tls_server_name_must_match

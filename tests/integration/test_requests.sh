@@ -1,0 +1,110 @@
+#!/bin/bash
+# Every request on a plain-HTTP connection is checked, not only the first (issue 22 point 6):
+# through the HTTP proxy, a CONNECT tunnel and a SOCKS5 tunnel, a second request on the same
+# connection (pipelined, kept alive after the first response, or hidden right after the first
+# request's Content-Length or chunked body) never reaches the server, and the connection's
+# `net` event says why. The server (helpers/request_log_server.py) keeps connections open and
+# answers every request it reads, which the host control shows; the positive controls show that
+# the first request, bodies included, still arrives whole. Captured connections: test_capture.sh.
+. "$(dirname "$0")/lib.sh"
+
+SECOND="a second request on one plain-HTTP connection"
+
+# log_server: the request-logging server on $LOG_PORT, its log in $LOG.
+log_server() {
+	LOG="$META/requests.log"
+	bg "$PY" "$HELPERS/request_log_server.py" "$META/port.log" "$LOG"
+	wait_for_file "$META/port.log" 10 || fail "the request-logging server did not start"
+	LOG_PORT=$(cat "$META/port.log")
+	cp "$HELPERS/second_request.py" "$CASE/" || fail "cannot copy the client into $CASE"
+}
+
+# through WAY SHAPE: the client in a sandbox allowed to reach the server; OUT, AUDIT.
+through() {
+	AUDIT="$META/$1-$2.jsonl"
+	expect_exit 0 "$AGENTBOX" -p shell --net proxy --allow "127.0.0.1:$LOG_PORT" --audit "$AUDIT" \
+		-- /usr/bin/python3 second_request.py "$1" 127.0.0.1 "$LOG_PORT" "$2"
+}
+
+# The server answers a second request on one connection when nothing stands between: without
+# this, the cases below would prove nothing.
+t_host_control() {
+	local shape
+	log_server
+	for shape in pipelined keepalive cl_smuggle chunk_smuggle; do
+		expect_exit 0 "$PY" "$CASE/second_request.py" direct 127.0.0.1 "$LOG_PORT" "$shape"
+		assert_eq "STATUSES:200,200" "$OUT" "control ($shape): both requests answered on the host"
+	done
+	assert_eq 4 "$(grep -c '^GET /second host=evil.test' "$LOG")" \
+		"control: the server logged every second request"
+}
+
+# each way, each shape: the first request answered, the second never logged, the refusal audited
+second_refused() {
+	local way=$1 shape
+	log_server
+	for shape in pipelined keepalive cl_smuggle chunk_smuggle; do
+		through "$way" "$shape"
+		assert_eq "STATUSES:200" "$OUT" "$way $shape: only the first request answered"
+		assert_contains "$(cat "$AUDIT")" "\"decision\":\"deny\"" "$way $shape: a deny event"
+		assert_contains "$(cat "$AUDIT")" "$SECOND" "$way $shape: the event names the second request"
+	done
+	assert_not_contains "$(cat "$LOG")" "/second" "a second request reached the server ($way)"
+	assert_eq 2 "$(grep -c '^POST /first host=127.0.0.1:[0-9]* body=5$' "$LOG")" \
+		"$way: the first requests' bodies arrived whole (Content-Length and chunked)"
+	# positive control: the same first requests alone, allowed and audited as such
+	for shape in one_cl one_chunked; do
+		through "$way" "$shape"
+		assert_eq "STATUSES:200" "$OUT" "$way $shape: the request alone is answered"
+		assert_not_contains "$(cat "$AUDIT")" "\"decision\":\"deny\"" "$way $shape: no denial"
+	done
+	assert_eq 4 "$(grep -c '^POST /first host=127.0.0.1:[0-9]* body=5$' "$LOG")" \
+		"$way: the controls' bodies arrived whole"
+}
+
+t_proxy_second_refused() { second_refused proxy; }
+t_connect_second_refused() { second_refused connect; }
+t_socks_second_refused() { second_refused socks; }
+
+# A head that some server reads differently from the proxy is refused before anything goes up,
+# on every path the first request takes (one check, http_framing_refusal): a space before a
+# header's colon, a bare CR, a NUL, Transfer-Encoding in HTTP/1.0.
+t_ambiguous_first_heads() {
+	log_server
+	cat >"$CASE/heads.py" <<-'PY'
+		import socket, sys
+		port = int(sys.argv[1])
+		def send(extra, version="1.1"):
+		    s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+		    s.sendall(("POST http://127.0.0.1:%d/odd HTTP/%s\r\nHost: 127.0.0.1:%d\r\n%s\r\n0\r\n\r\n"
+		               % (port, version, port, extra)).encode())
+		    data = b""
+		    while True:
+		        b = s.recv(4096)
+		        if not b:
+		            break
+		        data += b
+		    return data.split(b"\r\n", 1)[0].decode(errors="replace")
+		print("SPACE:" + send("Transfer-Encoding : chunked\r\n"))
+		print("CR:" + send("X-A: 1\rTransfer-Encoding: chunked\r\n"))
+		print("NUL:" + send("X-A: 1\x00\r\nTransfer-Encoding: chunked\r\n"))
+		print("TE10:" + send("Transfer-Encoding: chunked\r\n", "1.0"))
+		print("PLAIN:" + send("Transfer-Encoding: chunked\r\n"))
+	PY
+	AUDIT="$META/heads.jsonl"
+	expect_exit 0 "$AGENTBOX" -p shell --net proxy --allow "127.0.0.1:$LOG_PORT" --audit "$AUDIT" \
+		-- /usr/bin/python3 heads.py "$LOG_PORT"
+	assert_contains "$OUT" "SPACE:HTTP/1.1 400" "a space before the colon"
+	assert_contains "$OUT" "CR:HTTP/1.1 400" "a bare CR"
+	assert_contains "$OUT" "NUL:HTTP/1.1 400" "a NUL in a header"
+	assert_contains "$OUT" "TE10:HTTP/1.1 400" "Transfer-Encoding in HTTP/1.0"
+	assert_contains "$OUT" "PLAIN:HTTP/1.1 200" "positive control: the chunked request"
+	assert_eq 1 "$(grep -c '^POST /odd' "$LOG")" "only the plain request reached the server"
+}
+
+run_case host_control t_host_control
+run_case proxy_second_refused t_proxy_second_refused
+run_case connect_second_refused t_connect_second_refused
+run_case socks_second_refused t_socks_second_refused
+run_case ambiguous_first_heads t_ambiguous_first_heads
+finish
