@@ -46,6 +46,25 @@ static int placeholder_tree(const struct mount_plan *plan, const struct mount_op
 	return n;
 }
 
+/* The run's start as promote compares host ctimes with it (>=: changed since): the first value of
+ * the coarse clock, which file timestamps come from, after the current one. A host change made
+ * before this call (even with a fine-grained timestamp, as some file systems give) is then
+ * strictly older, and every later one is not: without the wait, a file saved in the run's first
+ * tick was a conflict. Costs at most one tick (1-10 ms), and only overlay runs pay it. */
+static void run_start_time(struct timespec *t)
+{
+	struct timespec t0, pause = {0, 500 * 1000};
+
+	clock_gettime(CLOCK_REALTIME_COARSE, &t0);
+	for (int i = 0; i < 100; i++) {
+		nanosleep(&pause, NULL);
+		clock_gettime(CLOCK_REALTIME_COARSE, t);
+		if (t->tv_sec != t0.tv_sec || t->tv_nsec != t0.tv_nsec)
+			return;
+	}
+	*t = t0; /* a clock that never moved: as before, a change in this tick is a conflict */
+}
+
 static int write_run_file(const char *dir, const char *run_id, const struct mount_plan *plan,
 			  int *lock, struct ab_err *e)
 {
@@ -55,8 +74,7 @@ static int write_run_file(const char *dir, const char *run_id, const struct moun
 	FILE *f;
 	int fd;
 
-	/* the coarse clock is what file timestamps are taken from: every later change is >= */
-	clock_gettime(CLOCK_REALTIME_COARSE, &now);
+	run_start_time(&now);
 	snprintf(path, sizeof(path), "%s/" RUN_FILE, dir);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0 || !(f = fdopen(fd, "w"))) {

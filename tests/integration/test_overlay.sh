@@ -131,6 +131,26 @@ t_promote_conflict() {
 	assert_eq fresh "$(cat "$PROJ/new/deep/file.txt")" "the unconflicted path"
 }
 
+# A host change made just before the run (same clock tick as its start) is older than the run,
+# not a conflict: each of 20 runs starts right after the host wrote into the directory the
+# command then writes into, and each promotes. Control: a host change after the run's start is.
+t_host_change_just_before() {
+	local i
+	mkdir -p "$CASE/tick"
+	for ((i = 0; i < 20; i++)); do
+		echo "$i" >"$CASE/tick/host-$i"
+		expect_exit 0 "$AGENTBOX" -p shell --overlay "$CASE/tick" --changes "$META/ch$i" -- \
+			sh -c 'echo x >"$1/new-$2"' sh "$CASE/tick" "$i"
+		expect_exit 0 "$AGENTBOX" promote "$META/ch$i"
+		assert_eq x "$(cat "$CASE/tick/new-$i")" "run $i: promoted"
+	done
+	expect_exit 0 "$AGENTBOX" -p shell --overlay "$CASE/tick" --changes "$META/during" -- \
+		sh -c 'echo x >"$1/late"' sh "$CASE/tick"
+	echo host >"$CASE/tick/during" # after the run's start, before its promotion
+	expect_exit 1 "$AGENTBOX" promote "$META/during"
+	assert_contains "$ERR" "conflict: $CASE/tick/late changed on the host" "control: a change during the run"
+}
+
 # The command replaces the project's symlink to a directory outside with a real directory
 # and writes into it, and plants symlinks: promote replaces the link, never follows one.
 t_promote_symlink_tricks() {
@@ -317,7 +337,6 @@ t_promote_refuses_protected() {
 	mkdir -p "$PROJ/tools/bin"
 	printf '[sandbox]\ninclude = %s/shell.ini\n[filesystem]\nunprotect = .git/commondir\n' \
 		"$AGENTBOX_PROFILES" >"$META/unprot.ini"
-	sleep 0.1 # as mk_project: the host's setup must be older than the run's start (its tick)
 	expect_exit 0 "$AGENTBOX" -p "$META/unprot.ini" --overlay "$PROJ" --changes "$META/ch" -- sh -c '
 		cd "$1" && echo .. >.git/commondir && echo evil >tools/bin/ls && echo ok >plain.txt' \
 		sh "$PROJ"
@@ -504,6 +523,7 @@ run_case host_untouched t_host_untouched
 run_case changes_and_diff t_changes_and_diff
 run_case promote t_promote
 run_case promote_conflict t_promote_conflict
+run_case host_change_just_before t_host_change_just_before
 run_case promote_symlink_tricks t_promote_symlink_tricks
 run_case promote_hard_cases t_promote_hard_cases
 run_case discard t_discard
