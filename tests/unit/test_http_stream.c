@@ -22,6 +22,7 @@ struct transcript {
 	bool in_body;
 };
 
+static void put(struct transcript *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void put(struct transcript *t, const char *fmt, ...)
 {
 	va_list ap;
