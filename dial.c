@@ -323,6 +323,13 @@ void dial_decide(struct conn *c)
 		conn_refuse(c, why);
 		return;
 	}
+	if ((!strcmp(c->proto, "http") || c->sniff_http) &&
+	    !http_check_request(c, c->head, c->head_len))
+		return;
+	/* a captured connection whose first bytes showed TLS or another protocol */
+	if (!strcmp(c->proto, "capture") && !c->late_sniff && !c->sniff_http &&
+	    !http_check_opaque(c, "captured TLS or other"))
+		return;
 	if (!admit(c))
 		return;
 	/* an address literal was allowed by an address rule: dial it as it is */
@@ -396,10 +403,16 @@ static void late_flight(struct conn *c)
 		/* plain HTTP in a tunnel or a captured connection: one request, its head closing
 		 * the connection, as on the HTTP proxy's own path */
 		size_t m = 0;
-		char *head = http_closing_head(c->head, s.head_len, &m);
+		char *head;
+		snprintf(c->method, sizeof(c->method), "%s", s.method);
+		if (!http_check_request(c, c->head, c->head_len))
+			return;
+		head = http_closing_head(c->head, s.head_len, c->target, &m);
 		if (!first_request(c, head, m))
 			return;
 		n = c->to_up.len;
+	} else if (!http_check_opaque(c, s.proto)) {
+		return;
 	} else if (!flow_put(&c->to_up, c->head, c->head_len)) {
 		conn_close(c, "out of memory");
 		return;
@@ -455,10 +468,10 @@ void dial_on_connected(struct conn *c)
 		size_t n;
 		char *head;
 		if (c->sniff_http) {
-			head = http_closing_head(c->head, c->sniff_head, &n);
+			head = http_closing_head(c->head, c->sniff_head, c->target, &n);
 		} else {
 			http_parse_request(c->head, c->head_len, &req);
-			head = http_upstream_head(c->head, &req, &n);
+			head = http_upstream_head(c->head, &req, c->target, &n);
 		}
 		if (!first_request(c, head, n))
 			return;

@@ -14,10 +14,35 @@
 
 /* ---------- decisions ---------- */
 
+/* [http] rules, and a port-80 allow for each host an allow rule names. Plain HTTP is what the
+ * proxy can read; HTTPS to such a host is refused until TLS interception exists (http_check.c). */
+static int http_rules_build(const struct policy *p, struct egress_rules *out, struct ab_err *e)
+{
+	for (size_t i = 0; i < p->http_deny.n; i++)
+		if (http_rules_add(&out->http, true, p->http_deny.v[i], e) < 0)
+			return -1;
+	for (size_t i = 0; i < p->http_allow.n; i++) {
+		const struct http_rule *r;
+		char text[1024];
+		if (http_rules_add(&out->http, false, p->http_allow.v[i], e) < 0)
+			return -1;
+		r = &out->http.v[out->http.n - 1];
+		if (r->any_host)
+			continue;
+		out->allow[out->n_allow] = r->host;
+		out->allow[out->n_allow].port = 80;
+		snprintf(text, sizeof(text), "[http] %s", r->text);
+		if (strv_push(&out->allow_text, text) < 0)
+			return ab_fail(e, ENOMEM, "egress rules");
+		out->n_allow++;
+	}
+	return 0;
+}
+
 int egress_rules_build(const struct policy *p, struct egress_rules *out, struct ab_err *e)
 {
 	memset(out, 0, sizeof(*out));
-	out->allow = calloc(p->net_allow.n + 1, sizeof(*out->allow));
+	out->allow = calloc(p->net_allow.n + p->http_allow.n + 1, sizeof(*out->allow));
 	out->deny = calloc(p->net_deny.n + 1, sizeof(*out->deny));
 	out->pins = calloc(p->net_resolve.n + 1, sizeof(*out->pins));
 	if (!out->allow || !out->deny || !out->pins) {
@@ -36,6 +61,8 @@ int egress_rules_build(const struct policy *p, struct egress_rules *out, struct 
 		if (egress_pin_parse(p->net_resolve.v[i], &out->pins[i], e) < 0 ||
 		    strv_push(&out->pin_text, p->net_resolve.v[i]) < 0)
 			goto fail;
+	if (http_rules_build(p, out, e) < 0)
+		goto fail;
 	return 0;
 fail:
 	egress_rules_free(out);
@@ -50,6 +77,7 @@ void egress_rules_free(struct egress_rules *r)
 	strv_free(&r->allow_text);
 	strv_free(&r->deny_text);
 	strv_free(&r->pin_text);
+	http_rules_free(&r->http);
 	memset(r, 0, sizeof(*r));
 }
 

@@ -235,10 +235,11 @@ static size_t closing_headers(const char *buf, size_t head_len, char *out, size_
 	return len + 21;
 }
 
-char *http_upstream_head(const char *buf, const struct http_request *req, size_t *out_len)
+char *http_upstream_head(const char *buf, const struct http_request *req, const char *target,
+			 size_t *out_len)
 {
-	const char *path = strchr(req->url + 7, '/');
-	size_t cap = req->head_len + strlen(req->url) + 64, len;
+	const char *path = target ? target : strchr(req->url + 7, '/');
+	size_t cap = req->head_len + strlen(req->url) + (target ? strlen(target) : 0) + 64, len;
 	char *out = malloc(cap);
 
 	if (!out)
@@ -253,15 +254,25 @@ char *http_upstream_head(const char *buf, const struct http_request *req, size_t
 	return out;
 }
 
-char *http_closing_head(const char *buf, size_t head_len, size_t *out_len)
+char *http_closing_head(const char *buf, size_t head_len, const char *target, size_t *out_len)
 {
-	const char *eol = memchr(buf, '\n', head_len);
-	size_t first = (size_t)(eol - buf) + 1;
-	char *out = malloc(head_len + 32);
+	const char *eol = memchr(buf, '\n', head_len), *sp1, *sp2;
+	size_t first = (size_t)(eol - buf) + 1, tl = target ? strlen(target) : 0;
+	char *out = malloc(head_len + tl + 32);
 
 	if (!out)
 		return NULL;
-	memcpy(out, buf, first);
+	sp1 = memchr(buf, ' ', first);
+	sp2 = sp1 ? memchr(sp1 + 1, ' ', (size_t)(eol - sp1)) : NULL;
+	if (target && sp2) { /* the request line with the target replaced */
+		size_t m = (size_t)(sp1 + 1 - buf);
+		memcpy(out, buf, m);
+		memcpy(out + m, target, tl);
+		memcpy(out + m + tl, sp2, (size_t)(eol + 1 - sp2));
+		first = m + tl + (size_t)(eol + 1 - sp2);
+	} else {
+		memcpy(out, buf, first);
+	}
 	*out_len = closing_headers(buf, head_len, out, first, false);
 	return out;
 }

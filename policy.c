@@ -94,6 +94,8 @@ void policy_free(struct policy *p)
 	}
 	free(p->fs);
 	strv_free(&p->net_allow);
+	strv_free(&p->http_allow);
+	strv_free(&p->http_deny);
 	strv_free(&p->net_deny);
 	strv_free(&p->net_resolve);
 	strv_free(&p->net_methods);

@@ -93,6 +93,11 @@ void policy_explain(const struct policy *p, struct json *j)
 	json_limit(j, "max_bytes_out_per_host", p->net_host_max_bytes_out);
 	json_limit(j, "max_bytes_in_per_host", p->net_host_max_bytes_in);
 	json_obj_end(j);
+	json_key(j, "http");
+	json_obj_begin(j);
+	json_strv(j, "allow", &p->http_allow);
+	json_strv(j, "deny", &p->http_deny);
+	json_obj_end(j);
 	json_key(j, "limits");
 	json_obj_begin(j);
 	json_limit(j, "timeout_ms", l->timeout_ms);

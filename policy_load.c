@@ -171,7 +171,7 @@ static int parse_ini(const char *path, const char *data, size_t len, struct file
 /* [sandbox] include is the loader's own (apply_file). */
 static const struct key_table *const tables[] = {
     &policy_sandbox_keys, &policy_fs_keys,  &policy_net_keys,	&policy_limits_keys,
-    &policy_seccomp_keys, &policy_env_keys, &policy_audit_keys,
+    &policy_seccomp_keys, &policy_env_keys, &policy_audit_keys, &policy_http_keys,
 };
 
 /* Splits a comma list, expands variables in each item and hands it to fn. */
@@ -471,6 +471,12 @@ int policy_finish(struct policy *p, struct ab_err *e)
 		return ab_fail(e, 0, "[network] has egress limits but mode is %s",
 			       net_mode_name(p->net_mode)),
 		       ab_hint(e, "set [network] mode = proxy (or --net proxy) for them to apply");
+	if (p->net_mode != NET_PROXY && (p->http_allow.n || p->http_deny.n))
+		return ab_fail(e, 0, "[http] has rules but [network] mode is %s",
+			       net_mode_name(p->net_mode)),
+		       ab_hint(
+			   e,
+			   "set [network] mode = proxy (or --net proxy): the proxy enforces them");
 	if (p->net_mode != NET_PROXY && p->net_capture == CAPTURE_ON)
 		return ab_fail(e, 0, "[network] capture = on but mode is %s",
 			       net_mode_name(p->net_mode)),

@@ -62,6 +62,8 @@ void conn_audit(struct conn *c, const char *decision, const char *reason)
 	if (c->addr[0])
 		json_kv_str(j, "address", c->addr);
 	json_kv_str(j, "rule", c->rule);
+	if (c->http_rule)
+		json_kv_str(j, "http_rule", c->http_rule);
 	if (c->pin)
 		json_kv_str(j, "resolve", c->pin);
 	if (c->sni[0])
@@ -136,6 +138,7 @@ static void free_graveyard(struct proxy *px)
 		free(c->to_client.buf);
 		free(c->head);
 		free(c->request);
+		free(c->target);
 		free(c);
 	}
 }

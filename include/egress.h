@@ -9,6 +9,7 @@
 #include "capture.h"
 #include "egress_rule.h"
 #include "error.h"
+#include "http_rules.h"
 #include "policy.h"
 
 /* ---------- decisions (pure) ---------- */
@@ -18,8 +19,12 @@ struct egress_rules {
 	struct egress_pin *pins;
 	size_t n_allow, n_deny, n_pins;
 	struct strv allow_text, deny_text, pin_text;
+	struct http_rules http; /* [http]: per request; their hosts are allowed at port 80 */
 };
 
+/* The [network] rules, and the [http] rules with the connection rules they imply: a host that an
+ * [http] allow rule names (not `*`) is allowed at port 80, with "[http] RULE" as the rule's
+ * text; [network] deny rules still come first. */
 int egress_rules_build(const struct policy *p, struct egress_rules *out, struct ab_err *e);
 void egress_rules_free(struct egress_rules *r);
 

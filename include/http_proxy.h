@@ -41,14 +41,16 @@ const char *http_framing_refusal(const char *head, size_t head_len);
 /* Parses a proxy request head (CONNECT host:port, or METHOD http://host[:port]/path). */
 enum parse_result http_parse_request(const char *buf, size_t len, struct http_request *req);
 
-/* The head to send upstream for a plain HTTP request: origin-form target, Host set to the URL's
- * host (the one the rules allowed), Proxy-* and connection headers dropped, "Connection: close"
- * added. malloc'd, NULL when out of memory. */
-char *http_upstream_head(const char *buf, const struct http_request *req, size_t *out_len);
+/* The head to send upstream for a plain HTTP request: origin-form target (target, the canonical
+ * one the [http] rules matched, or the URL's path when NULL), Host set to the URL's host (the one
+ * the rules allowed), Proxy-* and connection headers dropped, "Connection: close" added.
+ * malloc'd, NULL when out of memory. */
+char *http_upstream_head(const char *buf, const struct http_request *req, const char *target,
+			 size_t *out_len);
 
 /* The same for an origin-form request (a captured client's): its request line kept, hop-by-hop
  * headers dropped, "Connection: close" added, so the server answers this one request and every
  * later one comes on a new connection, where it is checked again. */
-char *http_closing_head(const char *buf, size_t head_len, size_t *out_len);
+char *http_closing_head(const char *buf, size_t head_len, const char *target, size_t *out_len);
 
 #endif

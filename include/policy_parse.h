@@ -41,7 +41,7 @@ struct key_table {
 	size_t n;
 };
 extern const struct key_table policy_sandbox_keys, policy_fs_keys, policy_net_keys,
-    policy_limits_keys, policy_seccomp_keys, policy_env_keys, policy_audit_keys;
+    policy_limits_keys, policy_seccomp_keys, policy_env_keys, policy_audit_keys, policy_http_keys;
 
 /* "out of memory" (ENOMEM). Returns -1, as every helper here does on an error. */
 int policy_oom(struct ab_err *e);

@@ -97,6 +97,8 @@ struct conn {
 	struct http_stream *request; /* NULL before the request's body is done */
 	bool request_done;	     /* its end was reached: any further request is refused */
 	const char *refused; /* why the rest of the client's bytes were refused, audited at close */
+	char *target;	     /* plain HTTP under [http] rules: the canonical target sent up */
+	const char *http_rule; /* ... and the [http] rule that allowed it (NULL: none decided) */
 	unsigned port;
 	const char *rule;
 	const char *pin; /* the resolve entry that chose the address, if any */
@@ -217,6 +219,18 @@ bool relay_http_start(struct conn *c, const char *head, size_t head_n, const cha
 /* Moves what it can along one flow; false when the connection was closed. */
 bool relay_pump(struct conn *c, struct endpoint *src, struct endpoint *dst, struct flow *f,
 		uint64_t *counter);
+
+/* ---------- http_check.c ---------- */
+
+/* The [http] rules on a plain-HTTP request whose head is head[0, head_len) (origin-form, or the
+ * HTTP proxy's absolute form), once c->name and c->method are known: true when it may go up,
+ * with c->target its canonical target when rules cover the host; false when it was refused (a
+ * 403 naming the rule, or a 400 for a target that cannot be compared; audited; closing). */
+bool http_check_request(struct conn *c, const char *head, size_t head_len);
+/* A connection whose bytes the proxy cannot read (TLS, another protocol: what) to a host the
+ * [http] rules cover would carry requests no rule sees: refused until HTTPS interception is
+ * built. true when no rule covers the host. */
+bool http_check_opaque(struct conn *c, const char *what);
 
 /* ---------- dns_stub.c ---------- */
 

@@ -66,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_host(req.host, req.port);
 		if (!req.is_connect) {
 			size_t n;
-			char *head = http_upstream_head((const char *)data, &req, &n);
+			char *head = http_upstream_head((const char *)data, &req, NULL, &n);
 			if (!head || n < 4 || memcmp(head + n - 4, "\r\n\r\n", 4))
 				abort(); /* the upstream head must be complete */
 			free(head);

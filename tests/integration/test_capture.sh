@@ -387,6 +387,21 @@ t_methods_apply_to_captured_http() {
 	assert_contains "$OUT" "DENIED:method GET is not allowed" "the refusal names the method"
 }
 
+# [http] rules apply to a captured plain request as to a proxied one (test_http_rules.sh): a path
+# no allow rule matches is a 403 naming the default denial; the allowed path is served.
+t_http_rules_apply_to_captured_http() {
+	mk_www
+	helpers_in
+	profile "[http]" "allow = GET www.test/file.txt"
+	box rules "$PY" capture_client.py get "http://www.test:$WWW_PORT/file.txt"
+	expect_exit 0 "${BOX[@]}"
+	assert_contains "$OUT" "STATUS:200" "the allowed path"
+	box rules-denied "$PY" capture_client.py get "http://www.test:$WWW_PORT/other.txt"
+	expect_exit 0 "${BOX[@]}"
+	assert_contains "$OUT" "STATUS:403" "a path no allow rule matches"
+	assert_contains "$OUT" "DENIED:no [http] allow rule matches" "the header names the denial"
+}
+
 t_capture_port_itself() {
 	helpers_in
 	profile
@@ -424,6 +439,7 @@ run_case tunnel_server_name_must_match t_tunnel_server_name_must_match
 run_case tls_server_name_must_match t_tls_server_name_must_match
 run_case dns_stub t_dns_stub
 run_case methods_apply_to_captured_http t_methods_apply_to_captured_http
+run_case http_rules_apply_to_captured_http t_http_rules_apply_to_captured_http
 run_case capture_port_itself t_capture_port_itself
 run_case capture_off_and_profile_errors t_capture_off_and_profile_errors
 finish

@@ -430,6 +430,36 @@ static void rules_of(struct policy *p, struct egress_rules *r, const char *allow
 	assert_int_equal(egress_rules_build(p, r, &e), 0);
 }
 
+/* An [http] allow rule allows its host at port 80 (the proxy reads plain HTTP there), under a
+ * text that names it; a rule for any host (`*`) allows none; a [network] deny still wins. */
+static void test_http_rules_imply_port_80(void **state)
+{
+	struct policy p = {0};
+	struct egress_rules r;
+	struct ab_err e = {0};
+	const char *rule;
+
+	(void)state;
+	assert_int_equal(strv_push(&p.http_allow, "GET api.example/v1/**"), 0);
+	assert_int_equal(strv_push(&p.http_allow, "GET */public/*"), 0);
+	assert_int_equal(strv_push(&p.http_deny, "* */admin/*"), 0);
+	assert_int_equal(strv_push(&p.net_deny, "blocked.example"), 0);
+	assert_int_equal(strv_push(&p.http_allow, "POST blocked.example/x"), 0);
+	assert_int_equal(egress_rules_build(&p, &r, &e), 0);
+	assert_true(egress_decide(&r, "api.example", 80, &rule));
+	assert_string_equal(rule, "[http] GET api.example/v1/**");
+	assert_false(egress_decide(&r, "api.example", 443, &rule));  /* no interception yet */
+	assert_false(egress_decide(&r, "other.example", 80, &rule)); /* `*` allows no host */
+	assert_false(egress_decide(&r, "blocked.example", 80, &rule));
+	assert_string_equal(rule, "blocked.example");
+	assert_int_equal(r.http.n, 4);
+	assert_true(http_rules_cover(&r.http, "other.example")); /* the `*` rules cover it */
+	egress_rules_free(&r);
+	strv_free(&p.http_allow);
+	strv_free(&p.http_deny);
+	strv_free(&p.net_deny);
+}
+
 /* A Unicode rule matches the punycode request and the other way round, in any case. */
 static void test_idn_decide(void **state)
 {
@@ -606,7 +636,7 @@ static void test_closing_head(void **state)
 	const char *head = "GET /a?b HTTP/1.1\r\nHost: x.example\r\nConnection: keep-alive\r\n"
 			   "Keep-Alive: 5\r\nProxy-Authorization: y\r\nAccept: */*\r\n\r\n";
 	size_t n;
-	char *out = http_closing_head(head, strlen(head), &n);
+	char *out = http_closing_head(head, strlen(head), NULL, &n);
 
 	(void)state;
 	assert_non_null(out);
@@ -704,6 +734,7 @@ int main(void)
 	    cmocka_unit_test(test_idn_rules),
 	    cmocka_unit_test(test_idn_refused),
 	    cmocka_unit_test(test_idn_decide),
+	    cmocka_unit_test(test_http_rules_imply_port_80),
 	    cmocka_unit_test(test_idn_host_name),
 	    cmocka_unit_test(test_bad_labels),
 	    cmocka_unit_test(test_long_names),

@@ -439,6 +439,35 @@ static void test_same_path_twice_in_one_file(void **state)
 		     MAIN ":6: ", "/x is already listed as 'tmpfs'");
 }
 
+/* ---------- [http] ---------- */
+
+/* One rule per line (a glob may hold a comma), repeatable, checked by the rules' parser at load
+ * with its line; rules need the proxy. */
+static void test_http_rules(void **state)
+{
+	struct policy *p = must_load("[network]\nmode = proxy\n[http]\n"
+				     "allow = GET api.example/v1/**\n"
+				     "allow = GET api.example/search?q=a,b\n"
+				     "deny = * */admin/*\n");
+	(void)state;
+
+	expect_strv(&p->http_allow, 2, "GET api.example/v1/**", "GET api.example/search?q=a,b");
+	expect_strv(&p->http_deny, 1, "* */admin/*");
+	policy_free(p);
+	expect_error("[network]\nmode = proxy\n[http]\nallow = GET a.example//x\n",
+		     MAIN ":4: ", "'//' in the path");
+	expect_error("[network]\nmode = proxy\n[http]\ndeny = get a.example/x\n",
+		     MAIN ":4: ", "http rule 'get a.example/x'");
+	p = must_load("[http]\nallow = GET a.example/x\n");
+	{
+		struct ab_err e = {0};
+		assert_int_equal(policy_finish(p, &e), -1);
+		expect_msg(&e, "", "[http] has rules but [network] mode is none");
+	}
+	policy_free(p);
+	expect_error("[network]\nmode = proxy\n[http]\nmethods = GET\n", MAIN ":4: ", "methods");
+}
+
 /* ---------- [network] ---------- */
 
 static void test_network(void **state)
@@ -2308,6 +2337,7 @@ int main(void)
 	    cmocka_unit_test(test_comma_list_empty_items),
 	    cmocka_unit_test(test_filesystem_errors),
 	    cmocka_unit_test(test_same_path_twice_in_one_file),
+	    cmocka_unit_test(test_http_rules),
 	    cmocka_unit_test(test_network),
 	    cmocka_unit_test(test_network_resolve),
 	    cmocka_unit_test(test_protect),

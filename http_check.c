@@ -1,0 +1,105 @@
+/* The proxy's side of the [http] rules (http_rules.c decides): each plain-HTTP request is
+ * checked on its method, host and canonical target before it goes up, and goes up with that
+ * canonical target, so the origin reads the path the rules saw. A connection the proxy cannot
+ * read (TLS, or another protocol) to a host the rules cover is refused: it would carry requests
+ * no rule sees. Intercepted HTTPS (issue 18) will come through the same check. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "http_rules.h"
+#include "proxy_conn.h"
+
+/* The request-target of the head's request line, origin-form: an absolute-form target (the HTTP
+ * proxy's) loses its scheme and authority. */
+static bool request_target(const char *head, size_t head_len, const char **t, size_t *n)
+{
+	const char *eol = memchr(head, '\r', head_len), *sp1, *sp2;
+
+	if (!eol || !(sp1 = memchr(head, ' ', (size_t)(eol - head))) ||
+	    !(sp2 = memchr(sp1 + 1, ' ', (size_t)(eol - sp1 - 1))))
+		return false;
+	*t = sp1 + 1;
+	*n = (size_t)(sp2 - *t);
+	if (*n >= 7 && !strncasecmp(*t, "http://", 7)) {
+		const char *path = memchr(*t + 7, '/', *n - 7);
+		if (!path) {
+			*t = "/";
+			*n = 1;
+			return true;
+		}
+		*n -= (size_t)(path - *t);
+		*t = path;
+	}
+	return true;
+}
+
+/* A refusal the client reads as the answer to its request, whatever the connection's protocol:
+ * inside a tunnel too, where the client speaks HTTP. */
+static void refuse_request(struct conn *c, int status, const char *denied, const char *why)
+{
+	char body[1024], resp[2560];
+	int n;
+
+	snprintf(body, sizeof(body), "agentbox denied %s %s: %s\n", c->method, c->name, why);
+	n = snprintf(resp, sizeof(resp),
+		     "HTTP/1.1 %d %s\r\n%s%s%sContent-Type: text/plain\r\nConnection: close\r\n"
+		     "Content-Length: %zu\r\n\r\n%s",
+		     status, status == 403 ? "Forbidden" : "Bad Request",
+		     denied ? "X-Agentbox-Denied: " : "", denied ? denied : "",
+		     denied ? "\r\n" : "", strlen(body), body);
+	conn_to_client(c, resp, n > 0 && (size_t)n < sizeof(resp) ? (size_t)n : strlen(resp), true);
+	conn_audit(c, "deny", why);
+}
+
+bool http_check_request(struct conn *c, const char *head, size_t head_len)
+{
+	const struct http_rules *rs = &c->px->rules.http;
+	struct http_target t;
+	const char *target = NULL, *why = NULL, *rule;
+	size_t n;
+	char text[1024];
+	enum http_verdict v;
+
+	if (!rs->n || !http_rules_cover(rs, c->name))
+		return true; /* no rule concerns this host: sent as the client wrote it */
+	if (!request_target(head, head_len, &target, &n) ||
+	    http_target_canon(target, n, &t, &why) < 0) {
+		snprintf(text, sizeof(text), "request-target refused: %s",
+			 target ? why : "no request-target");
+		refuse_request(c, 400, NULL, text);
+		return false;
+	}
+	v = http_rules_decide(rs, c->method, c->name, &t, &rule);
+	c->http_rule = rule;
+	if (v == HTTP_DENY) {
+		snprintf(text, sizeof(text), "denied by [http] rule '%s'", rule);
+		refuse_request(c, 403, rule, text);
+		http_target_free(&t);
+		return false;
+	}
+	free(c->target);
+	c->target = http_target_format(&t);
+	http_target_free(&t);
+	if (!c->target) {
+		conn_close(c, "out of memory");
+		return false;
+	}
+	return true;
+}
+
+bool http_check_opaque(struct conn *c, const char *what)
+{
+	char why[512];
+
+	if (!http_rules_cover(&c->px->rules.http, c->name))
+		return true;
+	snprintf(why, sizeof(why),
+		 "[http] rules cover %s, and a %s connection would carry requests no rule sees "
+		 "(HTTPS interception is not built yet: use http:// or drop the [http] rules)",
+		 c->name, what);
+	conn_audit(c, "deny", why);
+	conn_close(c, why);
+	return false;
+}

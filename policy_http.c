@@ -1,0 +1,42 @@
+/* [http]: per-request rules, `METHOD HOST/PATH-GLOB` (docs/http-rules.md). One rule per line,
+ * since a path or query glob may hold a comma; each is checked here by the rules' own parser
+ * (http_rules.c), so a profile with a rule that cannot match fails at load with its line. */
+#include "policy_parse.h"
+
+#include <stdlib.h>
+
+#include "http_rules.h"
+
+static int http_rule(const struct setting *s, const char *v, bool deny, struct strv *sv,
+		     struct ab_err *e)
+{
+	struct http_rules check = {0};
+	char *rule;
+	int r;
+
+	if (policy_expand_one(s, v, &rule, e) < 0)
+		return -1;
+	r = http_rules_add(&check, deny, rule, e);
+	http_rules_free(&check);
+	if (r == 0)
+		r = policy_push_item(sv, rule, e);
+	else
+		policy_at_error(&s->at, e);
+	free(rule);
+	return r;
+}
+
+static int on_allow(const struct setting *s, const char *v, struct ab_err *e)
+{
+	return http_rule(s, v, false, &s->p->http_allow, e);
+}
+static int on_deny(const struct setting *s, const char *v, struct ab_err *e)
+{
+	return http_rule(s, v, true, &s->p->http_deny, e);
+}
+
+static const struct key_spec keys[] = {
+    {"http", "allow", SINGLE, on_allow},
+    {"http", "deny", SINGLE, on_deny},
+};
+const struct key_table policy_http_keys = {keys, sizeof(keys) / sizeof(keys[0])};
