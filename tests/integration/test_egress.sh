@@ -205,7 +205,7 @@ t_socks5h() {
 	expect_exit 0 "${BOX[@]}"
 	assert_eq "$BODY" "$OUT" "the file fetched through SOCKS5 (socks5h)"
 	net
-	assert_contains "$NET" " decision=allow protocol=socks host=localhost port=$WWW_PORT address=127.0.0.1 rule=localhost:$WWW_PORT sni=localhost reason=closed " \
+	assert_contains "$NET" " decision=allow protocol=socks host=localhost port=$WWW_PORT address=127.0.0.1 rule=localhost:$WWW_PORT sni=localhost method=GET reason=closed " \
 		"the audit event of the SOCKS connection"
 	assert_between 1 1000000 "$(field bytes_out)" "bytes_out of the SOCKS connection"
 	assert_between "${#BODY}" 1000000 "$(field bytes_in)" "bytes_in of the SOCKS connection"
