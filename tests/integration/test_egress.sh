@@ -656,18 +656,19 @@ t_hostile_slowloris() {
 }
 
 # Heads whose body length or header lines a server could read differently from the proxy
-# (Content-Length with Transfer-Encoding, two Content-Lengths, obs-fold, a bare LF) are refused
-# with 400 and audited: they are how a second request is smuggled past the rules. Positive
-# control: the same request without them is served.
+# (Content-Length with Transfer-Encoding, two Content-Lengths, obs-fold, a bare LF or CR, a NUL,
+# a space before a header's colon, Transfer-Encoding in HTTP/1.0) are refused with 400 and
+# audited: they are how a second request is smuggled past the rules. Every head on every path is
+# held to this one check (http_framing_refusal). Positive control: the plain request is served.
 t_smuggling_heads_refused() {
 	mk_www
 	cat >smuggle.py <<-'PY'
 		import socket, sys
 		port = int(sys.argv[1])
-		def send(extra):
+		def send(extra, version="1.1"):
 		    s = socket.create_connection(("127.0.0.1", 3128))
-		    s.sendall(("GET http://127.0.0.1:%d/file.txt HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
-		               % (port, port) + extra).encode())
+		    s.sendall(("GET http://127.0.0.1:%d/file.txt HTTP/%s\r\nHost: 127.0.0.1:%d\r\n"
+		               % (port, version, port) + extra).encode())
 		    data = b""
 		    while True:
 		        b = s.recv(4096)
@@ -678,6 +679,10 @@ t_smuggling_heads_refused() {
 		print("CLTE:" + send("Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"))
 		print("TWOCL:" + send("Content-Length: 0\r\nContent-Length: 40\r\n\r\n"))
 		print("FOLD:" + send("X-A: 1\r\n folded: y\r\n\r\n"))
+		print("SPACE:" + send("Transfer-Encoding : chunked\r\n\r\n0\r\n\r\n"))
+		print("CR:" + send("X-A: 1\rTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"))
+		print("NUL:" + send("X-A: 1\x00\r\n\r\n"))
+		print("TE10:" + send("Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n", "1.0"))
 		print("PLAIN:" + send("\r\n"))
 	PY
 	box smuggle --allow "127.0.0.1:$WWW_PORT" -- /usr/bin/python3 smuggle.py "$WWW_PORT"
@@ -685,6 +690,10 @@ t_smuggling_heads_refused() {
 	assert_contains "$OUT" "CLTE:HTTP/1.1 400" "Content-Length with Transfer-Encoding"
 	assert_contains "$OUT" "TWOCL:HTTP/1.1 400" "two Content-Lengths"
 	assert_contains "$OUT" "FOLD:HTTP/1.1 400" "a folded header line"
+	assert_contains "$OUT" "SPACE:HTTP/1.1 400" "a space before a header's colon"
+	assert_contains "$OUT" "CR:HTTP/1.1 400" "a bare CR"
+	assert_contains "$OUT" "NUL:HTTP/1.1 400" "a NUL in a header"
+	assert_contains "$OUT" "TE10:HTTP/1.1 400" "Transfer-Encoding in HTTP/1.0"
 	assert_contains "$OUT" "PLAIN:HTTP/1.0 200" "positive control: the plain request"
 	net reason="both Content-Length and Transfer-Encoding"
 	assert_contains "$NET" " decision=deny protocol=http " "the refusal audited"
