@@ -362,7 +362,6 @@ static void start_connect(struct conn *c)
 	proxy_watch(c->px, &c->up, EPOLLOUT);
 }
 
-/* The held first bytes are complete (or the client ended): checked, then sent up. */
 /* Plain HTTP: head (malloc'd, NULL when out of memory) is the client's first request head as it
  * goes upstream; it and the request's body go up, and nothing after them. false when the
  * connection was closed. */
@@ -376,6 +375,7 @@ static bool first_request(struct conn *c, char *head, size_t n)
 	return ok;
 }
 
+/* The held first bytes are complete (or the client ended): checked, then sent up. */
 static void late_flight(struct conn *c)
 {
 	struct sniff s;
@@ -385,11 +385,14 @@ static void late_flight(struct conn *c)
 	if (egress_sniff((unsigned char *)c->head, c->head_len, &s) == PARSE_MORE) {
 		if (c->head_len < EGRESS_MAX_HEAD && !c->late_eof)
 			return;
-		s.odd = true;
+		egress_sniff_final((unsigned char *)c->head, c->head_len, &s);
+		s.odd |= !c->late_eof; /* a full buffer that still asks for more cannot be read */
 	}
 	why[0] = '\0';
-	if (!front_flight_mismatch(c, &s, why, sizeof(why)) && !strcmp(c->proto, "capture") &&
-	    !strcmp(s.proto, "http") && !method_allowed(c->px->p, s.method))
+	if (!strcmp(s.proto, "http")) /* the request's, in its events: a tunnel's said CONNECT */
+		snprintf(c->method, sizeof(c->method), "%s", s.method);
+	if (!front_flight_mismatch(c, &s, why, sizeof(why)) && !strcmp(s.proto, "http") &&
+	    !method_allowed(c->px->p, s.method))
 		snprintf(why, sizeof(why), "method %s is not allowed ([network] methods)",
 			 s.method);
 	if (why[0]) {
@@ -404,7 +407,6 @@ static void late_flight(struct conn *c)
 		 * the connection, as on the HTTP proxy's own path */
 		size_t m = 0;
 		char *head;
-		snprintf(c->method, sizeof(c->method), "%s", s.method);
 		if (!http_check_request(c, c->head, c->head_len))
 			return;
 		head = http_closing_head(c->head, s.head_len, c->target, &m);

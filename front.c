@@ -213,6 +213,13 @@ void front_read_head(struct conn *c)
 {
 	ssize_t n = read(c->cl.fd, c->head + c->head_len, EGRESS_MAX_HEAD - c->head_len);
 
+	if (n == 0 && c->st == ST_SNIFF && c->head_len) {
+		/* a captured client that sent its bytes and ended: they are all it will send */
+		struct sniff s;
+		egress_sniff_final((unsigned char *)c->head, c->head_len, &s);
+		front_capture_decide(c, &s);
+		return;
+	}
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
 		conn_close(c, "client closed before its request");
 		return;

@@ -84,7 +84,7 @@ static unsigned header_count(const char *head, const char *end, const char *name
 	return count;
 }
 
-static bool token_byte(unsigned char c)
+bool http_token_byte(unsigned char c)
 {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 	       (c && strchr("!#$%&'*+-.^_`|~", c));
@@ -110,7 +110,7 @@ static const char *line_refusal(const char *head, const char *end)
 			return "a folded header line (obs-fold)";
 		if (line_start && c != '\r') {
 			const char *q = p;
-			while (q < end && token_byte((unsigned char)*q))
+			while (q < end && http_token_byte((unsigned char)*q))
 				q++;
 			if (q == p || q == end || *q != ':')
 				return "a malformed header line";

@@ -31,12 +31,6 @@ enum {
 	S_BAD,
 };
 
-static bool tchar(unsigned char c)
-{
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       (c && strchr("!#$%&'*+-.^_`|~", c));
-}
-
 /* What a field value or a chunk extension may hold: visible bytes, space, tab, obs-text. */
 static bool field_byte(unsigned char c)
 {
@@ -72,7 +66,7 @@ static const char *request_line(const char *h, const char *eol, struct http_even
 {
 	const char *p = h, *sp;
 
-	while (p < eol && tchar((unsigned char)*p))
+	while (p < eol && http_token_byte((unsigned char)*p))
 		p++;
 	if (p == h || p == eol || *p != ' ')
 		return "a malformed request line (method)";
@@ -117,7 +111,7 @@ static const char *header_line(const char *p, const char *eol, struct http_event
 	const char *name = p, *v;
 	size_t nlen;
 
-	while (p < eol && tchar((unsigned char)*p))
+	while (p < eol && http_token_byte((unsigned char)*p))
 		p++;
 	if (p == name || p == eol || *p != ':')
 		return "a malformed header line";
@@ -213,7 +207,7 @@ static size_t start(struct http_stream *s, const char *buf, size_t len, struct h
 			s->state = S_START;
 		} else if (c == '\r') {
 			s->state = S_START_LF;
-		} else if (!tchar(c)) {
+		} else if (!http_token_byte(c)) {
 			return refuse(s, ev, "not an HTTP request line");
 		} else {
 			s->state = S_HEAD;
@@ -263,11 +257,11 @@ static const char *trailer_byte(struct http_stream *s, unsigned char c)
 		if (c == '\r')
 			return s->state = S_LAST_LF, NULL;
 		/* anything but a name starts a folded or malformed line */
-		return tchar(c) ? (s->state = S_TRAILER_NAME, NULL) : "a malformed trailer line";
+		return http_token_byte(c) ? (s->state = S_TRAILER_NAME, NULL) : "a malformed trailer line";
 	case S_TRAILER_NAME:
 		if (c == ':')
 			return s->state = S_TRAILER_VALUE, NULL;
-		return tchar(c) ? NULL : "a malformed trailer line";
+		return http_token_byte(c) ? NULL : "a malformed trailer line";
 	default: /* S_TRAILER_VALUE */
 		if (c == '\r')
 			return s->state = S_TRAILER_LF, NULL;

@@ -286,6 +286,8 @@ static void on_conn_event(struct endpoint *ep, uint32_t events)
 			conn_close(c, "closed");
 			return;
 		}
+		if (c->refused) /* it waits for the first response: while bytes move */
+			c->deadline_ms = proxy_now_ms() + PROXY_HEAD_TIMEOUT_MS;
 		break;
 	case ST_RESOLVE:
 		break;

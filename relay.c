@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "hostlimits.h"
+#include "http_stream.h"
+#include "proxy.h"
 #include "proxy_conn.h"
 
 /* Bytes the flow holds for its sink: buffered, or in its pipe. */
@@ -218,9 +220,6 @@ static bool splice_in(struct conn *c, struct endpoint *src, struct flow *f, uint
 	return relay_over_budget(c, outbound, (uint64_t)n);
 }
 
-/* Moves what it can along one flow: what is held first (the buffer, then the pipe, in the order
- * the bytes came), then one read passed straight on. Returns false when the connection was
- * closed. */
 /* ---------- plain HTTP: one request per connection ---------- */
 
 #define SECOND_REQUEST                                                                             \
@@ -235,14 +234,16 @@ static bool http_refuse(struct conn *c, const char *why)
 }
 
 /* A second request: nothing more of the client's goes up, but the first request's response still
- * comes back (its head asked the server to close after it; the connection ends then, audited as
- * refused). The client's further bytes are read and dropped, so that closing its socket later
- * sends no reset that could cost it that response; and no half-close is passed on upstream (some
- * servers take it for an abandoned request). */
+ * comes back (its head asked the server to close after it; the connection ends then, or after
+ * PROXY_HEAD_TIMEOUT_MS without a byte either way, audited as refused). The client's further
+ * bytes are read and dropped, so that closing its socket later sends no reset that could cost
+ * it that response; and no half-close is passed on upstream (some servers take it for an
+ * abandoned request). */
 static bool http_refuse_rest(struct conn *c)
 {
 	c->refused = SECOND_REQUEST;
 	c->to_up.shut = true;
+	c->deadline_ms = proxy_now_ms() + PROXY_HEAD_TIMEOUT_MS; /* idle: see on_conn_event */
 	return true;
 }
 
@@ -253,14 +254,10 @@ static bool http_feed(struct conn *c, const char *buf, size_t n)
 	struct http_event ev;
 	size_t off = 0, used;
 
-	if (c->refused)
-		return true;
 	while (off < n && !c->request_done) {
 		used = http_stream_feed(c->request, buf + off, n - off, &ev);
 		if (ev.type == HTTP_STREAM_BAD)
 			return http_refuse(c, ev.why);
-		if (ev.type == HTTP_STREAM_HEAD)
-			return http_refuse_rest(c);
 		if (ev.type == HTTP_STREAM_BODY && !flow_put(&c->to_up, buf + off, ev.n)) {
 			conn_close(c, "out of memory");
 			return false;
@@ -309,11 +306,7 @@ static bool copy_in_http(struct conn *c, struct endpoint *src, struct endpoint *
 	if (n <= 0) {
 		if (n == 0 || (errno != EAGAIN && errno != EINTR))
 			f->eof = true;
-		if (f->eof && c->refused) { /* the client is gone: so is the reason to wait */
-			conn_close(c, c->refused);
-			return false;
-		}
-		return true;
+		return true; /* refused: a half-closed client still gets the first response */
 	}
 	if (c->refused)
 		return true; /* dropped: see http_refuse_rest */
@@ -322,6 +315,11 @@ static bool copy_in_http(struct conn *c, struct endpoint *src, struct endpoint *
 	       flush(c, dst, f);
 }
 
+/* ---------- any flow ---------- */
+
+/* Moves what it can along one flow: what is held first (the buffer, then the pipe, in the order
+ * the bytes came), then one read passed straight on. Returns false when the connection was
+ * closed. */
 bool relay_pump(struct conn *c, struct endpoint *src, struct endpoint *dst, struct flow *f,
 		uint64_t *counter)
 {

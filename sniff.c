@@ -116,6 +116,59 @@ static enum parse_result sniff_http(const char *b, size_t len, struct sniff *s)
 	return PARSE_DONE;
 }
 
+/* White space to a lenient server's split of a request line (Python's str.split also splits on
+ * VT, FF and the separators 0x1c-0x1f). */
+static bool loose_space(unsigned char c)
+{
+	return c == ' ' || c == '\t' || c == 0x0b || c == 0x0c || (c >= 0x1c && c <= 0x1f);
+}
+
+static bool names_http(const unsigned char *b, size_t n)
+{
+	for (size_t i = 0; i + 5 <= n; i++)
+		if (!strncasecmp((const char *)b + i, "HTTP/", 5))
+			return true;
+	return false;
+}
+
+/* First bytes that are not a strict request line may still be one to a lenient server (Python
+ * splits it on any white space and skips leading separators; Go takes any token as the method,
+ * lower case or longer than 15 bytes): a token after optional separators, then white space,
+ * makes the first line a candidate, awaited up to EGRESS_MAX_HEAD; if it names "HTTP/" in any
+ * case it is refused (odd), so that no HTTP passes these checks unread. Anything else is another
+ * protocol, decided at its first byte that no request line has there. */
+static enum parse_result sniff_text(const unsigned char *buf, size_t len, struct sniff *s)
+{
+	const unsigned char *lf;
+	size_t i = 0, tok;
+
+	while (i < len && loose_space(buf[i]) && buf[i] != ' ' && buf[i] != '\t')
+		i++;
+	for (tok = i; i < len && http_token_byte(buf[i]); i++)
+		;
+	if (i == len)
+		return len < EGRESS_MAX_HEAD ? PARSE_MORE : (s->odd = true, PARSE_DONE);
+	if (i == tok || !loose_space(buf[i]))
+		return PARSE_DONE; /* not a request line: other */
+	lf = memchr(buf, '\n', len);
+	if (!lf)
+		return len < EGRESS_MAX_HEAD ? PARSE_MORE : (s->odd = true, PARSE_DONE);
+	s->odd = names_http(buf, (size_t)(lf - buf));
+	return PARSE_DONE;
+}
+
+enum parse_result egress_sniff_final(const unsigned char *buf, size_t len, struct sniff *s)
+{
+	if (egress_sniff(buf, len, s) != PARSE_MORE)
+		return PARSE_DONE;
+	memset(s, 0, sizeof(*s));
+	s->proto = "other";
+	/* a line without its end can be no more than one request, with no header to name another
+	 * host: other, unless it names HTTP/ (it could be one to a lenient server) */
+	s->odd = !len || buf[0] == 0x16 || memchr(buf, '\n', len) || names_http(buf, len);
+	return PARSE_DONE;
+}
+
 enum parse_result egress_sniff(const unsigned char *buf, size_t len, struct sniff *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -131,7 +184,7 @@ enum parse_result egress_sniff(const unsigned char *buf, size_t len, struct snif
 		if (buf[i] == ' ' && i > 0)
 			return sniff_http((const char *)buf, len, s);
 		if (buf[i] < 'A' || buf[i] > 'Z')
-			return PARSE_DONE;
+			return sniff_text(buf, len, s);
 	}
-	return len < sizeof(s->method) ? PARSE_MORE : PARSE_DONE;
+	return len < sizeof(s->method) ? PARSE_MORE : sniff_text(buf, len, s);
 }

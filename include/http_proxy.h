@@ -21,6 +21,9 @@ struct http_request {
 	const char *why; /* PARSE_BAD: what is wrong */
 };
 
+/* A byte of an RFC 9110 token (a method, a header name). */
+bool http_token_byte(unsigned char c);
+
 /* Where the head in buf ends (just past its CRLF CRLF), or NULL when len bytes hold none. */
 const char *http_find_head_end(const char *buf, size_t len);
 

@@ -17,7 +17,6 @@
 #include "dns.h"
 #include "egress.h"
 #include "hostlimits.h"
-#include "http_stream.h"
 #include "sniff.h"
 
 /* One read's worth of relayed bytes, in a buffer the whole loop shares: what the other side takes
@@ -51,6 +50,7 @@ enum state {
 
 struct proxy;
 struct conn;
+struct http_stream;
 
 /* What epoll hands back: which connection, which side (or a proxy-level fd). */
 struct endpoint {

@@ -19,5 +19,9 @@ struct sniff {
 	bool odd;
 };
 enum parse_result egress_sniff(const unsigned char *buf, size_t len, struct sniff *s);
+/* The same for first bytes that are all there will be (the client ended): where egress_sniff
+ * would ask for more, an incomplete head is unreadable (odd), and a line of text without its
+ * end is other unless it names "HTTP/". Always PARSE_DONE. */
+enum parse_result egress_sniff_final(const unsigned char *buf, size_t len, struct sniff *s);
 
 #endif

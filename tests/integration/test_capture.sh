@@ -272,7 +272,7 @@ t_pipelined_host_not_served() {
 # control: the first request, with its body, arrives whole.
 t_captured_second_refused() {
 	local shape log="$META/requests.log"
-	bg "$PY" "$HELPERS/request_log_server.py" "$META/port.log" "$log"
+	bg "$PY" "$HELPERS/request_log_server.py" "$META/port.log" "$log" keep
 	wait_for_file "$META/port.log" 10 || fail "the request-logging server did not start"
 	cp "$HELPERS/second_request.py" "$CASE/" || fail "cannot copy the client"
 	profile

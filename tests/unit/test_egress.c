@@ -623,11 +623,47 @@ static void test_sniff(void **state)
 	assert_string_equal(s.method, "GET");
 	assert_string_equal(s.name, "www.example.com");
 	assert_int_equal(egress_sniff((const unsigned char *)get, 20, &s), PARSE_MORE);
-	/* a protocol that is neither: decided at once, no name */
+	/* a protocol that is neither: decided at its first line (or a NUL), no name */
 	assert_int_equal(egress_sniff((const unsigned char *)"SSH-2.0-x\r\n", 11, &s), PARSE_DONE);
 	assert_string_equal(s.proto, "other");
+	assert_false(s.odd);
+	assert_int_equal(egress_sniff((const unsigned char *)"SSH-2.0-x", 9, &s), PARSE_MORE);
 	assert_int_equal(egress_sniff((const unsigned char *)"\x00\x01", 2, &s), PARSE_DONE);
 	assert_string_equal(s.proto, "other");
+	assert_false(s.odd);
+	/* request lines a lenient server would serve, which the strict parse does not read:
+	 * refused, however they arrive */
+	static const char *const lenient[] = {"GET\t/a HTTP/1.1\r\nHost: e.test\r\n\r\n",
+					      "\x0cGET /a HTTP/1.1\r\nHost: e.test\r\n\r\n",
+					      "get /a http/1.1\r\nHost: e.test\r\n\r\n",
+					      "\x1cGET /a HTTP/1.0\n\n", NULL};
+	/* text that is no request line is other at once; ended without its line end, other too,
+	 * unless it names HTTP/ */
+	assert_int_equal(egress_sniff((const unsigned char *)"{\"a\":1}", 7, &s), PARSE_DONE);
+	assert_false(s.odd);
+	assert_int_equal(egress_sniff((const unsigned char *)"e-capture-echo", 14, &s), PARSE_MORE);
+	assert_int_equal(egress_sniff_final((const unsigned char *)"e-capture-echo", 14, &s),
+			 PARSE_DONE);
+	assert_string_equal(s.proto, "other");
+	assert_false(s.odd);
+	assert_int_equal(egress_sniff_final((const unsigned char *)"get /a http/1.1", 15, &s),
+			 PARSE_DONE);
+	assert_true(s.odd);
+	assert_int_equal(egress_sniff_final((const unsigned char *)"GET /a HTTP/1.1\r\nHo", 20, &s),
+			 PARSE_DONE);
+	assert_true(s.odd);
+	/* Go serves any token as a method, however long */
+	static const char longm[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ /a HTTP/1.1\r\nHost: e.test\r\n\r\n";
+	assert_int_equal(egress_sniff((const unsigned char *)longm, strlen(longm), &s), PARSE_DONE);
+	assert_true(s.odd);
+	for (size_t i = 0; lenient[i]; i++) {
+		size_t len = strlen(lenient[i]), eol = strcspn(lenient[i], "\n");
+		for (size_t k = 1; k <= eol; k++)
+			assert_int_equal(egress_sniff((const unsigned char *)lenient[i], k, &s),
+					 PARSE_MORE);
+		assert_int_equal(egress_sniff((const unsigned char *)lenient[i], len, &s), PARSE_DONE);
+		assert_true(s.odd);
+	}
 }
 
 /* A captured request goes up as it came, but closing: one request per connection. */

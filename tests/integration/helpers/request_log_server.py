@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""request_log_server.py PORTFILE LOGFILE: a keep-alive HTTP/1.1 server on 127.0.0.1 that answers
-every request it reads, however many come on one connection, and appends one line per request to
-LOGFILE: "METHOD PATH host=HOST body=N" (N: the body's bytes, Content-Length or chunked). Like a
-real server it closes a connection after answering a request that says "Connection: close", and
-keeps it open for the next request otherwise. Writes its port to PORTFILE once it listens."""
+"""request_log_server.py PORTFILE LOGFILE [keep]: a keep-alive HTTP/1.1 server on 127.0.0.1 that
+answers every request it reads, however many come on one connection, and appends one line per
+request to LOGFILE: "METHOD PATH host=HOST body=N" (N: the body's bytes, Content-Length or
+chunked). Like a real server it closes a connection after answering a request that says
+"Connection: close", and keeps it open for the next request otherwise; with `keep` it ignores
+"Connection: close" and reads on, so that whatever a proxy sends after a request is logged.
+Writes its port to PORTFILE once it listens."""
 import os
 import socketserver
 import sys
@@ -36,7 +38,8 @@ class Handler(socketserver.StreamRequestHandler):
                 line = self.read_line()
                 if line in (b"\r\n", b"\n"):
                     continue
-                method, path = line.decode("latin-1").split(" ")[:2]
+                # split on any white space, as Python's http.server does: lenient on purpose
+                method, path = line.decode("latin-1").split()[:2]
                 headers = {}
                 while True:
                     h = self.read_line().decode("latin-1")
@@ -51,7 +54,7 @@ class Handler(socketserver.StreamRequestHandler):
                 self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s"
                                  % (len(body), body))
                 self.wfile.flush()
-                if headers.get("connection", "").lower() == "close":
+                if headers.get("connection", "").lower() == "close" and not self.server.keep:
                     return
         except (EOFError, ValueError, OSError):
             pass
@@ -64,6 +67,7 @@ class Server(socketserver.ThreadingTCPServer):
 
 srv = Server(("127.0.0.1", 0), Handler)
 srv.log = sys.argv[2]
+srv.keep = len(sys.argv) > 3 and sys.argv[3] == "keep"
 open(sys.argv[2], "a").close()
 with open(sys.argv[1] + ".tmp", "w") as f:
     f.write(str(srv.server_address[1]))

@@ -12,8 +12,14 @@ SHAPE: pipelined      both requests in one write
        keepalive      the second sent after the first response was read whole
        cl_smuggle     POST with Content-Length: 5, the second request right after its 5 bytes
        chunk_smuggle  POST, chunked, the second request right after its last chunk
+       halfclose      pipelined, then the client half-closes (SHUT_WR) before reading
+       lenient_tab    both requests pipelined, their lines split by tabs (served by
+                      Python's http.server, not a strict request line)
+       lenient_lower  the same in lower case with single spaces (Go takes any token)
+       bad_chunk      POST, chunked, a chunk-size line that is not hex
        one_cl         control: the POST with Content-Length alone (body=5 upstream)
-       one_chunked    control: the chunked POST alone (body=5 upstream)"""
+       one_chunked    control: the chunked POST alone (body=5 upstream)
+Reading ends when the connection does, or after 2 s without a byte (a server that keeps it)."""
 import socket
 import struct
 import sys
@@ -66,7 +72,7 @@ def statuses(data):
 
 def read_rest(s):
     data = b""
-    s.settimeout(5)
+    s.settimeout(2)
     try:
         while True:
             b = s.recv(65536)
@@ -84,6 +90,21 @@ def main():
     s = open_connection()
     if shape == "pipelined":
         s.sendall((request("GET", "/first", h) + second).encode())
+        data = read_rest(s)
+    elif shape in ("lenient_tab", "lenient_lower"):
+        sep = "\t" if shape == "lenient_tab" else " "
+        line = lambda m, p, hh: (f"{m}{sep}{target(p)}{sep}HTTP/1.1\r\nHost: {hh}\r\n\r\n"
+                                 if shape == "lenient_tab" else
+                                 f"{m.lower()} {target(p)} http/1.1\r\nHost: {hh}\r\n\r\n")
+        s.sendall((line("GET", "/first", h) + line("GET", "/second", "evil.test")).encode())
+        data = read_rest(s)
+    elif shape == "halfclose":
+        s.sendall((request("GET", "/first", h) + second).encode())
+        s.shutdown(socket.SHUT_WR)
+        data = read_rest(s)
+    elif shape == "bad_chunk":
+        s.sendall((request("POST", "/first", h, "Transfer-Encoding: chunked\r\n")
+                   + "zz\r\nhello\r\n0\r\n\r\n").encode())
         data = read_rest(s)
     elif shape == "keepalive":
         s.sendall(request("GET", "/first", h).encode())
