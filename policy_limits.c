@@ -1,11 +1,7 @@
 /* [limits]: time, CPU, memory, processes, files, tmpfs, changes and disk. */
 #include "policy_parse.h"
 
-#define LIMIT_HANDLER(fn, field, parser)                                                           \
-	static int fn(const struct setting *s, const char *v, struct ab_err *e)                    \
-	{                                                                                          \
-		return policy_set_limit(s, v, &s->p->limits.field, parser, e);                     \
-	}
+#define LIMIT_HANDLER(fn, field, parser) POLICY_LIMIT_HANDLER(fn, limits.field, parser)
 LIMIT_HANDLER(on_timeout, timeout_ms, parse_duration_ms)
 LIMIT_HANDLER(on_memory, memory, parse_size)
 LIMIT_HANDLER(on_processes, processes, parse_count)

@@ -63,19 +63,14 @@ static int on_capture(const struct setting *s, const char *v, struct ab_err *e)
 	return 0;
 }
 
-#define NET_LIMIT_HANDLER(fn, field, parser)                                                       \
-	static int fn(const struct setting *s, const char *v, struct ab_err *e)                    \
-	{                                                                                          \
-		return policy_set_limit(s, v, &s->p->field, parser, e);                            \
-	}
-NET_LIMIT_HANDLER(on_max_connections, net_max_connections, parse_count)
-NET_LIMIT_HANDLER(on_rate, net_rate, parse_count)
-NET_LIMIT_HANDLER(on_max_bytes_out, net_max_bytes_out, parse_size)
-NET_LIMIT_HANDLER(on_max_bytes_in, net_max_bytes_in, parse_size)
-NET_LIMIT_HANDLER(on_host_max_connections, net_host_max_connections, parse_count)
-NET_LIMIT_HANDLER(on_host_rate, net_host_rate, parse_count)
-NET_LIMIT_HANDLER(on_host_max_bytes_out, net_host_max_bytes_out, parse_size)
-NET_LIMIT_HANDLER(on_host_max_bytes_in, net_host_max_bytes_in, parse_size)
+POLICY_LIMIT_HANDLER(on_max_connections, net_max_connections, parse_count)
+POLICY_LIMIT_HANDLER(on_rate, net_rate, parse_count)
+POLICY_LIMIT_HANDLER(on_max_bytes_out, net_max_bytes_out, parse_size)
+POLICY_LIMIT_HANDLER(on_max_bytes_in, net_max_bytes_in, parse_size)
+POLICY_LIMIT_HANDLER(on_host_max_connections, net_host_max_connections, parse_count)
+POLICY_LIMIT_HANDLER(on_host_rate, net_host_rate, parse_count)
+POLICY_LIMIT_HANDLER(on_host_max_bytes_out, net_host_max_bytes_out, parse_size)
+POLICY_LIMIT_HANDLER(on_host_max_bytes_in, net_host_max_bytes_in, parse_size)
 
 static const struct key_spec keys[] = {
 	{"network", "mode", SINGLE, on_net_mode},

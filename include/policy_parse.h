@@ -56,6 +56,12 @@ int policy_choose(const struct setting *s, const char *v, const char *const *nam
 		  struct ab_err *e);
 /* A scalar path: variables expanded, normalised, absolute. */
 int policy_set_path(const struct setting *s, const char *value, char **field, struct ab_err *e);
+/* A key handler fn for the limit at member (a path into struct policy) read by parser. */
+#define POLICY_LIMIT_HANDLER(fn, member, parser)                                                   \
+	static int fn(const struct setting *s, const char *v, struct ab_err *e)                    \
+	{                                                                                          \
+		return policy_set_limit(s, v, &s->p->member, parser, e);                           \
+	}
 /* A limit: parsed by parse (units.h), 0 rejected (omit the key instead). */
 int policy_set_limit(const struct setting *s, const char *value, uint64_t *field,
 		     int (*parse)(const char *, uint64_t *, struct ab_err *), struct ab_err *e);
