@@ -113,6 +113,17 @@ static size_t budget_left(const struct conn *c, bool outbound, size_t want)
 	return left < want ? (size_t)left : want;
 }
 
+/* One read from src into the shared chunk, within the byte budget: its length, 0 at its end
+ * (the flow's source is marked ended, as on an error), or -1 when nothing is there yet. */
+static ssize_t read_chunk(struct conn *c, struct endpoint *src, struct flow *f)
+{
+	ssize_t n = read(src->fd, c->px->chunk, budget_left(c, src->side == CLIENT, RELAY_CHUNK));
+
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+		f->eof = true;
+	return n;
+}
+
 /* One read passed straight on through the shared chunk, only the part dst does not take now
  * kept. False when the connection was closed. */
 static bool copy_in(struct conn *c, struct endpoint *src, struct endpoint *dst, struct flow *f,
@@ -120,14 +131,11 @@ static bool copy_in(struct conn *c, struct endpoint *src, struct endpoint *dst, 
 {
 	char *chunk = c->px->chunk;
 	bool outbound = src->side == CLIENT;
-	ssize_t n = read(src->fd, chunk, budget_left(c, outbound, RELAY_CHUNK));
+	ssize_t n = read_chunk(c, src, f);
 	size_t sent = 0;
 
-	if (n <= 0) {
-		if (n == 0 || (errno != EAGAIN && errno != EINTR))
-			f->eof = true;
+	if (n <= 0)
 		return true;
-	}
 	*counter += (uint64_t)n;
 	if (!relay_over_budget(c, outbound, (uint64_t)n))
 		return false;
@@ -297,17 +305,15 @@ bool relay_http_start(struct conn *c, const char *head, size_t head_n, const cha
 	return http_feed(c, buf + used, n - used);
 }
 
-/* copy_in for a plain-HTTP client: its bytes go through http_feed, never straight up. */
+/* copy_in for a plain-HTTP client: its bytes go through http_feed, never straight up. Its end
+ * is only marked: after a refusal, a half-closed client still gets the first response. */
 static bool copy_in_http(struct conn *c, struct endpoint *src, struct endpoint *dst,
 			 struct flow *f, uint64_t *counter)
 {
-	ssize_t n = read(src->fd, c->px->chunk, budget_left(c, true, RELAY_CHUNK));
+	ssize_t n = read_chunk(c, src, f);
 
-	if (n <= 0) {
-		if (n == 0 || (errno != EAGAIN && errno != EINTR))
-			f->eof = true;
-		return true; /* refused: a half-closed client still gets the first response */
-	}
+	if (n <= 0)
+		return true;
 	if (c->refused)
 		return true; /* dropped: see http_refuse_rest */
 	*counter += (uint64_t)n;
