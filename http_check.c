@@ -35,21 +35,14 @@ static bool request_target(const char *head, size_t head_len, const char **t, si
 	return true;
 }
 
-/* A refusal the client reads as the answer to its request, whatever the connection's protocol:
- * inside a tunnel too, where the client speaks HTTP. */
+/* The request is refused, whatever the connection's protocol: inside a tunnel the client speaks
+ * HTTP too. */
 static void refuse_request(struct conn *c, int status, const char *denied, const char *why)
 {
-	char body[1024], resp[2560];
-	int n;
+	char body[1024];
 
-	snprintf(body, sizeof(body), "agentbox denied %s %s: %s\n", c->method, c->name, why);
-	n = snprintf(resp, sizeof(resp),
-		     "HTTP/1.1 %d %s\r\n%s%s%sContent-Type: text/plain\r\nConnection: close\r\n"
-		     "Content-Length: %zu\r\n\r\n%s",
-		     status, status == 403 ? "Forbidden" : "Bad Request",
-		     denied ? "X-Agentbox-Denied: " : "", denied ? denied : "",
-		     denied ? "\r\n" : "", strlen(body), body);
-	conn_to_client(c, resp, n > 0 && (size_t)n < sizeof(resp) ? (size_t)n : strlen(resp), true);
+	snprintf(body, sizeof(body), "agentbox denied %s %s: %.700s\n", c->method, c->name, why);
+	conn_http_refusal(c, status, denied, body);
 	conn_audit(c, "deny", why);
 }
 

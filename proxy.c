@@ -201,19 +201,24 @@ void conn_refuse(struct conn *c, const char *why)
 		static const unsigned char denied[] = {5, 2, 0, 1, 0, 0, 0, 0, 0, 0};
 		conn_to_client(c, denied, sizeof(denied), true); /* 0x02: not allowed by ruleset */
 	} else {
-		/* host and reason are bounded (256 and 512 bytes): both buffers always fit them */
-		char body[1024], resp[2048];
-		int n;
+		char body[1024]; /* host and reason are bounded (256 and 512 bytes) */
 		snprintf(body, sizeof(body), "agentbox denied %s:%u: %s\n", c->host, c->port, why);
-		n = snprintf(resp, sizeof(resp),
-			     "HTTP/1.1 403 Forbidden\r\nX-Agentbox-Denied: %s\r\n"
-			     "Content-Type: text/plain\r\nConnection: close\r\n"
-			     "Content-Length: %zu\r\n\r\n%s",
-			     why, strlen(body), body);
-		conn_to_client(c, resp,
-			       n > 0 && (size_t)n < sizeof(resp) ? (size_t)n : strlen(resp), true);
+		conn_http_refusal(c, 403, why, body);
 	}
 	conn_audit(c, "deny", why);
+}
+
+void conn_http_refusal(struct conn *c, int status, const char *denied, const char *body)
+{
+	char resp[2560];
+	int n = snprintf(resp, sizeof(resp),
+			 "HTTP/1.1 %d %s\r\n%s%.1000s%sContent-Type: text/plain\r\nConnection: close\r\n"
+			 "Content-Length: %zu\r\n\r\n%s",
+			 status, status == 403 ? "Forbidden" : "Bad Request",
+			 denied ? "X-Agentbox-Denied: " : "", denied ? denied : "",
+			 denied ? "\r\n" : "", strlen(body), body);
+
+	conn_to_client(c, resp, n > 0 && (size_t)n < sizeof(resp) ? (size_t)n : strlen(resp), true);
 }
 
 /* ---------- a connection's events ---------- */

@@ -169,6 +169,10 @@ void conn_close(struct conn *c, const char *reason);
 void conn_to_client(struct conn *c, const void *data, size_t n, bool close_after);
 /* Tells the client no, as its protocol can (a 403, a SOCKS5 reply), and audits the denial. */
 void conn_refuse(struct conn *c, const char *why);
+/* An HTTP refusal the client reads as the answer to its request (inside a tunnel too): status
+ * 403 or 400, X-Agentbox-Denied: denied (none when NULL), the text body; the connection ends
+ * once it is sent. denied is cut at 1,000 bytes; body is at most 1 KiB. */
+void conn_http_refusal(struct conn *c, int status, const char *denied, const char *body);
 /* What the connection's sides wait for, from its state and what its flows hold. */
 void conn_update_interest(struct conn *c);
 
