@@ -513,7 +513,7 @@ static size_t pipe_budget(void)
 }
 
 int proxy_start(struct proxy **out, const struct policy *p, const int fds[EGRESS_SOCKETS],
-		struct audit *a, struct ab_err *e)
+		struct tls_ca *ca, struct audit *a, struct ab_err *e)
 {
 	struct itimerspec its = {{1, 0}, {1, 0}};
 	const struct hostlimits_conf per_host = {p->net_host_max_connections, p->net_host_rate,
@@ -529,6 +529,7 @@ int proxy_start(struct proxy **out, const struct policy *p, const int fds[EGRESS
 	}
 	px->a = a;
 	px->p = p;
+	px->ca = ca;
 	px->tokens = (double)p->net_rate;
 	px->refilled_ms = proxy_now_ms();
 	for (int i = 0; i < EGRESS_SOCKETS; i++)

@@ -27,6 +27,7 @@
 #include "run.h"
 #include "run_audit.h"
 #include "supervise.h"
+#include "tls_ca.h"
 #include "userns.h"
 
 extern char **environ;
@@ -157,6 +158,7 @@ static void close_run(struct run *r)
 	seccomp_monitor_close(r->monitor);
 	disk_limit_close(r->disk);
 	proxy_stop(r->proxy);
+	tls_ca_free(r->tls_ca); /* after the proxy, which used it */
 	cgroup_release(&r->cgroup);
 	if (r->tmpdir) {
 		fallback_remove_tmpdir(r->tmpdir);

@@ -136,6 +136,7 @@ struct proxy {
 	size_t pipes, max_pipes; /* open, and at most: see RELAY_MAX_PIPES */
 	/* [network] limits for the whole run */
 	const struct policy *p;
+	struct tls_ca *ca; /* [http] rules: the run's interception CA (not owned), else NULL */
 	size_t upstreams;          /* allowed connections open now */
 	double tokens;             /* rate: a token bucket of new connections */
 	uint64_t refilled_ms;

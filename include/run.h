@@ -20,6 +20,8 @@
 #include "seccomp.h"
 #include "seccomp_monitor.h"
 
+struct tls_ca;
+
 struct run {
 	const struct policy *p;
 	struct mount_plan plan;
@@ -43,6 +45,7 @@ struct run {
 	pid_t supervisor;
 	int proxy_fds[EGRESS_SOCKETS]; /* proxy mode: made in the sandbox's network namespace */
 	struct proxy *proxy;
+	struct tls_ca *tls_ca; /* [http] rules: the run's interception CA (supervisor only) */
 	uid_t outer_uid; /* the caller's ids, which the sandbox maps */
 	gid_t outer_gid;
 	uid_t host_uid; /* what the command's ids are on the host */
