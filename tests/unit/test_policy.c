@@ -2202,9 +2202,10 @@ static void test_explain_sandbox_fields(void **state)
 static void write_file(const char *dir, const char *name, const char *text, size_t len)
 {
 	char path[PATH_MAX];
+	int n = snprintf(path, sizeof(path), "%s/%s", dir, name);
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	assert_true(n > 0 && (size_t)n < sizeof(path));
 	f = fopen(path, "w");
 	assert_non_null(f);
 	assert_int_equal(fwrite(text, 1, len, f), len);
