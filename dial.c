@@ -125,7 +125,7 @@ static bool admit(struct conn *c)
 	return true;
 }
 
-static bool method_allowed(const struct policy *p, const char *method)
+bool dial_method_allowed(const struct policy *p, const char *method)
 {
 	for (size_t i = 0; i < p->net_methods.n; i++)
 		if (!strcmp(p->net_methods.v[i], method))
@@ -185,8 +185,9 @@ static void start_lookup(struct conn *c)
 /* The address to dial, at port; c->addr is its text for the audit. */
 static void set_address(struct conn *c, const struct sockaddr *sa, socklen_t len, unsigned port)
 {
-	const void *raw = sa->sa_family == AF_INET ? (const void *)&((const struct sockaddr_in *)sa)->sin_addr
-						   : (const void *)&((const struct sockaddr_in6 *)sa)->sin6_addr;
+	const void *raw = sa->sa_family == AF_INET
+			      ? (const void *)&((const struct sockaddr_in *)sa)->sin_addr
+			      : (const void *)&((const struct sockaddr_in6 *)sa)->sin6_addr;
 	memcpy(&c->sa, sa, len);
 	c->salen = len;
 	if (sa->sa_family == AF_INET)
@@ -234,8 +235,8 @@ static void on_resolved(struct lookup *l)
 	}
 	set_address(c, ai->ai_addr, ai->ai_addrlen, c->port);
 	raw = ai->ai_family == AF_INET
-		      ? (const void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr
-		      : (const void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
+		  ? (const void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr
+		  : (const void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
 	if ((denied = egress_address_denied(&c->px->rules, ai->ai_family, raw, c->port))) {
 		c->rule = denied;
 		snprintf(why, sizeof(why), "%s resolves to %s, denied by rule '%s'", c->name,
@@ -318,8 +319,10 @@ void dial_decide(struct conn *c)
 		conn_refuse(c, why);
 		return;
 	}
-	if ((!strcmp(c->proto, "http") || c->sniff_http) && !method_allowed(c->px->p, c->method)) {
-		snprintf(why, sizeof(why), "method %s is not allowed ([network] methods)", c->method);
+	if ((!strcmp(c->proto, "http") || c->sniff_http) &&
+	    !dial_method_allowed(c->px->p, c->method)) {
+		snprintf(why, sizeof(why), "method %s is not allowed ([network] methods)",
+			 c->method);
 		conn_refuse(c, why);
 		return;
 	}
@@ -327,8 +330,9 @@ void dial_decide(struct conn *c)
 	    !http_check_request(c, c->head, c->head_len))
 		return;
 	/* a captured connection whose first bytes showed TLS or another protocol */
+	/* a captured ClientHello named the host (c->sni): intercepted when rules cover it */
 	if (!strcmp(c->proto, "capture") && !c->late_sniff && !c->sniff_http &&
-	    !http_check_opaque(c, "captured TLS or other"))
+	    !(c->sni[0] && intercept_covers(c)) && !http_check_opaque(c, "captured TLS or other"))
 		return;
 	if (!admit(c))
 		return;
@@ -375,6 +379,21 @@ static bool first_request(struct conn *c, char *head, size_t n)
 	return ok;
 }
 
+/* TLS to a host the [http] rules cover: the held ClientHello is counted as sent, and TLS is
+ * terminated here from now on. */
+static void start_interception(struct conn *c)
+{
+	bool ended = c->late_eof;
+
+	c->late_sniff = false;
+	c->st = ST_RELAY;
+	c->deadline_ms = 0;
+	c->bytes_out += c->head_len;
+	if (!relay_over_budget(c, true, c->head_len) || !intercept_start(c))
+		return;
+	c->to_up.eof |= ended;
+}
+
 /* The held first bytes are complete (or the client ended): checked, then sent up. */
 static void late_flight(struct conn *c)
 {
@@ -392,7 +411,7 @@ static void late_flight(struct conn *c)
 	if (!strcmp(s.proto, "http")) /* the request's, in its events: a tunnel's said CONNECT */
 		snprintf(c->method, sizeof(c->method), "%s", s.method);
 	if (!front_flight_mismatch(c, &s, why, sizeof(why)) && !strcmp(s.proto, "http") &&
-	    !method_allowed(c->px->p, s.method))
+	    !dial_method_allowed(c->px->p, s.method))
 		snprintf(why, sizeof(why), "method %s is not allowed ([network] methods)",
 			 s.method);
 	if (why[0]) {
@@ -413,6 +432,9 @@ static void late_flight(struct conn *c)
 		if (!first_request(c, head, m))
 			return;
 		n = c->to_up.len;
+	} else if (!strcmp(s.proto, "tls") && intercept_covers(c)) {
+		start_interception(c);
+		return;
 	} else if (!http_check_opaque(c, s.proto)) {
 		return;
 	} else if (!flow_put(&c->to_up, c->head, c->head_len)) {
@@ -460,7 +482,8 @@ void dial_on_connected(struct conn *c)
 
 	if (getsockopt(c->up.fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0 || err) {
 		char why[128];
-		snprintf(why, sizeof(why), "cannot connect to %s: %s", c->addr, strerror(err ? err : errno));
+		snprintf(why, sizeof(why), "cannot connect to %s: %s", c->addr,
+			 strerror(err ? err : errno));
 		proxy_close_endpoint(c->px, &c->up);
 		conn_refuse(c, why);
 		return;
@@ -487,6 +510,10 @@ void dial_on_connected(struct conn *c)
 		/* a tunnel's first bytes (a TLS ClientHello) are checked before they go up; a
 		 * captured connection's were, unless it was decided before it sent any */
 		c->late_sniff |= strcmp(c->proto, "capture") != 0;
+		if (!c->late_sniff && c->sni[0] && intercept_covers(c)) {
+			start_interception(c); /* a captured ClientHello, checked already */
+			return;
+		}
 		if (!c->late_sniff && !flow_put(&c->to_up, c->head, c->head_len)) {
 			conn_close(c, "out of memory");
 			return;

@@ -14,8 +14,8 @@
 
 /* ---------- decisions ---------- */
 
-/* [http] rules, and a port-80 allow for each host an allow rule names. Plain HTTP is what the
- * proxy can read; HTTPS to such a host is refused until TLS interception exists (http_check.c). */
+/* [http] rules, and port-80 and port-443 allows for each host an allow rule names: plain HTTP
+ * and intercepted HTTPS are what the proxy can read request by request (intercept.c). */
 static int http_rules_build(const struct policy *p, struct egress_rules *out, struct ab_err *e)
 {
 	for (size_t i = 0; i < p->http_deny.n; i++)
@@ -29,12 +29,14 @@ static int http_rules_build(const struct policy *p, struct egress_rules *out, st
 		r = &out->http.v[out->http.n - 1];
 		if (r->any_host)
 			continue;
-		out->allow[out->n_allow] = r->host;
-		out->allow[out->n_allow].port = 80;
 		snprintf(text, sizeof(text), "[http] %s", r->text);
-		if (strv_push(&out->allow_text, text) < 0)
-			return ab_fail(e, ENOMEM, "egress rules");
-		out->n_allow++;
+		for (unsigned port = 80; port; port = port == 80 ? 443 : 0) {
+			out->allow[out->n_allow] = r->host;
+			out->allow[out->n_allow].port = port;
+			if (strv_push(&out->allow_text, text) < 0)
+				return ab_fail(e, ENOMEM, "egress rules");
+			out->n_allow++;
+		}
 	}
 	return 0;
 }
@@ -42,7 +44,7 @@ static int http_rules_build(const struct policy *p, struct egress_rules *out, st
 int egress_rules_build(const struct policy *p, struct egress_rules *out, struct ab_err *e)
 {
 	memset(out, 0, sizeof(*out));
-	out->allow = calloc(p->net_allow.n + p->http_allow.n + 1, sizeof(*out->allow));
+	out->allow = calloc(p->net_allow.n + 2 * p->http_allow.n + 1, sizeof(*out->allow));
 	out->deny = calloc(p->net_deny.n + 1, sizeof(*out->deny));
 	out->pins = calloc(p->net_resolve.n + 1, sizeof(*out->pins));
 	if (!out->allow || !out->deny || !out->pins) {
@@ -161,8 +163,7 @@ bool egress_name_allowed(const struct egress_rules *r, const char *name, const c
 	return false;
 }
 
-bool egress_decide(const struct egress_rules *r, const char *host, unsigned port,
-		   const char **rule)
+bool egress_decide(const struct egress_rules *r, const char *host, unsigned port, const char **rule)
 {
 	char name[256];
 	uint8_t addr[16];
@@ -213,17 +214,17 @@ static const struct {
 	unsigned prefix;
 	const char *why;
 } v4_refused[] = {
-	{{0, 0, 0, 0}, 8, "an unspecified address"},
-	{{10, 0, 0, 0}, 8, "a private address"},
-	{{100, 64, 0, 0}, 10, "a shared or cloud metadata address"},
-	{{127, 0, 0, 0}, 8, "a loopback address"},
-	{{169, 254, 0, 0}, 16, "a link-local or cloud metadata address"},
-	{{172, 16, 0, 0}, 12, "a private address"},
-	{{192, 0, 0, 0}, 24, "a reserved address"},
-	{{192, 168, 0, 0}, 16, "a private address"},
-	{{198, 18, 0, 0}, 15, "a reserved address"},
-	{{224, 0, 0, 0}, 4, "a multicast address"},
-	{{240, 0, 0, 0}, 4, "a reserved address"},
+    {{0, 0, 0, 0}, 8, "an unspecified address"},
+    {{10, 0, 0, 0}, 8, "a private address"},
+    {{100, 64, 0, 0}, 10, "a shared or cloud metadata address"},
+    {{127, 0, 0, 0}, 8, "a loopback address"},
+    {{169, 254, 0, 0}, 16, "a link-local or cloud metadata address"},
+    {{172, 16, 0, 0}, 12, "a private address"},
+    {{192, 0, 0, 0}, 24, "a reserved address"},
+    {{192, 168, 0, 0}, 16, "a private address"},
+    {{198, 18, 0, 0}, 15, "a reserved address"},
+    {{224, 0, 0, 0}, 4, "a multicast address"},
+    {{240, 0, 0, 0}, 4, "a reserved address"},
 };
 
 static const char *v4_refusal(const uint8_t *a)
@@ -244,7 +245,8 @@ static const char *v6_refusal(const uint8_t *a)
 		return "an unspecified address";
 	/* IPv4 hidden in IPv6: mapped, NAT64, compatible, 6to4 */
 	if (!memcmp(a, mapped, 12) || !memcmp(a, nat64, 12) || !memcmp(a, zero, 12))
-		return !memcmp(a, zero, 15) && a[15] == 1 ? "a loopback address" : v4_refusal(a + 12);
+		return !memcmp(a, zero, 15) && a[15] == 1 ? "a loopback address"
+							  : v4_refusal(a + 12);
 	if (a[0] == 0x20 && a[1] == 0x02)
 		return v4_refusal(a + 2);
 	if (a[0] == 0xfe && (a[1] & 0xc0) == 0x80)
@@ -373,16 +375,23 @@ int egress_proxy_env(int (*set)(void *ctx, const char *name, const char *value),
 	static const char http[] = "http://127.0.0.1:3128", socks[] = "socks5h://127.0.0.1:1080";
 	static const char no_proxy[] = "localhost,127.0.0.1,::1";
 	static const char *const vars[][2] = {
-		{"HTTP_PROXY", http},       {"HTTPS_PROXY", http},
-		{"http_proxy", http},       {"https_proxy", http},
-		{"ALL_PROXY", socks},       {"all_proxy", socks},
-		{"NO_PROXY", no_proxy},     {"no_proxy", no_proxy},
-		{"npm_config_proxy", http}, {"npm_config_https_proxy", http},
-		{"PIP_PROXY", http},        {"YARN_HTTP_PROXY", http},
-		{"YARN_HTTPS_PROXY", http}, {"NODE_USE_ENV_PROXY", "1"},
-		{"JAVA_TOOL_OPTIONS", "-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=3128 "
-				      "-Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=3128 "
-				      "-Dhttp.nonProxyHosts=localhost|127.0.0.1"},
+	    {"HTTP_PROXY", http},
+	    {"HTTPS_PROXY", http},
+	    {"http_proxy", http},
+	    {"https_proxy", http},
+	    {"ALL_PROXY", socks},
+	    {"all_proxy", socks},
+	    {"NO_PROXY", no_proxy},
+	    {"no_proxy", no_proxy},
+	    {"npm_config_proxy", http},
+	    {"npm_config_https_proxy", http},
+	    {"PIP_PROXY", http},
+	    {"YARN_HTTP_PROXY", http},
+	    {"YARN_HTTPS_PROXY", http},
+	    {"NODE_USE_ENV_PROXY", "1"},
+	    {"JAVA_TOOL_OPTIONS", "-Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=3128 "
+				  "-Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=3128 "
+				  "-Dhttp.nonProxyHosts=localhost|127.0.0.1"},
 	};
 
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)

@@ -37,13 +37,16 @@ static bool request_target(const char *head, size_t head_len, const char **t, si
 
 /* The request is refused, whatever the connection's protocol: inside a tunnel the client speaks
  * HTTP too. */
-static void refuse_request(struct conn *c, int status, const char *denied, const char *why)
+void http_check_refuse(struct conn *c, int status, const char *denied, const char *why)
 {
 	char body[1024];
 
 	snprintf(body, sizeof(body), "agentbox denied %s %s: %.700s\n", c->method, c->name, why);
 	conn_http_refusal(c, status, denied, body);
-	conn_audit(c, "deny", why);
+	if (c->tls)
+		exchange_refused(c, why);
+	else
+		conn_audit(c, "deny", why);
 }
 
 bool http_check_request(struct conn *c, const char *head, size_t head_len)
@@ -61,14 +64,14 @@ bool http_check_request(struct conn *c, const char *head, size_t head_len)
 	    http_target_canon(target, n, &t, &why) < 0) {
 		snprintf(text, sizeof(text), "request-target refused: %s",
 			 target ? why : "no request-target");
-		refuse_request(c, 400, NULL, text);
+		http_check_refuse(c, 400, NULL, text);
 		return false;
 	}
 	v = http_rules_decide(rs, c->method, c->name, &t, &rule);
 	c->http_rule = rule;
 	if (v == HTTP_DENY) {
 		snprintf(text, sizeof(text), "denied by [http] rule '%s'", rule);
-		refuse_request(c, 403, rule, text);
+		http_check_refuse(c, 403, rule, text);
 		http_target_free(&t);
 		return false;
 	}

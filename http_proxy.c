@@ -11,7 +11,8 @@
 const char *http_find_head_end(const char *buf, size_t len)
 {
 	for (size_t i = 3; i < len; i++)
-		if (buf[i - 3] == '\r' && buf[i - 2] == '\n' && buf[i - 1] == '\r' && buf[i] == '\n')
+		if (buf[i - 3] == '\r' && buf[i - 2] == '\n' && buf[i - 1] == '\r' &&
+		    buf[i] == '\n')
 			return buf + i + 1;
 	return NULL;
 }
@@ -206,7 +207,8 @@ enum parse_result http_parse_request(const char *buf, size_t len, struct http_re
 
 static bool drop_header(const char *line, size_t n)
 {
-	static const char *const dropped[] = {"proxy-", "connection:", "keep-alive:", NULL};
+	static const char *const dropped[] = {
+	    "proxy-", "connection:", "keep-alive:", "upgrade:", "http2-settings:", NULL};
 
 	for (size_t i = 0; dropped[i]; i++)
 		if (n >= strlen(dropped[i]) && !strncasecmp(line, dropped[i], strlen(dropped[i])))
@@ -215,9 +217,10 @@ static bool drop_header(const char *line, size_t n)
 }
 
 /* Appends a head's header lines (after its request line) less the hop-by-hop ones, then
- * "Connection: close" and the blank line; out has room for head_len + 32 more bytes. */
+ * "Connection: close" (with close) and the blank line; out has room for head_len + 32 more
+ * bytes. */
 static size_t closing_headers(const char *buf, size_t head_len, char *out, size_t len,
-			      bool drop_host)
+			      bool drop_host, bool close)
 {
 	const char *line = (const char *)memchr(buf, '\n', head_len) + 1, *end = buf + head_len - 2;
 
@@ -230,6 +233,10 @@ static size_t closing_headers(const char *buf, size_t head_len, char *out, size_
 			len += n;
 		}
 		line += n;
+	}
+	if (!close) {
+		memcpy(out + len, "\r\n", 2);
+		return len + 2;
 	}
 	memcpy(out + len, "Connection: close\r\n\r\n", 21);
 	return len + 21;
@@ -250,11 +257,12 @@ char *http_upstream_head(const char *buf, const struct http_request *req, const 
 	if (req->port != 80)
 		len += (size_t)snprintf(out + len, cap - len, ":%u", req->port);
 	memcpy(out + len, "\r\n", 2);
-	*out_len = closing_headers(buf, req->head_len, out, len + 2, true);
+	*out_len = closing_headers(buf, req->head_len, out, len + 2, true, true);
 	return out;
 }
 
-char *http_closing_head(const char *buf, size_t head_len, const char *target, size_t *out_len)
+static char *origin_head(const char *buf, size_t head_len, const char *target, bool close,
+			 size_t *out_len)
 {
 	const char *eol = memchr(buf, '\n', head_len), *sp1, *sp2;
 	size_t first = (size_t)(eol - buf) + 1, tl = target ? strlen(target) : 0;
@@ -273,6 +281,16 @@ char *http_closing_head(const char *buf, size_t head_len, const char *target, si
 	} else {
 		memcpy(out, buf, first);
 	}
-	*out_len = closing_headers(buf, head_len, out, first, false);
+	*out_len = closing_headers(buf, head_len, out, first, false, close);
 	return out;
+}
+
+char *http_closing_head(const char *buf, size_t head_len, const char *target, size_t *out_len)
+{
+	return origin_head(buf, head_len, target, true, out_len);
+}
+
+char *http_kept_head(const char *buf, size_t head_len, const char *target, size_t *out_len)
+{
+	return origin_head(buf, head_len, target, false, out_len);
 }

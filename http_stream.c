@@ -27,7 +27,8 @@ enum {
 	S_TRAILER_VALUE,
 	S_TRAILER_LF,
 	S_LAST_LF,
-	S_END, /* the message is complete: END is reported next */
+	S_CLOSE, /* a response read until the server closes: every byte is body */
+	S_END,	 /* the message is complete: END is reported next */
 	S_BAD,
 };
 
@@ -83,6 +84,23 @@ static const char *request_line(const char *h, const char *eol, struct http_even
 	return NULL;
 }
 
+/* HTTP/1.x SP 3DIGIT [SP reason-phrase], the line ending at eol. */
+static const char *status_line(const char *h, const char *eol, struct http_event *ev)
+{
+	if (eol - h < 12 || memcmp(h, "HTTP/1.", 7) || (h[7] != '0' && h[7] != '1') || h[8] != ' ')
+		return "not an HTTP/1.0 or HTTP/1.1 status line";
+	ev->status = 0;
+	for (int i = 9; i < 12; i++) {
+		if (h[i] < '0' || h[i] > '9')
+			return "a malformed status code";
+		ev->status = ev->status * 10 + (h[i] - '0');
+	}
+	if (ev->status < 100 || (eol - h > 12 && h[12] != ' '))
+		return "a malformed status line";
+	ev->http10 = h[7] == '0';
+	return NULL;
+}
+
 static bool named(const char *name, size_t n, const char *want)
 {
 	return n == strlen(want) && !strncasecmp(name, want, n);
@@ -135,7 +153,8 @@ static const char *header_line(const char *p, const char *eol, struct http_event
 }
 
 /* The complete head h[0, len), CRLF CRLF included, into ev. */
-static const char *parse_head(const char *h, size_t len, struct http_event *ev)
+static const char *parse_head(const struct http_stream *s, const char *h, size_t len,
+			      struct http_event *ev)
 {
 	const char *end = h + len - 2, *eol, *why;
 	unsigned hosts = 0;
@@ -143,7 +162,7 @@ static const char *parse_head(const char *h, size_t len, struct http_event *ev)
 	if ((why = http_framing_refusal(h, len)))
 		return why;
 	eol = memchr(h, '\r', len);
-	if ((why = request_line(h, eol, ev)))
+	if ((why = s->response ? status_line(h, eol, ev) : request_line(h, eol, ev)))
 		return why;
 	for (const char *p = eol + 2; p < end; p = eol + 2) {
 		eol = memchr(p, '\r', (size_t)(end + 2 - p));
@@ -153,12 +172,21 @@ static const char *parse_head(const char *h, size_t len, struct http_event *ev)
 	return NULL;
 }
 
-/* The state after a head: where its body, if any, starts. */
-static void begin_body(struct http_stream *s, const struct http_event *ev)
+/* The state after a head: where its body, if any, starts. A response has none when it answers
+ * a HEAD, is interim (1xx) or says so by its status (204, 304: RFC 9112 6.3); without a length it
+ * runs until the server closes. */
+static void begin_body(struct http_stream *s, struct http_event *ev)
 {
 	s->left = 0;
 	s->line = s->trailers = 0;
-	if (ev->framing == HTTP_FRAMING_CHUNKED)
+	if (s->response &&
+	    (s->no_body || ev->status < 200 || ev->status == 204 || ev->status == 304)) {
+		ev->framing = HTTP_FRAMING_NONE;
+		s->state = S_END;
+	} else if (s->response && ev->framing == HTTP_FRAMING_NONE) {
+		ev->framing = HTTP_FRAMING_CLOSE;
+		s->state = S_CLOSE;
+	} else if (ev->framing == HTTP_FRAMING_CHUNKED)
 		s->state = S_SIZE;
 	else if (ev->framing == HTTP_FRAMING_LENGTH && ev->length > 0)
 		s->state = S_BODY, s->left = ev->length;
@@ -179,13 +207,15 @@ static size_t take_head(struct http_stream *s, const char *buf, size_t len, stru
 	if (!end) {
 		s->head_len = old + n;
 		if (s->head_len == HTTP_STREAM_MAX_HEAD)
-			return refuse(s, ev, "request head too large");
+			return refuse(s, ev,
+				      s->response ? "response head too large"
+						  : "request head too large");
 		return report(ev, HTTP_STREAM_MORE, n);
 	}
 	s->head_len = (size_t)(end + 4 - s->head);
 	ev->head = s->head;
 	ev->head_len = s->head_len;
-	if ((why = parse_head(s->head, s->head_len, ev)))
+	if ((why = parse_head(s, s->head, s->head_len, ev)))
 		return refuse(s, ev, why);
 	begin_body(s, ev);
 	return report(ev, HTTP_STREAM_HEAD, s->head_len - old);
@@ -257,7 +287,8 @@ static const char *trailer_byte(struct http_stream *s, unsigned char c)
 		if (c == '\r')
 			return s->state = S_LAST_LF, NULL;
 		/* anything but a name starts a folded or malformed line */
-		return http_token_byte(c) ? (s->state = S_TRAILER_NAME, NULL) : "a malformed trailer line";
+		return http_token_byte(c) ? (s->state = S_TRAILER_NAME, NULL)
+					  : "a malformed trailer line";
 	case S_TRAILER_NAME:
 		if (c == ':')
 			return s->state = S_TRAILER_VALUE, NULL;
@@ -334,7 +365,9 @@ static size_t body(struct http_stream *s, const char *buf, size_t len, struct ht
 {
 	size_t n;
 
-	if (s->state == S_BODY) {
+	if (s->state == S_CLOSE) {
+		n = len;
+	} else if (s->state == S_BODY) {
 		n = s->left < len ? (size_t)s->left : len;
 		if ((s->left -= n) == 0)
 			s->state = S_END;
@@ -349,10 +382,23 @@ static size_t body(struct http_stream *s, const char *buf, size_t len, struct ht
 
 void http_stream_init(struct http_stream *s)
 {
+	s->response = s->no_body = false;
 	s->state = S_START;
 	s->why = NULL;
 	s->left = 0;
 	s->line = s->trailers = s->head_len = 0;
+}
+
+void http_stream_init_response(struct http_stream *s, bool head_request)
+{
+	http_stream_init(s);
+	s->response = true;
+	s->no_body = head_request;
+}
+
+void http_stream_expect_head(struct http_stream *s, bool head_request)
+{
+	s->no_body = head_request;
 }
 
 size_t http_stream_feed(struct http_stream *s, const char *buf, size_t len, struct http_event *ev)

@@ -76,8 +76,9 @@ void conn_audit(struct conn *c, const char *decision, const char *reason)
 		json_kv_str(j, "reason", reason);
 	json_kv_uint(j, "bytes_out", c->bytes_out);
 	json_kv_uint(j, "bytes_in", c->bytes_in);
-	json_kv_uint(j, "duration_ms", (uint64_t)((t1.tv_sec - c->t0.tv_sec) * 1000 +
-						   (t1.tv_nsec - c->t0.tv_nsec) / 1000000));
+	json_kv_uint(
+	    j, "duration_ms",
+	    (uint64_t)((t1.tv_sec - c->t0.tv_sec) * 1000 + (t1.tv_nsec - c->t0.tv_nsec) / 1000000));
 	if (audit_emit(px->a, &e) < 0)
 		proxy_audit_note(px, &e);
 }
@@ -139,6 +140,7 @@ static void free_graveyard(struct proxy *px)
 		free(c->head);
 		free(c->request);
 		free(c->target);
+		intercept_free(c);
 		free(c);
 	}
 }
@@ -211,14 +213,19 @@ void conn_refuse(struct conn *c, const char *why)
 void conn_http_refusal(struct conn *c, int status, const char *denied, const char *body)
 {
 	char resp[2560];
-	int n = snprintf(resp, sizeof(resp),
-			 "HTTP/1.1 %d %s\r\n%s%.1000s%sContent-Type: text/plain\r\nConnection: close\r\n"
-			 "Content-Length: %zu\r\n\r\n%s",
-			 status, status == 403 ? "Forbidden" : "Bad Request",
-			 denied ? "X-Agentbox-Denied: " : "", denied ? denied : "",
-			 denied ? "\r\n" : "", strlen(body), body);
+	int n = snprintf(
+	    resp, sizeof(resp),
+	    "HTTP/1.1 %d %s\r\n%s%.1000s%sContent-Type: text/plain\r\nConnection: close\r\n"
+	    "Content-Length: %zu\r\n\r\n%s",
+	    status, status == 403 ? "Forbidden" : "Bad Request",
+	    denied ? "X-Agentbox-Denied: " : "", denied ? denied : "", denied ? "\r\n" : "",
+	    strlen(body), body);
+	size_t len = n > 0 && (size_t)n < sizeof(resp) ? (size_t)n : strlen(resp);
 
-	conn_to_client(c, resp, n > 0 && (size_t)n < sizeof(resp) ? (size_t)n : strlen(resp), true);
+	if (c->tls)
+		intercept_refusal(c, status, resp, len);
+	else
+		conn_to_client(c, resp, len, true);
 }
 
 /* ---------- a connection's events ---------- */
@@ -227,7 +234,10 @@ void conn_update_interest(struct conn *c)
 {
 	uint32_t cl = 0, up = 0;
 
-	if (c->st == ST_RELAY) {
+	if (c->st == ST_RELAY && c->tls) {
+		cl |= intercept_reads(c, true) ? EPOLLIN : 0;
+		up |= intercept_reads(c, false) ? EPOLLIN : 0;
+	} else if (c->st == ST_RELAY) {
 		if (!flow_held(&c->to_up) && !c->to_up.eof)
 			cl |= EPOLLIN;
 		if (!flow_held(&c->to_client) && !c->to_client.eof)
@@ -281,8 +291,10 @@ static void on_conn_event(struct endpoint *ep, uint32_t events)
 		if (c->late_sniff && ep->side == CLIENT &&
 		    (events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
 			dial_read_late(c);
-		if (c->dead)
+		if (c->dead || (c->tls && !intercept_pump(c)))
 			return;
+		if (c->tls)
+			break;
 		if ((!c->late_sniff && !relay_pump(c, &c->cl, &c->up, &c->to_up, &c->bytes_out)) ||
 		    !relay_pump(c, &c->up, &c->cl, &c->to_client, &c->bytes_in))
 			return;
@@ -383,7 +395,9 @@ static void on_accept(struct proxy *px, int which)
 		c->up = (struct endpoint){c, UPSTREAM, -1, 0};
 		c->to_up.pipe[0] = c->to_up.pipe[1] = -1;
 		c->to_client.pipe[0] = c->to_client.pipe[1] = -1;
-		c->proto = which == EGRESS_HTTP ? "http" : which == EGRESS_SOCKS ? "socks" : "capture";
+		c->proto = which == EGRESS_HTTP	   ? "http"
+			   : which == EGRESS_SOCKS ? "socks"
+						   : "capture";
 		c->st = which == EGRESS_HTTP	? ST_HTTP_HEAD
 			: which == EGRESS_SOCKS ? ST_SOCKS_GREETING
 						: ST_SNIFF;
@@ -433,7 +447,8 @@ static void on_listener(struct proxy *px, const struct endpoint *ep)
 	for (int which = 0; which < EGRESS_SOCKETS; which++) {
 		if (ep != &px->lep[which])
 			continue;
-		if (which == EGRESS_CAPTURE + CAPTURE_DNS4 || which == EGRESS_CAPTURE + CAPTURE_DNS6)
+		if (which == EGRESS_CAPTURE + CAPTURE_DNS4 ||
+		    which == EGRESS_CAPTURE + CAPTURE_DNS6)
 			dns_stub_read(px, ep->fd);
 		else
 			on_accept(px, which);
@@ -577,6 +592,7 @@ void proxy_stop(struct proxy *px)
 		close(px->epfd);
 	egress_rules_free(&px->rules);
 	hostlimits_free(&px->hosts);
+	intercept_stop(px);
 	free(px->chunk);
 	px->chunk = NULL;
 	/* A resolver thread still running will write to the pipe: closing it could hand its fd

@@ -76,7 +76,7 @@ bool relay_over_budget(struct conn *c, bool outbound, uint64_t n)
 }
 
 /* Sends what the flow holds; false when the connection was closed. */
-static bool flush(struct conn *c, struct endpoint *dst, struct flow *f)
+bool relay_flush(struct conn *c, struct endpoint *dst, struct flow *f)
 {
 	while (f->len > f->off && dst->fd >= 0) {
 		ssize_t n = send(dst->fd, f->buf + f->off, f->len - f->off, MSG_NOSIGNAL);
@@ -115,7 +115,7 @@ static size_t budget_left(const struct conn *c, bool outbound, size_t want)
 
 /* One read from src into the shared chunk, within the byte budget: its length, 0 at its end
  * (the flow's source is marked ended, as on an error), or -1 when nothing is there yet. */
-static ssize_t read_chunk(struct conn *c, struct endpoint *src, struct flow *f)
+ssize_t relay_read_chunk(struct conn *c, struct endpoint *src, struct flow *f)
 {
 	ssize_t n = read(src->fd, c->px->chunk, budget_left(c, src->side == CLIENT, RELAY_CHUNK));
 
@@ -131,7 +131,7 @@ static bool copy_in(struct conn *c, struct endpoint *src, struct endpoint *dst, 
 {
 	char *chunk = c->px->chunk;
 	bool outbound = src->side == CLIENT;
-	ssize_t n = read_chunk(c, src, f);
+	ssize_t n = relay_read_chunk(c, src, f);
 	size_t sent = 0;
 
 	if (n <= 0)
@@ -231,7 +231,8 @@ static bool splice_in(struct conn *c, struct endpoint *src, struct flow *f, uint
 /* ---------- plain HTTP: one request per connection ---------- */
 
 #define SECOND_REQUEST                                                                             \
-	"a second request on one plain-HTTP connection (each request must come on a connection of " \
+	"a second request on one plain-HTTP connection (each request must come on a connection "   \
+	"of "                                                                                      \
 	"its own, where it is checked)"
 
 static bool http_refuse(struct conn *c, const char *why)
@@ -307,10 +308,10 @@ bool relay_http_start(struct conn *c, const char *head, size_t head_n, const cha
 
 /* copy_in for a plain-HTTP client: its bytes go through http_feed, never straight up. Its end
  * is only marked: after a refusal, a half-closed client still gets the first response. */
-static bool copy_in_http(struct conn *c, struct endpoint *src, struct endpoint *dst,
-			 struct flow *f, uint64_t *counter)
+static bool copy_in_http(struct conn *c, struct endpoint *src, struct endpoint *dst, struct flow *f,
+			 uint64_t *counter)
 {
-	ssize_t n = read_chunk(c, src, f);
+	ssize_t n = relay_read_chunk(c, src, f);
 
 	if (n <= 0)
 		return true;
@@ -318,7 +319,7 @@ static bool copy_in_http(struct conn *c, struct endpoint *src, struct endpoint *
 		return true; /* dropped: see http_refuse_rest */
 	*counter += (uint64_t)n;
 	return relay_over_budget(c, true, (uint64_t)n) && http_feed(c, c->px->chunk, (size_t)n) &&
-	       flush(c, dst, f);
+	       relay_flush(c, dst, f);
 }
 
 /* ---------- any flow ---------- */
@@ -331,15 +332,14 @@ bool relay_pump(struct conn *c, struct endpoint *src, struct endpoint *dst, stru
 {
 	bool http = f == &c->to_up && (c->request || c->request_done);
 
-	if (!flush(c, dst, f) || (!f->len && !splice_out(c, dst, f)))
+	if (!relay_flush(c, dst, f) || (!f->len && !splice_out(c, dst, f)))
 		return false;
 	if (!flow_held(f) && !f->eof && src->fd >= 0) {
 		if (!http && f->pipe[0] < 0 && !f->no_pipe && *counter >= RELAY_SPLICE_AFTER)
 			flow_open_pipe(c->px, f);
-		if (http ? !copy_in_http(c, src, dst, f, counter)
-		    : f->pipe[0] < 0
-			? !copy_in(c, src, dst, f, counter)
-			: !splice_in(c, src, f, counter) || !splice_out(c, dst, f))
+		if (http	     ? !copy_in_http(c, src, dst, f, counter)
+		    : f->pipe[0] < 0 ? !copy_in(c, src, dst, f, counter)
+				     : !splice_in(c, src, f, counter) || !splice_out(c, dst, f))
 			return false;
 	}
 	if (f->eof && !flow_held(f) && !f->shut && dst->fd >= 0) {

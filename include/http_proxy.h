@@ -46,7 +46,7 @@ enum parse_result http_parse_request(const char *buf, size_t len, struct http_re
 
 /* The head to send upstream for a plain HTTP request: origin-form target (target, the canonical
  * one the [http] rules matched, or the URL's path when NULL), Host set to the URL's host (the one
- * the rules allowed), Proxy-* and connection headers dropped, "Connection: close" added.
+ * the rules allowed), Proxy-*, connection and upgrade headers dropped, "Connection: close" added.
  * malloc'd, NULL when out of memory. */
 char *http_upstream_head(const char *buf, const struct http_request *req, const char *target,
 			 size_t *out_len);
@@ -55,5 +55,9 @@ char *http_upstream_head(const char *buf, const struct http_request *req, const 
  * headers dropped, "Connection: close" added, so the server answers this one request and every
  * later one comes on a new connection, where it is checked again. */
 char *http_closing_head(const char *buf, size_t head_len, const char *target, size_t *out_len);
+
+/* The same without "Connection: close": for a connection whose every request is read and
+ * checked (intercepted HTTPS), which may stay open for the next one. */
+char *http_kept_head(const char *buf, size_t head_len, const char *target, size_t *out_len);
 
 #endif

@@ -46,6 +46,7 @@ enum http_framing {
 	HTTP_FRAMING_NONE,    /* no body */
 	HTTP_FRAMING_LENGTH,  /* Content-Length: ev.length bytes */
 	HTTP_FRAMING_CHUNKED, /* Transfer-Encoding: chunked */
+	HTTP_FRAMING_CLOSE,   /* responses: the body runs until the server closes (no END) */
 };
 
 struct http_event {
@@ -56,7 +57,8 @@ struct http_event {
 	size_t head_len;
 	const char *method, *target, *host;
 	size_t method_len, target_len, host_len;
-	bool http10; /* the request line says HTTP/1.0 (else HTTP/1.1) */
+	bool http10; /* the request (status) line says HTTP/1.0 (else HTTP/1.1) */
+	int status;  /* responses: the status code (100-999) */
 	enum http_framing framing;
 	uint64_t length; /* HTTP_FRAMING_LENGTH: the body's length */
 	size_t n;	 /* BODY: bytes consumed, all of them body */
@@ -66,6 +68,8 @@ struct http_event {
 /* Private to http_stream.c (a HEAD event's head points into it). */
 struct http_stream {
 	int state;
+	bool response; /* cuts responses (http_stream_init_response) */
+	bool no_body;  /* responses: the one being read answers a HEAD */
 	const char *why;
 	uint64_t left;	 /* bytes left of the body or of the chunk's data */
 	size_t line;	 /* bytes so far of the chunk-size or trailer line */
@@ -75,6 +79,15 @@ struct http_stream {
 };
 
 void http_stream_init(struct http_stream *s);
+
+/* The response side (a server's stream, the one an intercepting proxy reads): heads start with
+ * a status line (ev.status); a response to a HEAD (head_request), an interim one (1xx) and 204 /
+ * 304 have no body; one without Content-Length or chunked runs until the server closes
+ * (HTTP_FRAMING_CLOSE: BODY events, never END). After a 1xx's END another head follows for the
+ * same request: the caller counts final responses (status >= 200). */
+void http_stream_init_response(struct http_stream *s, bool head_request);
+/* Responses: whether the next response answers a HEAD (set before its head is fed). */
+void http_stream_expect_head(struct http_stream *s, bool head_request);
 
 /* Consumes at most len bytes of buf (len may be 0) and reports one event in *ev; returns the
  * bytes consumed. Call it again, on the bytes after those consumed, until HTTP_STREAM_MORE. */

@@ -51,6 +51,8 @@ enum state {
 struct proxy;
 struct conn;
 struct http_stream;
+struct intercept;
+struct ssl_ctx_st;
 
 /* What epoll hands back: which connection, which side (or a proxy-level fd). */
 struct endpoint {
@@ -69,8 +71,8 @@ struct flow {
 	int pipe[2];  /* bulk flows: bytes spliced from the source wait here; else -1 */
 	size_t piped; /* bytes in the pipe */
 	bool no_pipe; /* copies to the end (no pipe was to be had) */
-	bool eof;  /* the source has no more */
-	bool shut; /* the sink was told (shutdown SHUT_WR) */
+	bool eof;     /* the source has no more */
+	bool shut;    /* the sink was told (shutdown SHUT_WR) */
 };
 
 struct conn {
@@ -79,26 +81,27 @@ struct conn {
 	struct endpoint cl, up;
 	enum state st;
 	const char *proto; /* "http", "connect", "socks", "capture" */
-	char *head; /* EGRESS_MAX_HEAD bytes until relaying starts, then NULL */
+	char *head;	   /* EGRESS_MAX_HEAD bytes until relaying starts, then NULL */
 	size_t head_len;
 	char method[16];
 	char url[2048];
-	char host[256]; /* as the client wrote it */
-	char name[256]; /* as the rules see it: the key of the per-host limits */
-	char sni[256];  /* captured: the server name its TLS or HTTP Host header gave */
-	bool sniff_http; /* captured: plain HTTP, so a refusal can be a 403 */
+	char host[256];	   /* as the client wrote it */
+	char name[256];	   /* as the rules see it: the key of the per-host limits */
+	char sni[256];	   /* captured: the server name its TLS or HTTP Host header gave */
+	bool sniff_http;   /* captured: plain HTTP, so a refusal can be a 403 */
 	size_t sniff_head; /* captured plain HTTP: its request head's length */
-	bool mapped;     /* captured: host is the name the DNS stub gave its address to */
-	bool late_sniff; /* relaying, but the client's first bytes are held (in head) until they
-			    show they go where the connection was allowed to */
-	bool late_eof;	 /* the client ended while they were held */
-	bool unmapped;   /* captured: an address of the stub's range that no name was given */
+	bool mapped;	   /* captured: host is the name the DNS stub gave its address to */
+	bool late_sniff;   /* relaying, but the client's first bytes are held (in head) until they
+			      show they go where the connection was allowed to */
+	bool late_eof;	   /* the client ended while they were held */
+	bool unmapped;	   /* captured: an address of the stub's range that no name was given */
 	/* plain HTTP, relaying: the client's one request read to its end (relay_http_start) */
 	struct http_stream *request; /* NULL before the request's body is done */
 	bool request_done;	     /* its end was reached: any further request is refused */
 	const char *refused; /* why the rest of the client's bytes were refused, audited at close */
 	char *target;	     /* plain HTTP under [http] rules: the canonical target sent up */
 	const char *http_rule; /* ... and the [http] rule that allowed it (NULL: none decided) */
+	struct intercept *tls; /* HTTPS interception (intercept.c), else NULL */
 	unsigned port;
 	const char *rule;
 	const char *pin; /* the resolve entry that chose the address, if any */
@@ -108,14 +111,14 @@ struct conn {
 	struct flow to_up, to_client;
 	uint64_t bytes_out, bytes_in;
 	struct timespec t0;
-	uint64_t deadline_ms;  /* head and connect timeouts; 0 once relaying */
+	uint64_t deadline_ms;	/* head and connect timeouts; 0 once relaying */
 	bool close_after_flush; /* a refusal is being sent */
-	bool lookup_pending;    /* a resolver thread still holds this connection */
-	bool dead;              /* closed; freed when the lookup returns */
+	bool lookup_pending;	/* a resolver thread still holds this connection */
+	bool dead;		/* closed; freed when the lookup returns */
 	bool audited;
-	bool counted; /* holds one of the run's max-connections */
+	bool counted;		     /* holds one of the run's max-connections */
 	struct host_entry *per_host; /* holds one of its host's connections, when limited */
-	struct conn *next_dead; /* closed, freed at the end of the dispatch round */
+	struct conn *next_dead;	     /* closed, freed at the end of the dispatch round */
 };
 
 struct proxy {
@@ -132,17 +135,18 @@ struct proxy {
 	size_t n_conns;
 	size_t lookups; /* resolver threads still running */
 	struct conn *graveyard;
-	char *chunk; /* RELAY_CHUNK bytes: see there */
+	char *chunk;		 /* RELAY_CHUNK bytes: see there */
 	size_t pipes, max_pipes; /* open, and at most: see RELAY_MAX_PIPES */
 	/* [network] limits for the whole run */
 	const struct policy *p;
 	struct tls_ca *ca; /* [http] rules: the run's interception CA (not owned), else NULL */
-	size_t upstreams;          /* allowed connections open now */
-	double tokens;             /* rate: a token bucket of new connections */
+	struct ssl_ctx_st *tls_server, *tls_client; /* interception's, made at its first use */
+	size_t upstreams;			    /* allowed connections open now */
+	double tokens;				    /* rate: a token bucket of new connections */
 	uint64_t refilled_ms;
 	uint64_t bytes_out, bytes_in;
 	bool bytes_out_hit, bytes_in_hit;
-	bool cap_hit; /* PROXY_MAX_CONNECTIONS was reached at least once */
+	bool cap_hit;		 /* PROXY_MAX_CONNECTIONS was reached at least once */
 	bool listeners_paused;	 /* out of fds: the listeners wait for a close or a tick */
 	struct hostlimits hosts; /* [network] *-per-host; no table without them */
 	bool hosts_full_hit;
@@ -203,6 +207,8 @@ void dial_read_late(struct conn *c);
 void dial_on_connected(struct conn *c);
 /* Finished lookups from the resolver threads. */
 void dial_on_lookups(struct proxy *px);
+/* [network] methods: whether a request's method may go. */
+bool dial_method_allowed(const struct policy *p, const char *method);
 
 /* ---------- relay.c ---------- */
 
@@ -219,8 +225,12 @@ bool relay_over_budget(struct conn *c, bool outbound, uint64_t n);
  * request's body (read to its exact end, Content-Length or chunked): a second request on the
  * connection, or a body that breaks its framing, is refused and ends the connection. false when
  * the connection was closed. */
-bool relay_http_start(struct conn *c, const char *head, size_t head_n, const char *buf,
-		      size_t n);
+bool relay_http_start(struct conn *c, const char *head, size_t head_n, const char *buf, size_t n);
+/* Sends what the flow holds; false when the connection was closed. */
+bool relay_flush(struct conn *c, struct endpoint *dst, struct flow *f);
+/* One read from src into the loop's shared chunk, within the byte budgets: its length, 0 at its
+ * end (f, the flow src feeds, is marked ended, as on an error), -1 when nothing is there yet. */
+ssize_t relay_read_chunk(struct conn *c, struct endpoint *src, struct flow *f);
 /* Moves what it can along one flow; false when the connection was closed. */
 bool relay_pump(struct conn *c, struct endpoint *src, struct endpoint *dst, struct flow *f,
 		uint64_t *counter);
@@ -236,6 +246,32 @@ bool http_check_request(struct conn *c, const char *head, size_t head_len);
  * [http] rules cover would carry requests no rule sees: refused until HTTPS interception is
  * built. true when no rule covers the host. */
 bool http_check_opaque(struct conn *c, const char *what);
+/* Refuses the request being read: an HTTP answer (status 403 or 400, X-Agentbox-Denied: denied
+ * when not NULL) ending the connection, and its audit (the connection's "net" deny, or on an
+ * intercepted connection the request's "http" event). */
+void http_check_refuse(struct conn *c, int status, const char *denied, const char *why);
+
+/* ---------- intercept.c, exchange.c: HTTPS interception ---------- */
+
+/* Whether TLS on this connection is intercepted: the run has a CA and [http] rules cover its
+ * host. */
+bool intercept_covers(const struct conn *c);
+/* An allowed, connected connection to a covered host whose client's first bytes (its
+ * ClientHello, checked against the host) are held in c->head: TLS is terminated on both sides
+ * from here on. false when it was refused (audited, closed). */
+bool intercept_start(struct conn *c);
+/* Moves an intercepted connection's bytes (in place of relay_pump); false when it closed. */
+bool intercept_pump(struct conn *c);
+/* Whether an intercepted connection's client (client) or upstream side is read now. */
+bool intercept_reads(const struct conn *c, bool client);
+/* An HTTP refusal (conn_http_refusal's bytes, with its status) as the answer to the request,
+ * under TLS; the connection ends once it is sent. */
+void intercept_refusal(struct conn *c, int status, const char *data, size_t n);
+/* The request being read was refused (http_check_refuse): its "http" event. */
+void exchange_refused(struct conn *c, const char *why);
+void intercept_free(struct conn *c);
+/* Frees the TLS contexts (at the engine's end). */
+void intercept_stop(struct proxy *px);
 
 /* ---------- dns_stub.c ---------- */
 

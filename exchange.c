@@ -1,0 +1,354 @@
+/* The HTTP exchanges on an intercepted connection: the client's plaintext cut into requests
+ * (http_stream.c), each checked (its Host against the connection's host, [network] methods, the
+ * [http] rules in http_check.c) before it goes up with the target the rules saw; the server's
+ * plaintext cut into responses. One request at a time: the next one is held until the previous
+ * one's response has ended, so a refusal is always the answer to its own request and no
+ * response can be taken for another's. Each request is one "http" audit event. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "egress_rule.h"
+#include "http_proxy.h"
+#include "intercept_conn.h"
+
+struct intercept *exchange_new(void)
+{
+	struct intercept *x = calloc(1, sizeof(*x));
+
+	if (!x)
+		return NULL;
+	x->req = malloc(sizeof(*x->req));
+	x->resp = malloc(sizeof(*x->resp));
+	if (!x->req || !x->resp) {
+		exchange_free(x);
+		return NULL;
+	}
+	http_stream_init(x->req);
+	http_stream_init_response(x->resp, false);
+	return x;
+}
+
+void exchange_free(struct intercept *x)
+{
+	free(x->req);
+	free(x->resp);
+	free(x->held);
+	free(x->path);
+	free(x);
+}
+
+/* ---------- the request's event ---------- */
+
+static void request_event(struct conn *c, const char *decision, const char *reason)
+{
+	struct intercept *x = c->tls;
+	struct json *j = audit_begin(c->px->a, "http");
+	struct timespec t1;
+	struct ab_err e;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	json_kv_str(j, "decision", decision);
+	json_kv_str(j, "method", x->method);
+	json_kv_str(j, "host", c->name);
+	json_kv_uint(j, "port", c->port);
+	json_kv_str(j, "path", x->path);
+	json_kv_str(j, "rule", c->http_rule);
+	if (x->status)
+		json_kv_uint(j, "status", (uint64_t)x->status);
+	if (reason)
+		json_kv_str(j, "reason", reason);
+	json_kv_uint(j, "bytes_out", x->req_bytes);
+	json_kv_uint(j, "bytes_in", x->resp_bytes);
+	json_kv_uint(
+	    j, "duration_ms",
+	    (uint64_t)((t1.tv_sec - x->t0.tv_sec) * 1000 + (t1.tv_nsec - x->t0.tv_nsec) / 1000000));
+	if (audit_emit(c->px->a, &e) < 0)
+		proxy_audit_note(c->px, &e);
+}
+
+void exchange_refused(struct conn *c, const char *why)
+{
+	request_event(c, "deny", why);
+	c->tls->in_request = false;
+}
+
+/* ---------- requests ---------- */
+
+/* The Host header must name the connection's host (and port): the rules matched that host. */
+static bool host_matches(const struct conn *c, const struct http_event *ev)
+{
+	char host[256], name[256];
+	const char *bad;
+	unsigned port;
+
+	if (!ev->host)
+		return ev->http10; /* HTTP/1.0 may leave it out: the connection's host it is */
+	return http_split_authority(ev->host, ev->host_len, 443, host, sizeof(host), &port) &&
+	       egress_host_name(host, name, &bad) && !strcmp(name, c->name) && port == c->port;
+}
+
+static void begin(struct conn *c, const struct http_event *ev)
+{
+	struct intercept *x = c->tls;
+	size_t n = ev->method_len < sizeof(x->method) - 1 ? ev->method_len : sizeof(x->method) - 1;
+
+	x->in_request = true;
+	x->req_done = x->answered = x->until_close = false;
+	x->status = 0;
+	x->req_bytes = ev->head_len;
+	x->resp_bytes = 0;
+	clock_gettime(CLOCK_MONOTONIC, &x->t0);
+	memcpy(x->method, ev->method, n);
+	x->method[n] = '\0';
+	snprintf(c->method, sizeof(c->method), "%s", x->method);
+	free(x->path);
+	x->path = strndup(ev->target, ev->target_len < 2048 ? ev->target_len : 2048);
+	c->http_rule = NULL;
+}
+
+/* A request whose head could not be read: its event names no method or path. */
+static void begin_unread(struct conn *c)
+{
+	struct intercept *x = c->tls;
+
+	x->in_request = true;
+	x->status = 0;
+	x->req_bytes = x->resp_bytes = 0;
+	clock_gettime(CLOCK_MONOTONIC, &x->t0);
+	x->method[0] = '\0';
+	free(x->path);
+	x->path = NULL;
+	c->http_rule = NULL;
+}
+
+/* A request's head: checked, then sent up. false when it was refused (or the connection closed). */
+static bool request_head(struct conn *c, const struct http_event *ev)
+{
+	struct intercept *x = c->tls;
+	char why[512];
+	size_t m = 0;
+	char *head;
+	bool ok;
+
+	begin(c, ev);
+	if (ev->method_len >= sizeof(x->method) || !ev->target_len || ev->target[0] != '/') {
+		http_check_refuse(c, 400, NULL,
+				  "inside TLS a request names its target as a path (origin-form)");
+		return false;
+	}
+	if (!host_matches(c, ev)) {
+		snprintf(why, sizeof(why),
+			 "the request's Host is not %.200s:%u, the host of its TLS "
+			 "connection",
+			 c->name, c->port);
+		http_check_refuse(c, 400, NULL, why);
+		return false;
+	}
+	if (!dial_method_allowed(c->px->p, x->method)) {
+		snprintf(why, sizeof(why), "method %s is not allowed ([network] methods)",
+			 x->method);
+		http_check_refuse(c, 403, why, why);
+		return false;
+	}
+	if (!http_check_request(c, ev->head, ev->head_len))
+		return false;
+	if (c->target) {
+		free(x->path);
+		x->path = strdup(c->target);
+	}
+	http_stream_expect_head(x->resp, !strcmp(x->method, "HEAD"));
+	head = http_kept_head(ev->head, ev->head_len, c->target, &m);
+	if (!head || !x->path) {
+		free(head);
+		conn_close(c, "out of memory");
+		return false;
+	}
+	ok = intercept_send(c, false, head, m);
+	free(head);
+	return ok;
+}
+
+/* The client's bytes after a complete request wait for its response. */
+static bool hold(struct conn *c, const char *buf, size_t n)
+{
+	struct intercept *x = c->tls;
+	char *held = realloc(x->held, x->held_len + n);
+
+	if (!held) {
+		conn_close(c, "out of memory");
+		return false;
+	}
+	memcpy(held + x->held_len, buf, n);
+	x->held = held;
+	x->held_len += n;
+	return true;
+}
+
+/* The request and its response are over: its event, then what the client sent next. */
+static bool next_request(struct conn *c)
+{
+	struct intercept *x = c->tls;
+	char *held = x->held;
+	size_t n = x->held_len;
+	bool ok;
+
+	if (!x->in_request || !x->req_done || !x->answered)
+		return true;
+	request_event(c, "allow", NULL);
+	x->in_request = false;
+	x->requests++;
+	if (x->client_ended && !held) {
+		intercept_finish(c);
+		return !c->dead;
+	}
+	x->held = NULL;
+	x->held_len = 0;
+	ok = !held || exchange_from_client(c, held, n);
+	free(held);
+	return ok;
+}
+
+bool exchange_accepts_client(const struct conn *c)
+{
+	const struct intercept *x = c->tls;
+
+	return !x->closing && !x->held_len && !(x->in_request && x->req_done);
+}
+
+bool exchange_from_client(struct conn *c, const char *buf, size_t n)
+{
+	struct intercept *x = c->tls;
+	size_t off = 0;
+
+	for (;;) {
+		struct http_event ev;
+		size_t used;
+		if (c->dead || x->closing)
+			return !c->dead;
+		if (x->in_request && x->req_done)
+			return off == n || hold(c, buf + off, n - off);
+		used = http_stream_feed(x->req, buf + off, n - off, &ev);
+		if (ev.type == HTTP_STREAM_MORE)
+			return true;
+		if (ev.type == HTTP_STREAM_BAD) {
+			if (!x->in_request)
+				begin_unread(c);
+			http_check_refuse(c, 400, NULL, ev.why);
+			return !c->dead;
+		}
+		if (ev.type == HTTP_STREAM_HEAD && !request_head(c, &ev))
+			return !c->dead;
+		if (ev.type == HTTP_STREAM_BODY) {
+			x->req_bytes += ev.n;
+			if (!intercept_send(c, false, buf + off, ev.n))
+				return false;
+		}
+		if (ev.type == HTTP_STREAM_END) {
+			x->req_done = true;
+			if (!next_request(c))
+				return false;
+		}
+		off += used;
+	}
+}
+
+/* ---------- responses ---------- */
+
+/* The upstream broke HTTP: what was relayed stands, the connection ends. */
+static bool upstream_broke(struct conn *c, const char *why)
+{
+	if (c->tls->in_request)
+		request_event(c, "allow", why);
+	c->tls->in_request = false;
+	conn_close(c, why);
+	return false;
+}
+
+static bool response_head(struct conn *c, const struct http_event *ev)
+{
+	struct intercept *x = c->tls;
+
+	if (ev->status == 101) /* its Upgrade was never sent: a server that switches anyway */
+		return upstream_broke(c, "the upstream switched protocols (101) unasked");
+	x->interim = ev->status < 200;
+	if (!x->interim)
+		x->status = ev->status;
+	x->until_close = ev->framing == HTTP_FRAMING_CLOSE;
+	x->resp_bytes += ev->head_len;
+	return intercept_send(c, true, ev->head, ev->head_len);
+}
+
+bool exchange_from_upstream(struct conn *c, const char *buf, size_t n)
+{
+	struct intercept *x = c->tls;
+	size_t off = 0;
+
+	for (;;) {
+		struct http_event ev;
+		size_t used;
+		if (c->dead || x->closing)
+			return !c->dead;
+		if (!x->in_request || x->answered)
+			return off == n || upstream_broke(c, "the upstream sent bytes no request "
+							     "asked for");
+		used = http_stream_feed(x->resp, buf + off, n - off, &ev);
+		if (ev.type == HTTP_STREAM_MORE)
+			return true;
+		if (ev.type == HTTP_STREAM_BAD) {
+			char why[256];
+			snprintf(why, sizeof(why), "a malformed response from the upstream: %s",
+				 ev.why);
+			return upstream_broke(c, why);
+		}
+		if (ev.type == HTTP_STREAM_HEAD && !response_head(c, &ev))
+			return false;
+		if (ev.type == HTTP_STREAM_BODY) {
+			x->resp_bytes += ev.n;
+			if (!intercept_send(c, true, buf + off, ev.n))
+				return false;
+		}
+		if (ev.type == HTTP_STREAM_END && !x->interim) {
+			x->answered = true;
+			if (!next_request(c))
+				return false;
+		}
+		off += used;
+	}
+}
+
+bool exchange_upstream_ended(struct conn *c)
+{
+	struct intercept *x = c->tls;
+
+	free(x->held); /* requests that came after: nothing can answer them now */
+	x->held = NULL;
+	x->held_len = 0;
+	if (x->in_request && x->status && x->until_close) {
+		x->answered = true;
+		x->req_done = true; /* nothing more can go up */
+		if (!next_request(c))
+			return false;
+	} else if (x->in_request) {
+		request_event(c, "allow", "the upstream closed before its response ended");
+		x->in_request = false;
+	}
+	if (!x->closing)
+		intercept_finish(c);
+	return !c->dead;
+}
+
+bool exchange_client_ended(struct conn *c)
+{
+	struct intercept *x = c->tls;
+
+	x->client_ended = true;
+	if (x->in_request && x->req_done)
+		return true; /* its response still comes */
+	if (x->in_request)
+		request_event(c, "allow", "the client closed before its request ended");
+	x->in_request = false;
+	intercept_finish(c);
+	return !c->dead;
+}
