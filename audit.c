@@ -40,7 +40,7 @@ struct audit {
 /* Events the command can cause as often as it likes (a denied connection, a DNS query, a
  * refused system call, an egress limit): past the budget of their kind they are counted, not
  * written, so that the trail cannot be used to fill the disk. */
-static const char *const budgeted[] = {"net", "dns", "syscall", "limit", NULL};
+static const char *const budgeted[] = {"net", "http", "dns", "syscall", "limit", NULL};
 
 static int open_dest(const char *dest, char **path, struct ab_err *e)
 {

@@ -1,8 +1,8 @@
-/* The proxy's side of the [http] rules (http_rules.c decides): each plain-HTTP request is
- * checked on its method, host and canonical target before it goes up, and goes up with that
- * canonical target, so the origin reads the path the rules saw. A connection the proxy cannot
- * read (TLS, or another protocol) to a host the rules cover is refused: it would carry requests
- * no rule sees. Intercepted HTTPS (issue 18) will come through the same check. */
+/* The proxy's side of the [http] rules (http_rules.c decides): each plain-HTTP or intercepted
+ * HTTPS request is checked on its method, host and canonical target before it goes up, and goes
+ * up with that canonical target, so the origin reads the path the rules saw. A connection the
+ * proxy cannot read (TLS it does not intercept, another protocol) to a host the rules cover is
+ * refused: it would carry requests no rule sees. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,7 +93,8 @@ bool http_check_opaque(struct conn *c, const char *what)
 		return true;
 	snprintf(why, sizeof(why),
 		 "[http] rules cover %s, and a %s connection would carry requests no rule sees "
-		 "(HTTPS interception is not built yet: use http:// or drop the [http] rules)",
+		 "(the proxy reads plain HTTP, and HTTPS to a host name: use one of those, or drop "
+		 "the [http] rules)",
 		 c->name, what);
 	conn_audit(c, "deny", why);
 	conn_close(c, why);

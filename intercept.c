@@ -149,7 +149,11 @@ void intercept_stop(struct proxy *px)
 
 bool intercept_covers(const struct conn *c)
 {
-	return c->px->ca && c->px->rules.http.n && http_rules_cover(&c->px->rules.http, c->name);
+	uint8_t raw[16];
+
+	/* an address has no name a client would send (SNI) or a CA could vouch for */
+	return c->px->ca && c->px->rules.http.n && !dial_host_literal(c->name, raw) &&
+	       http_rules_cover(&c->px->rules.http, c->name);
 }
 
 /* An SSL on memory BIOs: the relay moves its ciphertext. */

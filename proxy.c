@@ -68,6 +68,8 @@ void conn_audit(struct conn *c, const char *decision, const char *reason)
 		json_kv_str(j, "resolve", c->pin);
 	if (c->sni[0])
 		json_kv_str(j, "sni", c->sni);
+	if (c->tls)
+		json_kv_bool(j, "intercepted", true);
 	if (c->method[0])
 		json_kv_str(j, "method", c->method);
 	if (c->url[0])
@@ -269,8 +271,8 @@ static void on_conn_event(struct endpoint *ep, uint32_t events)
 			f->off += (size_t)n;
 		if (n < 0 && errno != EAGAIN)
 			f->off = f->len;
-		if (f->off >= f->len)
-			conn_close(c, "refused");
+		if (f->off >= f->len) /* an intercepted connection's end is its exchange's */
+			conn_close(c, c->tls ? "closed" : "refused");
 		return;
 	}
 	switch (c->st) {

@@ -242,9 +242,9 @@ bool relay_pump(struct conn *c, struct endpoint *src, struct endpoint *dst, stru
  * with c->target its canonical target when rules cover the host; false when it was refused (a
  * 403 naming the rule, or a 400 for a target that cannot be compared; audited; closing). */
 bool http_check_request(struct conn *c, const char *head, size_t head_len);
-/* A connection whose bytes the proxy cannot read (TLS, another protocol: what) to a host the
- * [http] rules cover would carry requests no rule sees: refused until HTTPS interception is
- * built. true when no rule covers the host. */
+/* A connection whose bytes the proxy cannot read (TLS it does not intercept, another protocol:
+ * what) to a host the [http] rules cover would carry requests no rule sees: refused. true when
+ * no rule covers the host. */
 bool http_check_opaque(struct conn *c, const char *what);
 /* Refuses the request being read: an HTTP answer (status 403 or 400, X-Agentbox-Denied: denied
  * when not NULL) ending the connection, and its audit (the connection's "net" deny, or on an
