@@ -432,7 +432,7 @@ static void rules_of(struct policy *p, struct egress_rules *r, const char *allow
 
 /* An [http] allow rule allows its host at port 80 (the proxy reads plain HTTP there), under a
  * text that names it; a rule for any host (`*`) allows none; a [network] deny still wins. */
-static void test_http_rules_imply_port_80(void **state)
+static void test_http_rules_imply_ports_80_443(void **state)
 {
 	struct policy p = {0};
 	struct egress_rules r;
@@ -448,7 +448,9 @@ static void test_http_rules_imply_port_80(void **state)
 	assert_int_equal(egress_rules_build(&p, &r, &e), 0);
 	assert_true(egress_decide(&r, "api.example", 80, &rule));
 	assert_string_equal(rule, "[http] GET api.example/v1/**");
-	assert_false(egress_decide(&r, "api.example", 443, &rule));  /* no interception yet */
+	assert_true(egress_decide(&r, "api.example", 443, &rule)); /* intercepted HTTPS */
+	assert_string_equal(rule, "[http] GET api.example/v1/**");
+	assert_false(egress_decide(&r, "api.example", 8080, &rule)); /* other ports: [network] */
 	assert_false(egress_decide(&r, "other.example", 80, &rule)); /* `*` allows no host */
 	assert_false(egress_decide(&r, "blocked.example", 80, &rule));
 	assert_string_equal(rule, "blocked.example");
@@ -770,7 +772,7 @@ int main(void)
 	    cmocka_unit_test(test_idn_rules),
 	    cmocka_unit_test(test_idn_refused),
 	    cmocka_unit_test(test_idn_decide),
-	    cmocka_unit_test(test_http_rules_imply_port_80),
+	    cmocka_unit_test(test_http_rules_imply_ports_80_443),
 	    cmocka_unit_test(test_idn_host_name),
 	    cmocka_unit_test(test_bad_labels),
 	    cmocka_unit_test(test_long_names),
