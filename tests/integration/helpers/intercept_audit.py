@@ -3,9 +3,9 @@
 trail (test_intercept.sh), one line each, as ` key=value` pairs in a fixed order with a leading
 and trailing space, so that a test can match " decision=deny method=GET " exactly.
 
-Read: `net` events and any other event that names a request (a `method`, `path` or `url`), e.g.
-a per-request `http` event. `path` is the event's own, else the path of its `url`; `rule` is
-`http_rule` when the event has one, else `rule`. A filter FIELD=VALUE keeps the events whose
+Read: the `net` events (one per connection) and the `http` events (one per intercepted request,
+docs/audit.md). `path` is the event's own, else the path of its `url`; `rule` is `http_rule`
+when the event has one, else `rule`. A filter FIELD=VALUE keeps the events whose
 field, as printed, equals VALUE; FIELD~TEXT those whose field contains TEXT (`all~TEXT`: the
 event's whole JSON line). The last line is always `count=N`."""
 import json
@@ -43,7 +43,7 @@ n = 0
 with open(path, encoding="utf-8") as f:
     for line in f:
         ev = json.loads(line)
-        if ev.get("event") != "net" and not any(k in ev for k in ("method", "path", "url")):
+        if ev.get("event") not in ("net", "http"):
             continue
         shown = fields(ev)
         if keep(shown, line, filters):
