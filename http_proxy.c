@@ -141,10 +141,13 @@ const char *http_framing_refusal(const char *head, size_t head_len)
 		return "both Content-Length and Transfer-Encoding";
 	if (te > 1 || (te == 1 && (vlen != 7 || strncasecmp(v, "chunked", 7))))
 		return "a Transfer-Encoding other than one 'chunked'";
-	/* RFC 9112 6.1: an HTTP/1.0 recipient does not know chunked, so the framing is faulty */
+	/* RFC 9112 6.1: an HTTP/1.0 recipient does not know chunked, so the framing is faulty. The
+	 * version ends a request line and starts a status line (no method starts with "HTTP/":
+	 * '/' is not a token byte) */
 	eol = memchr(head, '\r', head_len);
-	if (te && eol && eol - head >= 8 && !memcmp(eol - 8, "HTTP/1.0", 8))
-		return "Transfer-Encoding in an HTTP/1.0 request";
+	if (te && eol && eol - head >= 8 &&
+	    !memcmp(memcmp(head, "HTTP/", 5) ? eol - 8 : head, "HTTP/1.0", 8))
+		return "Transfer-Encoding in an HTTP/1.0 message";
 	return NULL;
 }
 

@@ -238,7 +238,9 @@ static size_t start(struct http_stream *s, const char *buf, size_t len, struct h
 		} else if (c == '\r') {
 			s->state = S_START_LF;
 		} else if (!http_token_byte(c)) {
-			return refuse(s, ev, "not an HTTP request line");
+			return refuse(s, ev,
+				      s->response ? "not an HTTP status line"
+						  : "not an HTTP request line");
 		} else {
 			s->state = S_HEAD;
 			s->head_len = 0;

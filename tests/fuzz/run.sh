@@ -7,7 +7,6 @@
 # out of memory or timed out on an input), 2 on a usage error.
 set -u
 
-targets="fuzz_policy fuzz_json fuzz_redact fuzz_egress_rule"
 here=$(cd "$(dirname "$0")" && pwd)
 
 if [ $# -lt 2 ]; then
@@ -38,6 +37,14 @@ if [ -z "$bindir" ]; then
 fi
 artifacts=$bindir/artifacts
 mkdir -p "$artifacts"
+
+# Every target built (tests/fuzz/CMakeLists.txt lists them), so a new one needs no change here.
+targets=
+for f in "$bindir"/fuzz_*; do
+	if [ -f "$f" ] && [ -x "$f" ]; then
+		targets="$targets ${f##*/}"
+	fi
+done
 
 failed=0
 for t in $targets; do

@@ -16,6 +16,7 @@
 
 #include "egress.h"
 #include "http_proxy.h"
+#include "http_stream.h"
 #include "sniff.h"
 #include "socks5.h"
 
@@ -430,9 +431,9 @@ static void rules_of(struct policy *p, struct egress_rules *r, const char *allow
 	assert_int_equal(egress_rules_build(p, r, &e), 0);
 }
 
-/* An [http] allow rule allows its host at port 80 (the proxy reads plain HTTP there), under a
- * text that names it; a rule for any host (`*`) allows none; a [network] deny still wins. */
-static void test_http_rules_imply_ports_80_443(void **state)
+/* An [http] allow rule allows its host at ports 80 and 443 (plain HTTP, intercepted HTTPS),
+ * under a text that names it; a rule for any host (`*`) allows none; a [network] deny wins. */
+static void test_http_rules_imply_ports(void **state)
 {
 	struct policy p = {0};
 	struct egress_rules r;
@@ -448,9 +449,10 @@ static void test_http_rules_imply_ports_80_443(void **state)
 	assert_int_equal(egress_rules_build(&p, &r, &e), 0);
 	assert_true(egress_decide(&r, "api.example", 80, &rule));
 	assert_string_equal(rule, "[http] GET api.example/v1/**");
-	assert_true(egress_decide(&r, "api.example", 443, &rule)); /* intercepted HTTPS */
+	/* 443 too: intercepted HTTPS is read request by request (issue 18) */
+	assert_true(egress_decide(&r, "api.example", 443, &rule));
 	assert_string_equal(rule, "[http] GET api.example/v1/**");
-	assert_false(egress_decide(&r, "api.example", 8080, &rule)); /* other ports: [network] */
+	assert_false(egress_decide(&r, "api.example", 8443, &rule));
 	assert_false(egress_decide(&r, "other.example", 80, &rule)); /* `*` allows no host */
 	assert_false(egress_decide(&r, "blocked.example", 80, &rule));
 	assert_string_equal(rule, "blocked.example");
@@ -655,7 +657,8 @@ static void test_sniff(void **state)
 			 PARSE_DONE);
 	assert_true(s.odd);
 	/* Go serves any token as a method, however long */
-	static const char longm[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ /a HTTP/1.1\r\nHost: e.test\r\n\r\n";
+	static const char longm[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ /a HTTP/1.1\r\nHost: e.test\r\n\r\n";
 	assert_int_equal(egress_sniff((const unsigned char *)longm, strlen(longm), &s), PARSE_DONE);
 	assert_true(s.odd);
 	for (size_t i = 0; lenient[i]; i++) {
@@ -663,7 +666,8 @@ static void test_sniff(void **state)
 		for (size_t k = 1; k <= eol; k++)
 			assert_int_equal(egress_sniff((const unsigned char *)lenient[i], k, &s),
 					 PARSE_MORE);
-		assert_int_equal(egress_sniff((const unsigned char *)lenient[i], len, &s), PARSE_DONE);
+		assert_int_equal(egress_sniff((const unsigned char *)lenient[i], len, &s),
+				 PARSE_DONE);
 		assert_true(s.odd);
 	}
 }
@@ -685,6 +689,65 @@ static void test_closing_head(void **state)
 			    "Connection: close\r\n\r\n",
 			    n);
 	free(out);
+}
+
+/* An intercepted request goes up on a connection kept open: the target the rules matched, the
+ * hop-by-hop headers dropped, every other header kept in its place, and no Connection: close
+ * (the next request on the connection is read and checked too). */
+static void test_kept_head(void **state)
+{
+	static const char head[] =
+	    "GET /a/./b/../c%41?q=%2f HTTP/1.1\r\nHost: api.example.com\r\nConnection: keep-alive, "
+	    "Upgrade\r\nUser-Agent: t/1\r\nKeep-Alive: timeout=5\r\nproxy-authorization: Basic "
+	    "eA==\r\nPROXY-CONNECTION: keep-alive\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQA"
+	    "\r\nAccept: */*\r\nUpgrade-Insecure-Requests: 1\r\nConnection-Id: 7\r\nX-Proxy-A: b"
+	    "\r\nContent-Length: 2\r\n\r\n";
+	static const char want[] =
+	    "GET /a/cA?q=%2F HTTP/1.1\r\nHost: api.example.com\r\nUser-Agent: t/1\r\n"
+	    "Accept: */*\r\nUpgrade-Insecure-Requests: 1\r\nConnection-Id: 7\r\nX-Proxy-A: b\r\n"
+	    "Content-Length: 2\r\n\r\n";
+	struct http_stream *s = malloc(sizeof(*s));
+	struct http_event ev;
+	size_t n;
+	char *out = http_kept_head(head, sizeof(head) - 1, "/a/cA?q=%2F", &n);
+
+	(void)state;
+	assert_non_null(out);
+	assert_non_null(s);
+	if (n != sizeof(want) - 1 || memcmp(out, want, n)) {
+		print_error("got:\n%.*s\nwant:\n%s", (int)n, out, want);
+		fail();
+	}
+	/* the server reads it as one request with the same framing */
+	http_stream_init(s);
+	assert_int_equal(http_stream_feed(s, out, n, &ev), n);
+	assert_int_equal(ev.type, HTTP_STREAM_HEAD);
+	assert_int_equal(ev.framing, HTTP_FRAMING_LENGTH);
+	assert_int_equal(ev.length, 2);
+	assert_int_equal(ev.target_len, 11);
+	assert_memory_equal(ev.target, "/a/cA?q=%2F", 11);
+	free(out);
+
+	/* no target given: the request line as it came; HTTP/1.0 and a head of no headers */
+	out = http_kept_head(head, sizeof(head) - 1, NULL, &n);
+	assert_non_null(out);
+	assert_true(n > 35);
+	assert_memory_equal(out, "GET /a/./b/../c%41?q=%2f HTTP/1.1\r\nHost: api.example.com\r\n",
+			    35 + 23);
+	free(out);
+	out = http_kept_head("HEAD /x HTTP/1.0\r\n\r\n", 20, "/y", &n);
+	assert_non_null(out);
+	assert_int_equal(n, 20);
+	assert_memory_equal(out, "HEAD /y HTTP/1.0\r\n\r\n", 20);
+	free(out);
+	/* a head of hop-by-hop headers only, and a longer target than the one replaced */
+	out = http_kept_head("POST / HTTP/1.1\r\nConnection: close\r\nUpgrade: websocket\r\n\r\n",
+			     58, "/a%20long/er/path%3B", &n);
+	assert_non_null(out);
+	assert_int_equal(n, strlen("POST /a%20long/er/path%3B HTTP/1.1\r\n\r\n"));
+	assert_memory_equal(out, "POST /a%20long/er/path%3B HTTP/1.1\r\n\r\n", n);
+	free(out);
+	free(s);
 }
 
 /* A request head in a buffer of exactly its size (ASan sees a read past it). */
@@ -772,7 +835,7 @@ int main(void)
 	    cmocka_unit_test(test_idn_rules),
 	    cmocka_unit_test(test_idn_refused),
 	    cmocka_unit_test(test_idn_decide),
-	    cmocka_unit_test(test_http_rules_imply_ports_80_443),
+	    cmocka_unit_test(test_http_rules_imply_ports),
 	    cmocka_unit_test(test_idn_host_name),
 	    cmocka_unit_test(test_bad_labels),
 	    cmocka_unit_test(test_long_names),
@@ -783,6 +846,7 @@ int main(void)
 	    cmocka_unit_test(test_name_allowed),
 	    cmocka_unit_test(test_sniff),
 	    cmocka_unit_test(test_closing_head),
+	    cmocka_unit_test(test_kept_head),
 	    cmocka_unit_test(test_http_request_line),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
