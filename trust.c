@@ -18,6 +18,7 @@
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
+#include <openssl/rand.h>
 
 #include "channel.h"
 #include "egress_rule.h"
@@ -160,11 +161,17 @@ int trust_env(int (*set)(void *ctx, const char *name, const char *value), void *
 /* ---------- the supervisor: [network] ca ---------- */
 
 /* The host's openssl.cnf (or $OPENSSL_CONF) has no say in the supervisor (tls_ca.c says why);
- * only effective before OpenSSL's first use, which this may be. */
+ * only effective before OpenSSL's first use, which this may be. And the random bytes come from
+ * Hash_DRBG over SHA-256 (NIST SP 800-90A, as the default CTR_DRBG is): SHA-256 is fetched for
+ * the signatures anyway, where CTR_DRBG's AES would build OpenSSL's whole cipher table on the
+ * run's start-up path (0.3-0.5 ms). Process-wide, and possible only before the first random
+ * bytes, which tls_ca_new draws after this. */
 static int ossl_init(struct ab_err *e)
 {
 	if (!OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, NULL))
 		return ab_fail(e, 0, "cannot initialise OpenSSL");
+	if (!RAND_set_DRBG_type(NULL, "HASH-DRBG", NULL, NULL, "SHA256"))
+		ERR_clear_error(); /* drawn from already (a second run in one process): as it is */
 	return 0;
 }
 
@@ -346,6 +353,8 @@ int trust_send(struct run *r, struct audit *a, struct ab_err *e)
 		ab_fail(e, errno, "PR_SET_DUMPABLE");
 		goto out;
 	}
+	if (ossl_init(e) < 0)
+		goto out;
 	if (trust_ca_names(r->p, &names, e) < 0 ||
 	    tls_ca_new((const char *const *)names.v, names.n, trust_ca_lifetime(r->p), &r->tls_ca,
 		       e) < 0 ||
