@@ -1,5 +1,5 @@
-# mem_search.py PID NAME=HEX...: searches the memory of process PID (every readable mapping,
-# through /proc/PID/mem) for each byte string; prints `NAME found` or `NAME absent` per needle,
+# mem_search.py PID NAME=HEX...: searches the memory of process PID (every readable mapping up
+# to 1 GiB, through /proc/PID/mem: a sanitizer's shadow is reserved, not used) for each byte string; prints `NAME found` or `NAME absent` per needle,
 # then `regions N`. Exit status 2, with `unreadable ERRNO`, when the memory cannot be opened:
 # the process is not dumpable and the caller lacks CAP_SYS_PTRACE, or it is someone else's.
 import sys
@@ -19,7 +19,7 @@ with mem:
     for line in maps:
         fields = line.split()
         start, end = (int(x, 16) for x in fields[0].split("-"))
-        if fields[1][0] != "r" or fields[-1] in ("[vvar]", "[vsyscall]"):
+        if fields[1][0] != "r" or fields[-1] in ("[vvar]", "[vsyscall]") or end - start > 1 << 30:
             continue
         try:
             mem.seek(start)
