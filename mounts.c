@@ -776,16 +776,11 @@ int mounts_new_tmpfs(uint64_t size, const char *mode, struct ab_err *e)
 	return new_tmpfs(size, mode, MOUNT_ATTR_NOEXEC, e);
 }
 
-/* path in the view: the root is the view's, symlinks are followed inside it */
+/* path in the view, now the process's root: symlinks are followed inside it */
 static int view_open(const char *path, struct ab_err *e)
 {
-	int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC), fd;
+	int fd = openat2_fd(AT_FDCWD, path, O_PATH, RESOLVE_NO_MAGICLINKS);
 
-	if (root < 0)
-		return ab_fail(e, errno, "open /");
-	fd = openat2_fd(root, path[1] ? path + 1 : ".", O_PATH,
-			RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
-	close(root);
 	return fd < 0 ? ab_fail(e, errno, "%s", path) : fd;
 }
 

@@ -99,8 +99,8 @@ int mounts_apply(const struct mount_plan *plan, const struct mount_sources *src,
 
 /* After the pivot, before confinement, for what arrives late (trust.c): a detached tmpfs,
  * filled through its fd; attached read-only (nosuid, nodev, noexec) on dest, an entry the
- * view has; or a path of the view bound read-only over another. Paths are resolved inside
- * the view, magic links refused. */
+ * view has; or a path of the view bound read-only over another. Paths are absolute in the
+ * view (the process's root by then), magic links refused. */
 int mounts_new_tmpfs(uint64_t size, const char *mode, struct ab_err *e);
 int mounts_attach_ro(int mntfd, const char *dest, struct ab_err *e);
 int mounts_bind_ro(const char *from, const char *dest, struct ab_err *e);
