@@ -30,6 +30,13 @@ static int fallback_check(const struct run *r, struct ab_err *e)
 				       "landlock does not have",
 				       op->dest),
 			       ab_hint(e, "remove the entry, or run where user namespaces work");
+		if (op->kind == MOP_TRUST)
+			return ab_fail(e, 0,
+				       "[http] rules need a mount namespace to show the run's CA "
+				       "(%s), which fallback = landlock does not have",
+				       op->dest),
+			       ab_hint(e, "remove the [http] rules, or run where user namespaces "
+					  "work");
 		if (op->kind == MOP_HIDE && mount_plan_binds(&r->plan, op->dest))
 			return ab_fail(e, 0, "hide %s cannot be enforced without a mount namespace",
 				       op->dest),

@@ -19,8 +19,6 @@
 #include "intercept_conn.h"
 #include "tls_ca.h"
 
-#define NET_CA(p) ((void)(p), (const char *)NULL) /* TODO(merge): p->[network] ca */
-
 /* One TLS record's plaintext at most: what one SSL_read gives. */
 #define PLAIN_STEP 16384
 
@@ -113,9 +111,9 @@ static SSL_CTX *client_context(const struct policy *p, char *why, size_t size)
 		SSL_CTX_free(ctx);
 		return NULL;
 	}
-	if (NET_CA(p) && !SSL_CTX_load_verify_file(ctx, NET_CA(p))) {
+	if (p->net_ca && !SSL_CTX_load_verify_file(ctx, p->net_ca)) {
 		char detail[200];
-		snprintf(why, size, "[network] ca %.200s cannot be loaded: %s", NET_CA(p),
+		snprintf(why, size, "[network] ca %.200s cannot be loaded: %s", p->net_ca,
 			 ossl_reason(detail, sizeof(detail), "no certificate"));
 		SSL_CTX_free(ctx);
 		return NULL;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "mounts_internal.h"
+#include "trust.h"
 
 bool mount_path_under(const char *path, const char *dir)
 {
@@ -236,6 +237,67 @@ static void sort_by_depth(struct mount_plan *plan)
 	}
 }
 
+/* The host path behind path, where a bind shows it; NULL otherwise. */
+static const char *host_path(const struct mount_plan *plan, const char *path, char *buf,
+			     size_t size)
+{
+	const struct mount_op *o = mount_plan_deepest(plan, path, false);
+
+	if (!mount_op_is_bind(o) ||
+	    snprintf(buf, size, "%s%s", o->source, path + strlen(o->dest)) >= (int)size)
+		return NULL;
+	return buf;
+}
+
+/* HTTPS interception (trust.h): the trust files' directory, and the bundle over the system's
+ * where the view shows that file. pid 1 mounts them once it has them; here it is checked that
+ * the view has room for them, so that a profile that leaves none fails before the run. */
+static int plan_trust(struct mount_plan *plan, const struct policy *p, struct ab_err *e)
+{
+	const struct mount_op *cover = mount_plan_deepest(plan, TRUST_DIR, false);
+	char host[PATH_MAX];
+	struct stat st;
+
+	for (size_t i = 0; i < p->n_fs; i++)
+		if (mount_path_under(p->fs[i].path, TRUST_DIR))
+			return ab_fail(e, 0,
+				       "%s is set up by agentbox itself when [http] rules are in "
+				       "use (the run's CA)",
+				       p->fs[i].path),
+			       ab_hint(e, "remove this entry"), at_error(&p->fs[i], e);
+	if (cover && cover->kind == MOP_HIDE)
+		return ab_fail(e, 0,
+			       "hide %s leaves no room for the run's trust files in " TRUST_DIR,
+			       cover->dest),
+		       ab_hint(e, "hide only what is below it, or list tmpfs = /run");
+	if (mount_op_is_bind(cover) && (!host_path(plan, TRUST_DIR, host, sizeof(host)) ||
+					stat(host, &st) < 0 || !S_ISDIR(st.st_mode)))
+		return ab_fail(e, 0,
+			       "the view shows the host's %s, where " TRUST_DIR
+			       " cannot be made for the run's trust files ([http] rules)",
+			       cover->dest),
+		       ab_hint(e, "add tmpfs = /run (the sandbox's own /run), or stop listing %s",
+			       cover->dest);
+	if (mount_plan_push(plan,
+			    (struct mount_op){.kind = MOP_TRUST,
+					      .dest = TRUST_DIR,
+					      .implicit = true,
+					      .why = "the run's CA certificate and bundle ([http] "
+						     "rules: HTTPS interception)"},
+			    e) < 0)
+		return -1;
+	if (!host_path(plan, TRUST_SYSTEM_BUNDLE, host, sizeof(host)) || stat(host, &st) < 0 ||
+	    !S_ISREG(st.st_mode))
+		return 0;
+	return mount_plan_push(plan,
+			       (struct mount_op){.kind = MOP_TRUST,
+						 .dest = TRUST_SYSTEM_BUNDLE,
+						 .source = TRUST_BUNDLE_FILE,
+						 .implicit = true,
+						 .why = "the system's CA bundle with the run's CA"},
+			       e);
+}
+
 static void writable_free(struct writable *w)
 {
 	for (size_t i = 0; i < w->n; i++)
@@ -300,7 +362,8 @@ int mount_plan_build(const struct policy *p, const struct mount_protect *protect
 		}
 	}
 	writable_free(&w);
-	if (mount_plan_protect(plan, p, protect, e) < 0)
+	if (mount_plan_protect(plan, p, protect, e) < 0 ||
+	    (trust_intercepts(p) && plan_trust(plan, p, e) < 0))
 		goto fail;
 	sort_by_depth(plan);
 	return 0;

@@ -24,8 +24,8 @@
 
 const char *mount_op_name(enum mount_op_kind k)
 {
-	static const char *const names[] = {"ro",      "rw",   "tmpfs", "hide",
-					    "symlink", "proc", "dev",	"overlay"};
+	static const char *const names[] = {"ro",   "rw",  "tmpfs",   "hide", "symlink",
+					    "proc", "dev", "overlay", "trust"};
 	return names[k];
 }
 
@@ -487,6 +487,11 @@ static int apply_op(struct root *r, const struct mount_plan *plan, const struct 
 		return mount_proc(r, op->dest, plan->guard_proc, plan->limit_userns, e);
 	case MOP_DEV:
 		return mount_dev(r, plan->tmpfs_size, e);
+	case MOP_TRUST: {
+		/* the mount point only: pid 1 mounts on it once it has the files */
+		int fd = ensure(r, op->dest, op->source == NULL, e);
+		return fd < 0 ? -1 : close(fd);
+	}
 	}
 	return ab_fail(e, EINVAL, "unknown mount kind");
 }
@@ -761,5 +766,50 @@ int mounts_apply(const struct mount_plan *plan, const struct mount_sources *src,
 		rc = pivot(&r, e);
 	if (r.fd >= 0)
 		close(r.fd);
+	return rc;
+}
+
+/* ---------- after the pivot ---------- */
+
+int mounts_new_tmpfs(uint64_t size, const char *mode, struct ab_err *e)
+{
+	return new_tmpfs(size, mode, MOUNT_ATTR_NOEXEC, e);
+}
+
+/* path in the view, now the process's root: symlinks are followed inside it */
+static int view_open(const char *path, struct ab_err *e)
+{
+	int fd = openat2_fd(AT_FDCWD, path, O_PATH, RESOLVE_NO_MAGICLINKS);
+
+	return fd < 0 ? ab_fail(e, errno, "%s", path) : fd;
+}
+
+int mounts_attach_ro(int mntfd, const char *dest, struct ab_err *e)
+{
+	int dfd, rc;
+
+	if (set_attr(mntfd,
+		     MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+		     true) < 0)
+		return ab_fail(e, errno, "cannot make the mount for %s read-only", dest);
+	if ((dfd = view_open(dest, e)) < 0)
+		return -1;
+	rc = move_mount(mntfd, "", dfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+	close(dfd);
+	return rc < 0 ? ab_fail(e, errno, "cannot mount on %s", dest) : 0;
+}
+
+int mounts_bind_ro(const char *from, const char *dest, struct ab_err *e)
+{
+	int src = view_open(from, e), tree, rc;
+
+	if (src < 0)
+		return -1;
+	tree = open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	close(src);
+	if (tree < 0)
+		return ab_fail(e, errno, "cannot clone mount of %s", from);
+	rc = mounts_attach_ro(tree, dest, e);
+	close(tree);
 	return rc;
 }

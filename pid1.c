@@ -18,6 +18,7 @@
 #include "idmap.h"
 #include "landlock.h"
 #include "rlimits.h"
+#include "trust.h"
 
 extern char **environ;
 
@@ -129,7 +130,9 @@ static int child_setup(struct run *r, struct ab_err *e)
 		return ab_fail(e, errno, "workdir %s", r->workdir),
 		       ab_hint(e, "make it visible with --ro/--rw, or set [sandbox] workdir");
 
-	if (caps_drop(e) < 0 || landlock_apply(&r->plan, r->landlock_abi, e) < 0)
+	/* as late as it can be, to give the supervisor time to make the CA meanwhile */
+	if (trust_install(r, e) < 0 || caps_drop(e) < 0 ||
+	    landlock_apply(&r->plan, r->landlock_abi, e) < 0)
 		return -1;
 	/* last: the filter binds pid 1 and every process it forks */
 	if (recv_filter(r, e) < 0 ||

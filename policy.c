@@ -96,6 +96,7 @@ void policy_free(struct policy *p)
 	strv_free(&p->net_allow);
 	strv_free(&p->http_allow);
 	strv_free(&p->http_deny);
+	free(p->net_ca);
 	strv_free(&p->net_deny);
 	strv_free(&p->net_resolve);
 	strv_free(&p->net_methods);

@@ -84,6 +84,7 @@ void policy_explain(const struct policy *p, struct json *j)
 	json_strv(j, "resolve", &p->net_resolve);
 	json_strv(j, "methods", &p->net_methods);
 	json_kv_str(j, "capture", (const char *[]){"auto", "on", "off"}[p->net_capture]);
+	json_kv_str(j, "ca", p->net_ca);
 	json_limit(j, "max_connections", p->net_max_connections);
 	json_limit(j, "rate", p->net_rate);
 	json_limit(j, "max_bytes_out", p->net_max_bytes_out);

@@ -477,6 +477,11 @@ int policy_finish(struct policy *p, struct ab_err *e)
 		       ab_hint(
 			   e,
 			   "set [network] mode = proxy (or --net proxy): the proxy enforces them");
+	if (p->net_mode != NET_PROXY && p->net_ca)
+		return ab_fail(e, 0, "[network] ca is set but mode is %s",
+			       net_mode_name(p->net_mode)),
+		       ab_hint(e, "set [network] mode = proxy (or --net proxy): the proxy verifies "
+				  "intercepted connections with it");
 	if (p->net_mode != NET_PROXY && p->net_capture == CAPTURE_ON)
 		return ab_fail(e, 0, "[network] capture = on but mode is %s",
 			       net_mode_name(p->net_mode)),

@@ -1,6 +1,9 @@
-/* [network]: the mode, the egress rules and pins, the methods, capture, the limits. */
+/* [network]: the mode, the egress rules and pins, the methods, capture, the upstream trust
+ * anchor (ca), the limits. */
 #include "policy_parse.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "egress_rule.h"
@@ -63,6 +66,40 @@ static int on_capture(const struct setting *s, const char *v, struct ab_err *e)
 	return 0;
 }
 
+/* A relative path is relative to the directory of the profile that sets it, as an include is
+ * (or to the current directory, from the command line). Not opened here: --check and --explain
+ * must work where the file is missing; the run checks it (trust.c). */
+static int on_ca(const struct setting *s, const char *v, struct ab_err *e)
+{
+	const char *dir = s->profile_dir ? s->profile_dir : s->p->vars.cwd;
+	char *exp, *full;
+	int r;
+
+	if (policy_expand_one(s, v, &exp, e) < 0)
+		return -1;
+	if (exp[0] != '/' && !dir) {
+		free(exp);
+		return ab_fail(e, 0, "[network] ca '%s' is relative, and no directory is known", v),
+		       ab_hint(e, "give an absolute path"), policy_at_error(&s->at, e);
+	}
+	if (exp[0] == '/') {
+		full = exp;
+	} else {
+		size_t n = strlen(dir) + strlen(exp) + 2;
+		if (!(full = malloc(n))) {
+			free(exp);
+			return policy_oom(e);
+		}
+		snprintf(full, n, "%s/%s", dir, exp);
+		free(exp);
+	}
+	r = policy_set_string(s, &s->p->net_ca, full, e);
+	free(full);
+	if (r == 0)
+		s->p->net_ca_at = s->at;
+	return r;
+}
+
 POLICY_LIMIT_HANDLER(on_max_connections, net_max_connections, parse_count)
 POLICY_LIMIT_HANDLER(on_rate, net_rate, parse_count)
 POLICY_LIMIT_HANDLER(on_max_bytes_out, net_max_bytes_out, parse_size)
@@ -79,6 +116,7 @@ static const struct key_spec keys[] = {
 	{"network", "resolve", LIST, on_resolve},
 	{"network", "methods", LIST, on_method},
 	{"network", "capture", SINGLE, on_capture},
+	{"network", "ca", SINGLE, on_ca},
 	{"network", "max-connections", SINGLE, on_max_connections},
 	{"network", "rate", SINGLE, on_rate},
 	{"network", "max-bytes-out", SINGLE, on_max_bytes_out},

@@ -28,6 +28,7 @@
 #include "run_audit.h"
 #include "supervise.h"
 #include "tls_ca.h"
+#include "trust.h"
 #include "userns.h"
 
 extern char **environ;
@@ -81,7 +82,7 @@ static int prepare(struct run *r, const struct mount_protect *protect, struct au
 	const struct policy *p = r->p;
 	const char *cwd = p->vars.cwd, *home = p->vars.home;
 
-	if (egress_prepare(p, e) < 0 || seccomp_prepare(p, e) < 0 ||
+	if (egress_prepare(p, e) < 0 || trust_prepare(p, e) < 0 || seccomp_prepare(p, e) < 0 ||
 	    mount_plan_build(p, protect, &r->plan, e) < 0)
 		return -1;
 	/* the default workdir is the caller's cwd when the view shows it, else / */
@@ -122,7 +123,8 @@ static int prepare(struct run *r, const struct mount_protect *protect, struct au
 	if (env_build(p, environ, home, audit_run_id(a), &r->env, e) < 0)
 		return -1;
 	/* in proxy mode the command is pointed at the proxy, whatever the profile passed */
-	if (p->net_mode == NET_PROXY && egress_proxy_env(set_env, &r->env) < 0)
+	if ((p->net_mode == NET_PROXY && egress_proxy_env(set_env, &r->env) < 0) ||
+	    (trust_intercepts(p) && trust_env(set_env, &r->env) < 0))
 		return ab_fail(e, ENOMEM, "environment");
 	/* a shared terminal is safe only while the filter refuses TIOCSTI and TIOCLINUX */
 	r->own_session = !isatty(STDIN_FILENO) || !seccomp_blocks_tty_injection(p);
@@ -214,6 +216,11 @@ int sandbox_run(const struct policy *p, struct audit *a, const struct mount_prot
 	     channel_send(r.sock[0], MSG_GO, 0, NULL) < 0)) {
 		if (!e->msg[0])
 			ab_fail(e, errno, "cannot start the sandbox");
+		supervise_kill(&r);
+		goto out;
+	}
+	/* the CA is made now, while pid 1 builds the view: pid 1 never had its key */
+	if (trust_send(&r, a, e) < 0) {
 		supervise_kill(&r);
 		goto out;
 	}

@@ -4,6 +4,7 @@
 #include "tls_ca.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <openssl/bn.h>
 #include <openssl/crypto.h>
 #include <openssl/err.h>
+#include <openssl/objects.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
 #include <openssl/x509v3.h>
@@ -166,9 +168,46 @@ static bool set_validity(X509 *x, uint64_t lifetime_s)
 				NULL);
 }
 
+/* The CA's SubjectPublicKeyInfo from its point: the same DER X509_set_pubkey writes, without
+ * the trip through OpenSSL's encoders and back that one makes, whose first use builds the
+ * whole encoder table (about 0.3 ms) on the run's start-up path. The key is not cached in the
+ * certificate this way: reparsed() does that. */
+static bool set_point(X509 *x, EVP_PKEY *key)
+{
+	unsigned char *point = NULL;
+	size_t n = EVP_PKEY_get1_encoded_public_key(key, &point);
+
+	if (n == 0 || n > INT_MAX ||
+	    !X509_PUBKEY_set0_param(X509_get_X509_PUBKEY(x), OBJ_nid2obj(NID_X9_62_id_ecPublicKey),
+				    V_ASN1_OBJECT, OBJ_nid2obj(NID_X9_62_prime256v1), point,
+				    (int)n)) {
+		OPENSSL_free(point);
+		return false;
+	}
+	return true;
+}
+
+/* x as it would be read from its DER, public key decoded (libssl and the verifier need it);
+ * x is freed. */
+static X509 *reparsed(X509 *x)
+{
+	unsigned char *der = NULL;
+	const unsigned char *p;
+	int n = i2d_X509(x, &der);
+	X509 *y = NULL;
+
+	if (n > 0) {
+		p = der;
+		y = d2i_X509(NULL, &p, n);
+	}
+	OPENSSL_free(der);
+	X509_free(x);
+	return y;
+}
+
 static bool build_ca_cert(struct tls_ca *ca, uint64_t lifetime_s)
 {
-	X509 *x = ca->cert = X509_new();
+	X509 *x = X509_new();
 	X509_NAME *name = X509_NAME_new();
 	bool ok;
 
@@ -176,7 +215,7 @@ static bool build_ca_cert(struct tls_ca *ca, uint64_t lifetime_s)
 	     set_validity(x, lifetime_s) && set_name(name, "O", "agentbox") &&
 	     set_name(name, "CN", "agentbox per-run interception CA") &&
 	     X509_set_subject_name(x, name) && X509_set_issuer_name(x, name) &&
-	     X509_set_pubkey(x, ca->key) &&
+	     set_point(x, ca->key) &&
 	     add_ext(x, x, NID_basic_constraints, "critical,CA:TRUE,pathlen:0") &&
 	     add_ext(x, x, NID_key_usage, "critical,keyCertSign,cRLSign") &&
 	     /* on a CA, an EKU limits what its leaves may be used for (OpenSSL, Go, NSS) */
@@ -184,7 +223,11 @@ static bool build_ca_cert(struct tls_ca *ca, uint64_t lifetime_s)
 	     add_ext(x, x, NID_subject_key_identifier, "hash") &&
 	     add_name_constraints(x, ca->names, ca->n) && X509_sign(x, ca->key, EVP_sha256()) > 0;
 	X509_NAME_free(name);
-	return ok;
+	if (!ok) {
+		X509_free(x);
+		return false;
+	}
+	return (ca->cert = reparsed(x)) != NULL;
 }
 
 /* A name the CA is made for: as the connection rules write hosts, no address, no port. */

@@ -8,7 +8,8 @@
 #include "egress.h"
 #include "error.h"
 
-enum msg_type { MSG_GO = 1, MSG_READY, MSG_ERROR, MSG_EXIT, MSG_FILTER };
+/* MSG_TRUST: the run's trust files (trust.h), two sealed memfds, supervisor to pid 1. */
+enum msg_type { MSG_GO = 1, MSG_READY, MSG_ERROR, MSG_EXIT, MSG_FILTER, MSG_TRUST };
 
 struct msg {
 	int type;

@@ -19,6 +19,10 @@ enum mount_op_kind {
 	MOP_PROC,
 	MOP_DEV,
 	MOP_OVERLAY, /* the host tree as the lower layer; changes land in upper */
+	/* The run's trust files (trust.h), which pid 1 gets only after the pivot: here only the
+	 * mount point is made; source NULL: the trust tmpfs goes on dest, else source (a file
+	 * in it) is bound over dest. */
+	MOP_TRUST,
 };
 
 struct mount_op {
@@ -92,5 +96,13 @@ void mounts_close_sources(struct mount_sources *src);
 /* Builds the new root from the plan and the opened sources, and pivots into it. */
 int mounts_apply(const struct mount_plan *plan, const struct mount_sources *src,
 		 struct ab_err *e);
+
+/* After the pivot, before confinement, for what arrives late (trust.c): a detached tmpfs,
+ * filled through its fd; attached read-only (nosuid, nodev, noexec) on dest, an entry the
+ * view has; or a path of the view bound read-only over another. Paths are absolute in the
+ * view (the process's root by then), magic links refused. */
+int mounts_new_tmpfs(uint64_t size, const char *mode, struct ab_err *e);
+int mounts_attach_ro(int mntfd, const char *dest, struct ab_err *e);
+int mounts_bind_ro(const char *from, const char *dest, struct ab_err *e);
 
 #endif

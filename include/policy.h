@@ -90,6 +90,10 @@ struct policy {
 	enum net_capture net_capture; /* auto: on when the kernel allows it */
 	struct strv net_allow, net_deny;
 	struct strv http_allow, http_deny; /* [http] rules as written, one each (http_rules.h) */
+	/* [network] ca: an extra PEM trust anchor for the proxy's upstream TLS (intercepted
+	 * connections only); absolute, NULL when unset. net_ca_at: where it was set. */
+	char *net_ca;
+	struct origin net_ca_at;
 	struct strv net_resolve;  /* NAME[:PORT]=ADDRESS[:PORT] pins */
 	struct strv net_methods;  /* plain HTTP methods allowed; empty: any */
 	uint64_t net_max_connections, net_rate, net_max_bytes_out, net_max_bytes_in; /* 0: none */

@@ -118,6 +118,7 @@ t_schema_every_event_type() {
 		[limits]
 		file-size = 1M
 	EOF
+	{ cat proxy.ini; printf '[http]\nallow = GET allowed.example/x\n'; } >http.ini
 	cat >kill.ini <<-EOF
 		[sandbox]
 		include = $AGENTBOX_PROFILES/shell.ini
@@ -152,6 +153,9 @@ t_schema_every_event_type() {
 	# denied name (capture = auto: on where the kernel can redirect, as here)
 	run_cmd "$AGENTBOX" -p ./proxy.ini --audit "$a" -- sh -c "curl -s --noproxy '*' \
 		http://allowed.example/; curl -s --noproxy '*' http://denied.example/"
+	# the trust files' mount events ([http] rules: HTTPS interception)
+	run_cmd "$AGENTBOX" -p ./http.ini --audit "$a" -- true
+	assert_eq 0 "$RC" "a run with [http] rules"
 	# the file-size limit, a killing action, and strict's ENOSYS
 	run_cmd "$AGENTBOX" -p ./fsize.ini --audit "$a" -- dd if=/dev/zero of=big bs=1M count=4 status=none
 	assert_eq 153 "$RC" "exit status past file-size"
@@ -184,6 +188,7 @@ t_schema_every_event_type() {
 	assert_contains "$(audit_get "$a" limit host)" allowed.example "the per-host limit event's host"
 	assert_contains "$(audit_get "$a" dns rcode)" NXDOMAIN "a dns event for the denied name"
 	assert_contains "$(audit_get "$a" net protocol)" capture "a captured connection's net event"
+	assert_contains "$(audit_get "$a" mount op)" trust "the trust files' mount events"
 }
 
 # The events of a fallback run (no namespaces) and of an agentbox nested in another (no

@@ -468,6 +468,44 @@ static void test_http_rules(void **state)
 	expect_error("[network]\nmode = proxy\n[http]\nmethods = GET\n", MAIN ":4: ", "methods");
 }
 
+/* [network] ca: a relative path is the profile's directory's (as an include is), variables are
+ * expanded, the command line's is the current directory's; the file is not read at load. */
+static void test_network_ca(void **state)
+{
+	const struct mfile files[] = {
+	    {MAIN, "[sandbox]\ninclude = sub/inc.ini\n", 0},
+	    {"/p/sub/inc.ini", "[network]\nmode = proxy\n\nca = certs/local.pem\n", 0},
+	};
+	struct policy *p = must_load_files(files, NFILES(files));
+	struct ab_err e = {0};
+	struct json j;
+	(void)state;
+
+	assert_string_equal(p->net_ca, "/p/sub/certs/local.pem");
+	assert_string_equal(p->net_ca_at.file, "/p/sub/inc.ini");
+	assert_int_equal(p->net_ca_at.line, 4);
+	assert_int_equal(policy_finish(p, &e), 0);
+	json_init(&j);
+	policy_explain(p, &j);
+	assert_non_null(strstr(json_text(&j), "\"ca\":\"/p/sub/certs/local.pem\""));
+	json_free(&j);
+	policy_free(p);
+
+	p = must_load("[network]\nmode = proxy\nca = ${HOME}/ca.pem\n");
+	assert_string_equal(p->net_ca, "/home/alice/ca.pem");
+	assert_int_equal(policy_override(p, "network", "ca", "mine.pem", "--ca", &e), 0);
+	assert_string_equal(p->net_ca, "/work/proj/mine.pem");
+	policy_free(p);
+
+	expect_error("[network]\nmode = proxy\nca = a.pem\nca = b.pem\n", MAIN ":4: ",
+		     "'ca' is set twice");
+	expect_error("[network]\nca =\n", MAIN ":2: ", "empty value");
+	p = must_load("[network]\nca = /etc/x.pem\n");
+	assert_int_equal(policy_finish(p, &e), -1);
+	expect_msg(&e, "", "[network] ca is set but mode is none");
+	policy_free(p);
+}
+
 /* ---------- [network] ---------- */
 
 static void test_network(void **state)
@@ -2379,6 +2417,7 @@ int main(void)
 	    cmocka_unit_test(test_override_errors_name_the_option),
 	    cmocka_unit_test(test_finish_defaults),
 	    cmocka_unit_test(test_finish_rules_need_proxy),
+	    cmocka_unit_test(test_network_ca),
 	    cmocka_unit_test(test_nul_byte),
 	    cmocka_unit_test(test_huge_single_line),
 	    cmocka_unit_test(test_line_length_limit),

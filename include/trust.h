@@ -1,0 +1,69 @@
+/* What the sandbox trusts when the egress proxy intercepts HTTPS (issue 18): the run's CA
+ * (tls_ca.h), made in the supervisor after the clone, so that pid 1 (a fork-like copy of the
+ * supervisor) never holds its key; its certificate, alone and appended to the host's system
+ * bundle, handed to pid 1 in sealed memfds (MSG_TRUST) and shown read-only in the view; the
+ * environment variables that point clients at them; and the check of [network] ca, the extra
+ * anchor the proxy verifies upstream with. */
+#ifndef AGENTBOX_TRUST_H
+#define AGENTBOX_TRUST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "policy.h"
+#include "strv.h"
+
+struct audit;
+struct run;
+
+/* Inside the sandbox: a read-only tmpfs holding the run's CA certificate (PEM) and the bundle
+ * (the host's system bundle, then the CA); the bundle is also bound over TRUST_SYSTEM_BUNDLE
+ * where the view shows that file. */
+#define TRUST_DIR "/run/agentbox"
+#define TRUST_CA_FILE TRUST_DIR "/ca.crt"
+#define TRUST_BUNDLE_FILE TRUST_DIR "/ca-bundle.crt"
+#define TRUST_SYSTEM_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
+
+/* How long the CA is valid without [limits] timeout (tls_ca adds its margin to either). */
+#define TRUST_DEFAULT_LIFETIME_S (7ull * 86400)
+
+/* ---------- pure ---------- */
+
+/* The one predicate: the proxy terminates TLS for some hosts, i.e. proxy mode and at least one
+ * [http] rule. Everything in this file (and the proxy's interception) happens only then. */
+bool trust_intercepts(const struct policy *p);
+
+/* The names the CA may vouch for (tls_ca_new's form: NAME, *.SUFFIX, **.SUFFIX), each once:
+ * the hosts of the [http] rules, and when a rule's host is `*`, the host names of [network]
+ * allow as well (ports dropped). Addresses are skipped: a CA cannot name them (the proxy
+ * refuses TLS to an address the rules cover). No name at all is an error with a fix. */
+int trust_ca_names(const struct policy *p, struct strv *names, struct ab_err *e);
+
+/* The CA's lifetime in seconds: [limits] timeout and the kill grace after it, rounded up, or
+ * TRUST_DEFAULT_LIFETIME_S without a timeout. */
+uint64_t trust_ca_lifetime(const struct policy *p);
+
+/* Sets the variables that point clients at the trust files (set(ctx, NAME, VALUE) per
+ * variable, as egress_proxy_env does); -1 when set fails. */
+int trust_env(int (*set)(void *ctx, const char *name, const char *value), void *ctx);
+
+/* ---------- the supervisor ---------- */
+
+/* Before the clone, with the caller's rights: checks that the CA can be named and that
+ * [network] ca opens and holds at least one PEM certificate. Errors read
+ * "PROFILE:LINE: [network] ca FILE: cause; fix: ...". Nothing to do without interception. */
+int trust_prepare(const struct policy *p, struct ab_err *e);
+
+/* After the clone (and after GO, when pid 1 waits for it): makes the CA (r->tls_ca), builds
+ * the two files in memory and sends them to pid 1. A failed send means pid 1 is gone: the
+ * socket is shut and its reason is left for supervise_wait_ready, as with the filter. */
+int trust_send(struct run *r, struct audit *a, struct ab_err *e);
+
+/* ---------- pid 1 ---------- */
+
+/* After the pivot, before the capabilities are dropped: waits for the files, writes them into
+ * a new tmpfs and mounts it (and the bundle) read-only where the plan's MOP_TRUST ops say. */
+int trust_install(struct run *r, struct ab_err *e);
+
+#endif

@@ -1,0 +1,291 @@
+/* Unit tests for trust.c's pure parts and its check of [network] ca: when the proxy intercepts,
+ * the names its CA is made for, the CA's lifetime, the variables that point clients at the
+ * trust files, and the errors a bad anchor file gives (real files in a temporary directory). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "run_result.h"
+#include "strv.h"
+#include "tls_ca.h"
+#include "trust.h"
+
+static const struct policy_vars vars = {.home = "/home/alice", .cwd = "/work"};
+
+/* A proxy-mode policy with [http] allow rules allow[0..) and [network] allow rules net[0..). */
+static struct policy *proxy_policy(const char *const *allow, const char *const *net)
+{
+	struct policy *p = policy_new(&vars);
+
+	assert_non_null(p);
+	p->net_mode = NET_PROXY;
+	for (; allow && *allow; allow++)
+		assert_int_equal(strv_push(&p->http_allow, *allow), 0);
+	for (; net && *net; net++)
+		assert_int_equal(strv_push(&p->net_allow, *net), 0);
+	return p;
+}
+
+static void expect_names(const struct policy *p, const char *const *want)
+{
+	struct strv names;
+	struct ab_err e = {0};
+	size_t n = 0;
+
+	if (trust_ca_names(p, &names, &e) < 0) {
+		print_error("unexpected error: %s\n", e.msg);
+		fail();
+	}
+	for (; want[n]; n++) {
+		assert_true(n < names.n);
+		assert_string_equal(names.v[n], want[n]);
+	}
+	assert_int_equal(names.n, n);
+	strv_free(&names);
+}
+
+static void test_intercepts(void **state)
+{
+	struct policy *p = policy_new(&vars);
+	(void)state;
+
+	/* no proxy, or no [http] rule: nothing is intercepted */
+	assert_false(trust_intercepts(p));
+	assert_int_equal(strv_push(&p->http_allow, "GET a.example/x"), 0);
+	assert_false(trust_intercepts(p));
+	p->net_mode = NET_HOST;
+	assert_false(trust_intercepts(p));
+	p->net_mode = NET_PROXY;
+	assert_true(trust_intercepts(p));
+	policy_free(p);
+
+	/* a deny rule alone is enough */
+	p = proxy_policy(NULL, NULL);
+	assert_int_equal(strv_push(&p->http_deny, "POST b.example/admin/*"), 0);
+	assert_true(trust_intercepts(p));
+	policy_free(p);
+
+	/* rules that name addresses only cover no name a client connects to */
+	p = proxy_policy((const char *[]){"GET 127.0.0.1/x", "GET [::1]/y", NULL},
+			 (const char *[]){"127.0.0.1:8080", "10.0.0.0/8", NULL});
+	assert_int_equal(strv_push(&p->http_deny, "* */admin/*"), 0);
+	assert_false(trust_intercepts(p));
+	/* ... until [network] allow names a host the `*` rule then covers */
+	assert_int_equal(strv_push(&p->net_allow, "pypi.org:443"), 0);
+	assert_true(trust_intercepts(p));
+	policy_free(p);
+}
+
+static void test_names(void **state)
+{
+	struct policy *p;
+	struct strv names;
+	struct ab_err e = {0};
+	(void)state;
+
+	/* each host form once, in rule order, addresses skipped, deny rules too */
+	p = proxy_policy((const char *[]){"GET api.github.com/repos/**", "POST api.github.com/x",
+					  "GET *.example.com/a", "* **.corp.test/*",
+					  "GET 192.0.2.1/x", NULL},
+			 (const char *[]){"unrelated.example", NULL});
+	assert_int_equal(strv_push(&p->http_deny, "DELETE Other.Example./x"), 0);
+	expect_names(p, (const char *[]){"api.github.com", "*.example.com", "**.corp.test",
+					 "other.example", NULL});
+	policy_free(p);
+
+	/* `*`: the names [network] allow lets through, ports dropped, addresses skipped */
+	p = proxy_policy((const char *[]){"GET */health", "GET api.github.com/x", NULL},
+			 (const char *[]){"pypi.org:443", "*.pythonhosted.org", "10.0.0.0/8",
+					  "api.github.com", "[2001:db8::1]:443", NULL});
+	expect_names(p, (const char *[]){"api.github.com", "pypi.org", "*.pythonhosted.org", NULL});
+	policy_free(p);
+
+	/* nothing nameable: an error with a fix */
+	p = proxy_policy((const char *[]){"GET 127.0.0.1/x", NULL}, NULL);
+	assert_int_equal(trust_ca_names(p, &names, &e), -1);
+	assert_non_null(strstr(e.msg, "name no host the run's CA can be made for; fix: "));
+	policy_free(p);
+
+	/* the CA accepts every name the rules give */
+	p = proxy_policy((const char *[]){"GET bücher.example/x", "GET **.a.test/y", NULL}, NULL);
+	assert_int_equal(trust_ca_names(p, &names, &e), 0);
+	{
+		struct tls_ca *ca;
+		assert_int_equal(tls_ca_new((const char *const *)names.v, names.n, 60, &ca, &e), 0);
+		tls_ca_free(ca);
+	}
+	assert_string_equal(names.v[0], "xn--bcher-kva.example");
+	strv_free(&names);
+	policy_free(p);
+}
+
+static void test_lifetime(void **state)
+{
+	struct policy *p = policy_new(&vars);
+	uint64_t grace = (SANDBOX_KILL_GRACE_MS + 999) / 1000;
+	(void)state;
+
+	assert_int_equal(trust_ca_lifetime(p), TRUST_DEFAULT_LIFETIME_S);
+	p->limits.timeout_ms = 1000;
+	assert_int_equal(trust_ca_lifetime(p), 1 + grace);
+	p->limits.timeout_ms = 1001; /* rounded up */
+	assert_int_equal(trust_ca_lifetime(p), 2 + grace);
+	p->limits.timeout_ms = 30ull * 86400 * 1000;
+	assert_int_equal(trust_ca_lifetime(p), 30ull * 86400 + grace);
+	/* more than the CA can be made for: capped, not refused */
+	p->limits.timeout_ms = UINT64_MAX;
+	assert_true(trust_ca_lifetime(p) <= 10ull * 365 * 86400);
+	policy_free(p);
+}
+
+static int collect(void *ctx, const char *name, const char *value)
+{
+	struct strv *sv = ctx;
+	char kv[256];
+
+	snprintf(kv, sizeof(kv), "%s=%s", name, value);
+	assert_false(strv_has(sv, kv)); /* each variable once */
+	return strv_push(sv, kv);
+}
+
+static int refuse(void *ctx, const char *name, const char *value)
+{
+	(void)ctx;
+	(void)name;
+	(void)value;
+	return -1;
+}
+
+static void test_env(void **state)
+{
+	struct strv sv = {0};
+	size_t bundle = 0;
+	(void)state;
+
+	assert_int_equal(trust_env(collect, &sv), 0);
+	assert_true(strv_has(&sv, "SSL_CERT_FILE=" TRUST_BUNDLE_FILE));
+	assert_true(strv_has(&sv, "REQUESTS_CA_BUNDLE=" TRUST_BUNDLE_FILE));
+	assert_true(strv_has(&sv, "CURL_CA_BUNDLE=" TRUST_BUNDLE_FILE));
+	assert_true(strv_has(&sv, "PIP_CERT=" TRUST_BUNDLE_FILE));
+	assert_true(strv_has(&sv, "GIT_SSL_CAINFO=" TRUST_BUNDLE_FILE));
+	assert_true(strv_has(&sv, "AWS_CA_BUNDLE=" TRUST_BUNDLE_FILE));
+	assert_true(strv_has(&sv, "DENO_CERT=" TRUST_BUNDLE_FILE));
+	assert_true(strv_has(&sv, "CARGO_HTTP_CAINFO=" TRUST_BUNDLE_FILE));
+	/* node adds its extra certificates to its own store: the CA alone */
+	assert_true(strv_has(&sv, "NODE_EXTRA_CA_CERTS=" TRUST_CA_FILE));
+	for (size_t i = 0; i < sv.n; i++)
+		bundle += strstr(sv.v[i], "=" TRUST_BUNDLE_FILE) != NULL;
+	assert_int_equal(bundle, sv.n - 1);
+	strv_free(&sv);
+	assert_int_equal(trust_env(refuse, NULL), -1);
+}
+
+/* ---------- [network] ca ---------- */
+
+static char dir[] = "/tmp/test_trust.XXXXXX";
+
+static const char *write_file(const char *name, const void *data, size_t len)
+{
+	static char path[sizeof(dir) + 64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	assert_non_null(f = fopen(path, "w"));
+	assert_int_equal(fwrite(data, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+	return path;
+}
+
+/* trust_prepare on a policy intercepting a.example with [network] ca = path, set at line 7. */
+static int prepare_with(const char *path, struct ab_err *e)
+{
+	struct policy *p = proxy_policy((const char *[]){"GET a.example/x", NULL}, NULL);
+	int rc;
+
+	p->net_ca = strdup(path);
+	p->net_ca_at = (struct origin){"/p/main.ini", 7, 0};
+	memset(e, 0, sizeof(*e));
+	rc = trust_prepare(p, e);
+	policy_free(p);
+	return rc;
+}
+
+static void expect_ca_error(const char *path, const char *cause)
+{
+	char want[512];
+	struct ab_err e;
+
+	assert_int_equal(prepare_with(path, &e), -1);
+	snprintf(want, sizeof(want), "/p/main.ini:7: [network] ca %s: %s", path, cause);
+	if (strncmp(e.msg, want, strlen(want)) || !strstr(e.msg, "; fix: ")) {
+		print_error("error message: \"%s\"\nexpected it to start with \"%s\"\n", e.msg,
+			    want);
+		fail();
+	}
+}
+
+static void test_anchor_file(void **state)
+{
+	const char *names[] = {"local.test"};
+	struct tls_ca *ca;
+	struct ab_err e = {0};
+	char *pem, both[4096];
+	size_t len;
+	(void)state;
+
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(tls_ca_new(names, 1, 60, &ca, &e), 0);
+	assert_int_equal(tls_ca_cert_pem(ca, &pem, &len, &e), 0);
+	tls_ca_free(ca);
+
+	/* one certificate, and two with text around them, as bundles have */
+	assert_int_equal(prepare_with(write_file("one.pem", pem, len), &e), 0);
+	assert_true(2 * len + 64 < sizeof(both));
+	snprintf(both, sizeof(both), "# a comment\n%s\nsome text\n%s", pem, pem);
+	assert_int_equal(prepare_with(write_file("two.pem", both, strlen(both)), &e), 0);
+
+	expect_ca_error(write_file("empty.pem", "", 0), "no PEM certificate in it");
+	expect_ca_error(write_file("text.pem", "hello\n", 6), "no PEM certificate in it");
+	/* DER (or anything else without a BEGIN line) holds no PEM certificate either */
+	expect_ca_error(write_file("der.crt", "\x30\x82\x01\x0a\x02\x01", 6),
+			"no PEM certificate in it");
+	snprintf(both, sizeof(both),
+		 "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n");
+	expect_ca_error(write_file("bad.pem", both, strlen(both)), "not readable as PEM");
+	expect_ca_error(dir, "not a regular file");
+	snprintf(both, sizeof(both), "%s/missing.pem", dir);
+	expect_ca_error(both, "cannot open it: No such file or directory");
+
+	/* no interception: the file is not read at all */
+	{
+		struct policy *p = proxy_policy(NULL, NULL);
+		p->net_ca = strdup(both);
+		assert_int_equal(trust_prepare(p, &e), 0);
+		policy_free(p);
+	}
+	free(pem);
+	for (const char *const *f = (const char *[]){"one.pem", "two.pem", "empty.pem", "text.pem",
+						     "der.crt", "bad.pem", NULL};
+	     *f; f++) {
+		snprintf(both, sizeof(both), "%s/%s", dir, *f);
+		unlink(both);
+	}
+	rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_intercepts),	cmocka_unit_test(test_names),
+	    cmocka_unit_test(test_lifetime),	cmocka_unit_test(test_env),
+	    cmocka_unit_test(test_anchor_file),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,461 @@
+/* What the sandbox trusts when the proxy intercepts HTTPS (see include/trust.h). The CA's key
+ * exists only in the supervisor, from after the clone to the end of the run: the files pid 1
+ * gets hold certificates only, and reach it as sealed memfds, never as files on the host. */
+#include "trust.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+
+#include "channel.h"
+#include "egress_rule.h"
+#include "http_rules.h"
+#include "mounts.h"
+#include "run.h"
+#include "run_audit.h"
+#include "run_result.h"
+#include "tls_ca.h"
+
+/* A system bundle is ~200 KiB; anything this big is not one (and must not fill memory). */
+#define TRUST_MAX_FILE (16ull * 1024 * 1024)
+/* tls_ca_new accepts up to 10 years. */
+#define TRUST_MAX_LIFETIME_S (10ull * 365 * 86400)
+
+/* Where hosts keep their system bundle: Debian, Ubuntu, Arch, Alpine, Gentoo; Fedora, RHEL;
+ * openSUSE; BSD-style. The first one present is used. */
+static const char *const system_bundles[] = {
+    TRUST_SYSTEM_BUNDLE,
+    "/etc/pki/tls/certs/ca-bundle.crt",
+    "/etc/ssl/ca-bundle.pem",
+    "/etc/ssl/cert.pem",
+};
+
+/* ---------- pure ---------- */
+
+static int add_name(struct strv *names, const struct egress_rule *r, struct ab_err *e)
+{
+	char name[sizeof(r->host) + 3];
+	const char *prefix = r->kind == RULE_SUBDOMAINS ? "*."
+			     : r->kind == RULE_DOMAIN	? "**."
+							: "";
+
+	if (r->kind != RULE_HOST && r->kind != RULE_SUBDOMAINS && r->kind != RULE_DOMAIN)
+		return 0; /* an address or a range: not something a CA can name */
+	snprintf(name, sizeof(name), "%s%s", prefix, r->host);
+	if (strv_has(names, name))
+		return 0;
+	return strv_push(names, name) < 0 ? ab_fail(e, ENOMEM, "the CA's names") : 0;
+}
+
+/* The names, or none (0 with names->n == 0): the rules name addresses only. */
+static int collect_names(const struct policy *p, struct strv *names, struct ab_err *e)
+{
+	struct http_rules rs = {0};
+	bool any_host = false;
+	int rc = 0;
+
+	memset(names, 0, sizeof(*names));
+	for (size_t i = 0; rc == 0 && i < p->http_allow.n + p->http_deny.n; i++) {
+		bool deny = i >= p->http_allow.n;
+		rc = http_rules_add(
+		    &rs, deny, deny ? p->http_deny.v[i - p->http_allow.n] : p->http_allow.v[i], e);
+	}
+	for (size_t i = 0; rc == 0 && i < rs.n; i++) {
+		any_host |= rs.v[i].any_host;
+		if (!rs.v[i].any_host)
+			rc = add_name(names, &rs.v[i].host, e);
+	}
+	/* a `*` rule covers every host the connection rules let through, by name */
+	for (size_t i = 0; rc == 0 && any_host && i < p->net_allow.n; i++) {
+		struct egress_rule r;
+		if ((rc = egress_rule_parse(p->net_allow.v[i], &r, e)) == 0)
+			rc = add_name(names, &r, e);
+	}
+	http_rules_free(&rs);
+	if (rc < 0)
+		strv_free(names);
+	return rc;
+}
+
+/* Rules that name addresses only cover no connection a client makes by name: there is nothing
+ * a CA could be made for, and the proxy refuses TLS to a covered address. */
+bool trust_intercepts(const struct policy *p)
+{
+	struct strv names;
+	struct ab_err ignored = {0};
+	bool some;
+
+	if (p->net_mode != NET_PROXY || (!p->http_allow.n && !p->http_deny.n))
+		return false;
+	/* out of memory: true, so that trust_ca_names fails the run instead */
+	if (collect_names(p, &names, &ignored) < 0)
+		return true;
+	some = names.n > 0;
+	strv_free(&names);
+	return some;
+}
+
+int trust_ca_names(const struct policy *p, struct strv *names, struct ab_err *e)
+{
+	if (collect_names(p, names, e) < 0)
+		return ab_context(e, "[http]");
+	if (names->n == 0)
+		return ab_fail(e, 0, "[http] rules name no host the run's CA can be made for"),
+		       ab_hint(e, "name the hosts in the [http] rules, or in [network] allow for a "
+				  "`*` rule");
+	return 0;
+}
+
+uint64_t trust_ca_lifetime(const struct policy *p)
+{
+	uint64_t ms = p->limits.timeout_ms, s;
+
+	if (!ms)
+		return TRUST_DEFAULT_LIFETIME_S;
+	/* the command may run the grace period past its timeout */
+	s = ms / 1000 + (ms % 1000 != 0) + (SANDBOX_KILL_GRACE_MS + 999) / 1000;
+	return s > TRUST_MAX_LIFETIME_S ? TRUST_MAX_LIFETIME_S : s;
+}
+
+int trust_env(int (*set)(void *ctx, const char *name, const char *value), void *ctx)
+{
+	/* OpenSSL and what builds on it (Python's ssl, Go, Ruby, PHP, rustls-native-certs),
+	 * requests, curl, pip, git, the AWS SDKs and CLI, Deno, cargo, Nix, Hex/mix, bundler,
+	 * httplib2, gRPC: each reads its own variable, and each replaces its store with the file */
+	static const char *const bundle_vars[] = {
+	    "SSL_CERT_FILE",
+	    "REQUESTS_CA_BUNDLE",
+	    "CURL_CA_BUNDLE",
+	    "PIP_CERT",
+	    "GIT_SSL_CAINFO",
+	    "AWS_CA_BUNDLE",
+	    "DENO_CERT",
+	    "CARGO_HTTP_CAINFO",
+	    "NIX_SSL_CERT_FILE",
+	    "HEX_CACERTFILE",
+	    "BUNDLE_SSL_CA_CERT",
+	    "HTTPLIB2_CA_CERTS",
+	    "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH",
+	};
+
+	for (size_t i = 0; i < sizeof(bundle_vars) / sizeof(bundle_vars[0]); i++)
+		if (set(ctx, bundle_vars[i], TRUST_BUNDLE_FILE) < 0)
+			return -1;
+	/* node adds these to its own store (npm, yarn, pnpm too) */
+	return set(ctx, "NODE_EXTRA_CA_CERTS", TRUST_CA_FILE);
+}
+
+/* ---------- the supervisor: [network] ca ---------- */
+
+/* The host's openssl.cnf (or $OPENSSL_CONF) has no say in the supervisor (tls_ca.c says why);
+ * only effective before OpenSSL's first use, which this may be. And the random bytes come from
+ * Hash_DRBG over SHA-256 (NIST SP 800-90A, as the default CTR_DRBG is): SHA-256 is fetched for
+ * the signatures anyway, where CTR_DRBG's AES would build OpenSSL's whole cipher table on the
+ * run's start-up path (0.3-0.5 ms). Process-wide, and possible only before the first random
+ * bytes, which tls_ca_new draws after this. */
+static int ossl_init(struct ab_err *e)
+{
+	if (!OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, NULL))
+		return ab_fail(e, 0, "cannot initialise OpenSSL");
+	if (!RAND_set_DRBG_type(NULL, "HASH-DRBG", NULL, NULL, "SHA256"))
+		ERR_clear_error(); /* drawn from already (a second run in one process): as it is */
+	return 0;
+}
+
+static int count_certificates(int fd, int *n, struct ab_err *e)
+{
+	BIO *b = BIO_new_fd(fd, BIO_NOCLOSE);
+	STACK_OF(X509_INFO) *infos = b ? PEM_X509_INFO_read_bio(b, NULL, NULL, NULL) : NULL;
+	char detail[256] = "no detail from OpenSSL";
+	unsigned long err = ERR_peek_last_error();
+
+	*n = 0;
+	for (int i = 0; infos && i < sk_X509_INFO_num(infos); i++)
+		*n += sk_X509_INFO_value(infos, i)->x509 != NULL;
+	sk_X509_INFO_pop_free(infos, X509_INFO_free);
+	BIO_free(b);
+	if (infos) {
+		ERR_clear_error();
+		return 0;
+	}
+	if (err)
+		ERR_error_string_n(err, detail, sizeof(detail));
+	ERR_clear_error();
+	return ab_fail(e, 0, "not readable as PEM (%s)", detail);
+}
+
+/* What the proxy will load into its upstream store (X509_STORE_load_file reads the same way):
+ * at least one certificate, no block OpenSSL cannot parse. */
+static int check_anchor(const char *path, struct ab_err *e)
+{
+	static const char pem_fix[] =
+	    "give a PEM file with one or more -----BEGIN CERTIFICATE----- "
+	    "blocks (from DER: openssl x509 -inform der -in FILE -out "
+	    "FILE.pem)";
+	struct stat st;
+	int fd, n = 0, rc;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return ab_fail(e, errno, "cannot open it"),
+		       ab_hint(e, "check the path (a relative one is relative to the profile's "
+				  "directory) and that you can read it");
+	if (fstat(fd, &st) < 0)
+		rc = ab_fail(e, errno, "cannot read it");
+	else if (!S_ISREG(st.st_mode))
+		rc = ab_fail(e, 0, "not a regular file");
+	else if ((uint64_t)st.st_size > TRUST_MAX_FILE)
+		rc = ab_fail(e, 0, "%lld bytes, more than a CA file holds", (long long)st.st_size);
+	else
+		rc = ossl_init(e) < 0 ? -1 : count_certificates(fd, &n, e);
+	close(fd);
+	if (rc < 0)
+		return ab_hint(e, "%s", pem_fix);
+	if (n == 0)
+		return ab_fail(e, 0, "no PEM certificate in it"), ab_hint(e, "%s", pem_fix);
+	return 0;
+}
+
+int trust_prepare(const struct policy *p, struct ab_err *e)
+{
+	struct strv names;
+
+	if (!trust_intercepts(p))
+		return 0;
+	if (trust_ca_names(p, &names, e) < 0)
+		return -1;
+	strv_free(&names);
+	if (p->net_ca && check_anchor(p->net_ca, e) < 0) {
+		ab_context(e, "[network] ca %s", p->net_ca);
+		return p->net_ca_at.line
+			   ? ab_context(e, "%s:%u", p->net_ca_at.file, p->net_ca_at.line)
+			   : ab_context(e, "%s", p->net_ca_at.file);
+	}
+	return 0;
+}
+
+/* ---------- the supervisor: the files ---------- */
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t w = write(fd, buf, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		buf += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+static int new_memfd(const char *name, struct ab_err *e)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	return fd < 0 ? ab_fail(e, errno, "memfd for %s", name) : fd;
+}
+
+/* Nothing can change the file once sealed, whoever holds it. */
+static int seal(int fd, const char *name, struct ab_err *e)
+{
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
+		return ab_fail(e, errno, "sealing the memfd for %s", name);
+	return 0;
+}
+
+/* Copies the first system bundle the host has to out: 1, or 0 when it has none. */
+static int copy_system_bundle(int out, struct ab_err *e)
+{
+	for (size_t i = 0; i < sizeof(system_bundles) / sizeof(system_bundles[0]); i++) {
+		const char *path = system_bundles[i];
+		int in = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		struct stat st;
+		off_t done = 0;
+		char last = '\n';
+
+		if (in < 0 && errno == ENOENT)
+			continue;
+		if (in < 0)
+			return ab_fail(e, errno, "the system CA bundle %s", path);
+		if (fstat(in, &st) < 0 || !S_ISREG(st.st_mode) ||
+		    (uint64_t)st.st_size > TRUST_MAX_FILE) {
+			close(in);
+			return ab_fail(e, 0,
+				       "the system CA bundle %s is not a regular file of at "
+				       "most 16 MiB",
+				       path);
+		}
+		while (done < st.st_size) {
+			ssize_t n = sendfile(out, in, &done, (size_t)(st.st_size - done));
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break; /* shorter than it was: what was read is the bundle */
+		}
+		if (done > 0 && pread(in, &last, 1, done - 1) != 1)
+			last = 0;
+		close(in);
+		/* a bundle whose last line has no newline would swallow the next BEGIN line */
+		if (last != '\n' && write_all(out, "\n", 1) < 0)
+			return ab_fail(e, errno, "the trust bundle");
+		return 1;
+	}
+	return 0;
+}
+
+/* The two files, ca.crt and ca-bundle.crt, in sealed memfds (fds[0], fds[1]). */
+static int build_files(const char *pem, size_t len, int fds[2], bool *system, struct ab_err *e)
+{
+	int rc;
+
+	if ((fds[0] = new_memfd("agentbox-ca.crt", e)) < 0)
+		return -1;
+	if (write_all(fds[0], pem, len) < 0)
+		return ab_fail(e, errno, "the CA certificate");
+	if (seal(fds[0], "ca.crt", e) < 0 || (fds[1] = new_memfd("agentbox-ca-bundle.crt", e)) < 0)
+		return -1;
+	if ((rc = copy_system_bundle(fds[1], e)) < 0)
+		return -1;
+	*system = rc > 0;
+	if (write_all(fds[1], pem, len) < 0)
+		return ab_fail(e, errno, "the trust bundle");
+	return seal(fds[1], "ca-bundle.crt", e);
+}
+
+int trust_send(struct run *r, struct audit *a, struct ab_err *e)
+{
+	struct strv names = {0};
+	char *pem = NULL;
+	size_t len;
+	int fds[2] = {-1, -1}, rc = -1;
+	bool system = false;
+
+	if (!trust_intercepts(r->p))
+		return 0;
+	/* from here the supervisor holds a private key: no core dump of it, and no process of the
+	 * caller's may read its memory (pid 1, cloned before, keeps its own setting) */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+		ab_fail(e, errno, "PR_SET_DUMPABLE");
+		goto out;
+	}
+	if (ossl_init(e) < 0)
+		goto out;
+	if (trust_ca_names(r->p, &names, e) < 0 ||
+	    tls_ca_new((const char *const *)names.v, names.n, trust_ca_lifetime(r->p), &r->tls_ca,
+		       e) < 0 ||
+	    tls_ca_cert_pem(r->tls_ca, &pem, &len, e) < 0 ||
+	    build_files(pem, len, fds, &system, e) < 0)
+		goto out;
+	if (!system &&
+	    run_audit_warn(
+		a, "trust",
+		"no system CA bundle on the host: " TRUST_BUNDLE_FILE
+		" holds only the run's CA, and clients pointed at it trust no other host",
+		e) < 0)
+		goto out;
+	/* pid 1 gone: its reason is on the socket, for supervise_wait_ready */
+	if (channel_send_fds(r->sock[0], MSG_TRUST, 0, NULL, fds, 2) < 0)
+		shutdown(r->sock[0], SHUT_WR);
+	rc = 0;
+out:
+	for (int i = 0; i < 2; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(pem);
+	strv_free(&names);
+	return rc;
+}
+
+/* ---------- pid 1 ---------- */
+
+static int copy_in(int dir, const char *name, int from, off_t size, struct ab_err *e)
+{
+	int fd = openat(dir, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0444);
+	off_t done = 0;
+
+	if (fd < 0)
+		return ab_fail(e, errno, "%s/%s", TRUST_DIR, name);
+	/* in the kernel: not a byte of it passes through pid 1's memory */
+	while (done < size) {
+		ssize_t n = sendfile(fd, from, &done, (size_t)(size - done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int err = n < 0 ? errno : EIO;
+			close(fd);
+			return ab_fail(e, err, "%s/%s", TRUST_DIR, name);
+		}
+	}
+	return close(fd) < 0 ? ab_fail(e, errno, "%s/%s", TRUST_DIR, name) : 0;
+}
+
+static int receive(struct run *r, int fds[2], off_t size[2], struct ab_err *e)
+{
+	int got[MAX_PASSED_FDS];
+	size_t n = 0;
+	struct msg m;
+	int rc = channel_recv_fds(r->sock[1], &m, got, MAX_PASSED_FDS, &n);
+	struct stat st;
+
+	if (rc != 1 || m.type != MSG_TRUST || n != 2) {
+		for (size_t i = 0; i < n; i++)
+			close(got[i]);
+		return ab_fail(e, rc < 0 ? errno : EPROTO, "no trust files from the supervisor");
+	}
+	fds[0] = got[0];
+	fds[1] = got[1];
+	for (int i = 0; i < 2; i++) {
+		/* sealed: the size cannot change after this */
+		if (fstat(fds[i], &st) < 0 || !S_ISREG(st.st_mode) ||
+		    (uint64_t)st.st_size > TRUST_MAX_FILE + 8192)
+			return ab_fail(e, EPROTO, "the supervisor's trust files");
+		size[i] = st.st_size;
+	}
+	return 0;
+}
+
+int trust_install(struct run *r, struct ab_err *e)
+{
+	int fds[2] = {-1, -1}, mnt = -1, rc = -1;
+	off_t size[2] = {0, 0};
+
+	if (!trust_intercepts(r->p))
+		return 0;
+	if (receive(r, fds, size, e) < 0)
+		goto out;
+	/* the two files and a page each for the directory and rounding */
+	mnt = mounts_new_tmpfs((uint64_t)(size[0] + size[1]) + 4 * 4096, "0755", e);
+	if (mnt < 0 || copy_in(mnt, "ca.crt", fds[0], size[0], e) < 0 ||
+	    copy_in(mnt, "ca-bundle.crt", fds[1], size[1], e) < 0 ||
+	    mounts_attach_ro(mnt, TRUST_DIR, e) < 0)
+		goto out;
+	for (size_t i = 0; i < r->plan.n; i++) {
+		const struct mount_op *op = &r->plan.ops[i];
+		if (op->kind == MOP_TRUST && op->source &&
+		    mounts_bind_ro(op->source, op->dest, e) < 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	for (int i = 0; i < 2; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	if (mnt >= 0)
+		close(mnt);
+	return rc < 0 ? ab_context(e, "the run's trust files") : 0;
+}
