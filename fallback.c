@@ -44,6 +44,13 @@ static int fallback_check(const struct run *r, struct ab_err *e)
 				       "list only what may be seen, or run where user namespaces "
 				       "work");
 	}
+	/* the proxy filters only a network namespace whose sole way out it is: on the host's
+	 * network the command would reach everything directly, whatever the rules say */
+	if (r->p->net_mode == NET_PROXY)
+		return ab_fail(e, 0,
+			       "[network] mode = proxy needs a network namespace, which fallback = "
+			       "landlock does not have"),
+		       ab_hint(e, "use [network] mode = none, or run where user namespaces work");
 	return 0;
 }
 

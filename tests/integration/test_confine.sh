@@ -577,6 +577,22 @@ t_landlock_fallback() {
 	assert_contains "$ERR" "sibling.txt: Permission denied" "the sibling's error (EACCES from Landlock)"
 }
 
+# Without a network namespace the proxy cannot be the only way out: a fallback run in proxy mode
+# is refused, not run on the host's network. Control: the same profile with mode = none runs.
+t_fallback_refuses_proxy() {
+	write_nesting_profiles
+	{ cat data/fallback.ini; printf '[network]\nmode = proxy\nallow = 127.0.0.1:1\n'; } \
+		>data/proxy.ini
+	expect_exit 125 "$AGENTBOX" -p ./outer.ini -- "$AGENTBOX_BIN" -p "$CASE/data/proxy.ini" -- \
+		echo RAN
+	assert_contains "$ERR" "mode = proxy needs a network namespace" "the fallback's refusal"
+	assert_not_contains "$OUT" RAN "the command ran"
+	expect_exit 0 "$AGENTBOX" -p ./outer.ini -- "$AGENTBOX_BIN" -p "$CASE/data/fallback.ini" -- \
+		echo RAN
+	assert_contains "$ERR" "user namespaces are unavailable" "control: the inner run is a fallback"
+	assert_contains "$OUT" RAN "control: the fallback runs with mode = none"
+}
+
 t_no_fallback_stops() {
 	write_nesting_profiles
 	expect_exit 125 "$AGENTBOX" -p ./outer.ini -- "$AGENTBOX_BIN" -p "$CASE/data/plain.ini" -- \
@@ -588,6 +604,7 @@ t_no_fallback_stops() {
 	assert_eq allowed-content "$OUT" "positive control: the inner profile on the host"
 }
 
+run_case fallback_refuses_proxy t_fallback_refuses_proxy
 run_case unshare_newuser t_unshare_newuser
 run_case clone3_enosys t_clone3_enosys
 run_case mount t_mount

@@ -77,8 +77,9 @@ t_tunnel_requests() {
 		"$(cut -d' ' -f1,2 "$LOG" | tr '\n' ' ')" "what reached the server"
 }
 
-# TLS to a host the rules cover would carry requests no rule sees: refused, audited. Control:
-# the same HTTPS request to a server the rules do not cover goes through untouched.
+# TLS to an address the rules cover would carry requests no rule sees (an address has no name
+# to intercept under): refused, audited. Control: the same HTTPS request to a server the rules
+# do not cover goes through untouched. A name the rules cover is intercepted (test_intercept).
 t_tls_to_covered_host_refused() {
 	test_ca "$META/tls" DNS:localhost,IP:127.0.0.1
 	cp "$META/tls/ca.pem" "$CASE/ca.pem"
@@ -100,11 +101,13 @@ t_tls_to_covered_host_refused() {
 	expect_exit 0 "$AGENTBOX" -p "$META/other.ini" -- curl -sS --max-time 15 --noproxy '' \
 		--cacert ca.pem -x http://127.0.0.1:3128 "https://localhost:$P/f.txt"
 	assert_eq tls-body "$OUT" "HTTPS to a host no rule covers"
-	# and with the `*` deny rule, the same tunnel is refused: the rule could not be enforced
-	expect_exit 35 "$AGENTBOX" -p "$META/rules.ini" --audit "$META/star.jsonl" -- curl -sS \
+	# and with the `*` deny rule, the same tunnel is intercepted: the client, trusting only the
+	# server's own CA, refuses the run's certificate, and the audit says so
+	expect_exit 60 "$AGENTBOX" -p "$META/rules.ini" --audit "$META/star.jsonl" -- curl -sS \
 		--max-time 15 --noproxy '' --cacert ca.pem -x http://127.0.0.1:3128 \
 		"https://localhost:$P/f.txt"
-	assert_contains "$(cat "$META/star.jsonl")" "[http] rules cover localhost" "a '*' rule covers all"
+	assert_contains "$(cat "$META/star.jsonl")" "the client refused the interception" \
+		"a '*' rule covers all: localhost is intercepted"
 }
 
 # Profile errors: a rule that can never match, and rules without the proxy.

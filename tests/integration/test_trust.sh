@@ -220,15 +220,16 @@ tmpfs = /run"
 	assert_contains "$OUT" "ca.crt" "/run/agentbox in the profile's own /run"
 }
 
-# Without namespaces there is no view to show the files in: the fallback refuses. Control: the
-# same inner profile without [http] rules runs there.
+# Without namespaces there is no view to show the files in: the fallback refuses. Control: a
+# fallback run (mode = none: the fallback refuses proxy mode, see test_confine) runs there.
 t_fallback_refuses() {
 	mkdir data
 	printf '[sandbox]\ninclude = %s/minimal.ini\n[filesystem]\nro = %s\nro = %s\nro = %s\n' \
 		"$AGENTBOX_PROFILES" "$AGENTBOX_BIN" "$AGENTBOX_PROFILES" "$CASE/data" >outer.ini
-	printf '[sandbox]\ninclude = %s/minimal.ini\nfallback = landlock\n[network]\nmode = proxy\n%s\n' \
-		"$AGENTBOX_PROFILES" "allow = api.example.test" >data/plain.ini
-	{ cat data/plain.ini; printf '[http]\nallow = GET api.example.test/x\n'; } >data/rules.ini
+	printf '[sandbox]\ninclude = %s/minimal.ini\nfallback = landlock\n' "$AGENTBOX_PROFILES" \
+		>data/plain.ini
+	{ cat data/plain.ini; printf '[network]\nmode = proxy\nallow = api.example.test\n'
+	  printf '[http]\nallow = GET api.example.test/x\n'; } >data/rules.ini
 	expect_exit 0 "$AGENTBOX" -p ./outer.ini -- "$AGENTBOX_BIN" -p "$CASE/data/plain.ini" -- true
 	assert_contains "$ERR" "user namespaces are unavailable" "control: the inner run is a fallback"
 	expect_exit 125 "$AGENTBOX" -p ./outer.ini -- "$AGENTBOX_BIN" -p "$CASE/data/rules.ini" -- \
