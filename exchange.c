@@ -34,7 +34,7 @@ void exchange_free(struct intercept *x)
 {
 	free(x->req);
 	free(x->resp);
-	free(x->held);
+	free(x->held.buf);
 	free(x->path);
 	free(x);
 }
@@ -45,10 +45,8 @@ static void request_event(struct conn *c, const char *decision, const char *reas
 {
 	struct intercept *x = c->tls;
 	struct json *j = audit_begin(c->px->a, "http");
-	struct timespec t1;
 	struct ab_err e;
 
-	clock_gettime(CLOCK_MONOTONIC, &t1);
 	json_kv_str(j, "decision", decision);
 	json_kv_str(j, "method", x->method);
 	json_kv_str(j, "host", c->name);
@@ -61,9 +59,7 @@ static void request_event(struct conn *c, const char *decision, const char *reas
 		json_kv_str(j, "reason", reason);
 	json_kv_uint(j, "bytes_out", x->req_bytes);
 	json_kv_uint(j, "bytes_in", x->resp_bytes);
-	json_kv_uint(
-	    j, "duration_ms",
-	    (uint64_t)((t1.tv_sec - x->t0.tv_sec) * 1000 + (t1.tv_nsec - x->t0.tv_nsec) / 1000000));
+	json_kv_uint(j, "duration_ms", proxy_ms_since(&x->t0));
 	if (audit_emit(c->px->a, &e) < 0)
 		proxy_audit_note(c->px, &e);
 }
@@ -173,25 +169,17 @@ static bool request_head(struct conn *c, const struct http_event *ev)
 /* The client's bytes after a complete request wait for its response. */
 static bool hold(struct conn *c, const char *buf, size_t n)
 {
-	struct intercept *x = c->tls;
-	char *held = realloc(x->held, x->held_len + n);
-
-	if (!held) {
-		conn_close(c, "out of memory");
-		return false;
-	}
-	memcpy(held + x->held_len, buf, n);
-	x->held = held;
-	x->held_len += n;
-	return true;
+	if (plain_put(&c->tls->held, buf, n))
+		return true;
+	conn_close(c, "out of memory");
+	return false;
 }
 
 /* The request and its response are over: its event, then what the client sent next. */
 static bool next_request(struct conn *c)
 {
 	struct intercept *x = c->tls;
-	char *held = x->held;
-	size_t n = x->held_len;
+	struct plain held = x->held;
 	bool ok;
 
 	if (!x->in_request || !x->req_done || !x->answered)
@@ -199,14 +187,13 @@ static bool next_request(struct conn *c)
 	request_event(c, "allow", NULL);
 	x->in_request = false;
 	x->requests++;
-	if (x->client_ended && !held) {
+	if (x->client_ended && !held.len) {
 		intercept_finish(c);
 		return !c->dead;
 	}
-	x->held = NULL;
-	x->held_len = 0;
-	ok = !held || exchange_from_client(c, held, n);
-	free(held);
+	x->held = (struct plain){0};
+	ok = !held.len || exchange_from_client(c, held.buf, held.len);
+	free(held.buf);
 	return ok;
 }
 
@@ -214,7 +201,7 @@ bool exchange_accepts_client(const struct conn *c)
 {
 	const struct intercept *x = c->tls;
 
-	return !x->closing && !x->held_len && !(x->in_request && x->req_done);
+	return !x->closing && !x->held.len && !(x->in_request && x->req_done);
 }
 
 bool exchange_from_client(struct conn *c, const char *buf, size_t n)
@@ -322,9 +309,8 @@ bool exchange_upstream_ended(struct conn *c)
 {
 	struct intercept *x = c->tls;
 
-	free(x->held); /* requests that came after: nothing can answer them now */
-	x->held = NULL;
-	x->held_len = 0;
+	free(x->held.buf); /* requests that came after: nothing can answer them now */
+	x->held = (struct plain){0};
 	if (x->in_request && x->status && x->until_close) {
 		x->answered = true;
 		x->req_done = true; /* nothing more can go up */

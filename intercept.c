@@ -244,7 +244,7 @@ bool intercept_start(struct conn *c)
 
 /* ---------- the bytes ---------- */
 
-static bool put(struct plain *p, const char *data, size_t n)
+bool plain_put(struct plain *p, const char *data, size_t n)
 {
 	char *buf = realloc(p->buf, p->len + n);
 
@@ -295,7 +295,7 @@ bool intercept_send(struct conn *c, bool to_client, const char *data, size_t n)
 {
 	struct intercept *x = c->tls;
 
-	if (!put(to_client ? &x->to_cl : &x->to_up, data, n)) {
+	if (!plain_put(to_client ? &x->to_cl : &x->to_up, data, n)) {
 		conn_close(c, "out of memory");
 		return false;
 	}

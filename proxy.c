@@ -36,6 +36,13 @@ uint64_t proxy_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+uint64_t proxy_ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (uint64_t)((t1.tv_sec - t0->tv_sec) * 1000 + (t1.tv_nsec - t0->tv_nsec) / 1000000);
+}
+
 /* ---------- audit ---------- */
 
 void proxy_audit_note(struct proxy *px, struct ab_err *e)
@@ -50,10 +57,8 @@ void conn_audit(struct conn *c, const char *decision, const char *reason)
 {
 	struct proxy *px = c->px;
 	struct json *j = audit_begin(px->a, "net");
-	struct timespec t1;
 	struct ab_err e;
 
-	clock_gettime(CLOCK_MONOTONIC, &t1);
 	c->audited = true;
 	json_kv_str(j, "decision", decision);
 	json_kv_str(j, "protocol", c->proto);
@@ -78,9 +83,7 @@ void conn_audit(struct conn *c, const char *decision, const char *reason)
 		json_kv_str(j, "reason", reason);
 	json_kv_uint(j, "bytes_out", c->bytes_out);
 	json_kv_uint(j, "bytes_in", c->bytes_in);
-	json_kv_uint(
-	    j, "duration_ms",
-	    (uint64_t)((t1.tv_sec - c->t0.tv_sec) * 1000 + (t1.tv_nsec - c->t0.tv_nsec) / 1000000));
+	json_kv_uint(j, "duration_ms", proxy_ms_since(&c->t0));
 	if (audit_emit(px->a, &e) < 0)
 		proxy_audit_note(px, &e);
 }

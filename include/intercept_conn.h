@@ -23,8 +23,7 @@ struct intercept {
 	char why[320]; /* what a TLS callback refused, for the audit */
 	/* the HTTP exchanges (exchange.c) */
 	struct http_stream *req, *resp;
-	char *held; /* the client's bytes after a complete request, before its response ended */
-	size_t held_len;
+	struct plain held; /* the client's bytes after a complete request, before its response */
 	bool in_request;   /* a request is being read or answered */
 	bool req_done;	   /* its body has ended */
 	bool answered;	   /* its final response has ended */
@@ -42,6 +41,8 @@ struct intercept {
 
 /* ---------- intercept.c ---------- */
 
+/* Appends n bytes; false when out of memory. */
+bool plain_put(struct plain *p, const char *data, size_t n);
 /* Plaintext for the client (a response, a refusal) or for the upstream (a request): encrypted
  * as soon as that side's handshake is done. false when the connection was closed. */
 bool intercept_send(struct conn *c, bool to_client, const char *data, size_t n);

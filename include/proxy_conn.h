@@ -157,6 +157,8 @@ struct proxy {
 /* ---------- proxy.c: the audit, a connection's lifetime, its events ---------- */
 
 uint64_t proxy_now_ms(void);
+/* Milliseconds since t0 (CLOCK_MONOTONIC), for an event's duration_ms. */
+uint64_t proxy_ms_since(const struct timespec *t0);
 /* An audit write failed: the first failure ends the run after this dispatch round. */
 void proxy_audit_note(struct proxy *px, struct ab_err *e);
 /* The connection's "net" event; a failed write stops the run at the end of the round. */
