@@ -86,8 +86,8 @@ static int prepare(struct run *r, const struct mount_protect *protect, struct au
 	    mount_plan_build(p, protect, &r->plan, e) < 0)
 		return -1;
 	/* the default workdir is the caller's cwd when the view shows it, else / */
-	r->workdir = strdup(p->workdir ? p->workdir
-				       : (cwd && mount_plan_shows(&r->plan, cwd) ? cwd : "/"));
+	r->workdir =
+	    strdup(p->workdir ? p->workdir : (cwd && mount_plan_shows(&r->plan, cwd) ? cwd : "/"));
 	if (!r->workdir)
 		return ab_fail(e, ENOMEM, "workdir");
 	r->home_visible = home && mount_plan_shows(&r->plan, home);
@@ -160,7 +160,8 @@ static void close_run(struct run *r)
 	seccomp_monitor_close(r->monitor);
 	disk_limit_close(r->disk);
 	proxy_stop(r->proxy);
-	tls_ca_free(r->tls_ca); /* after the proxy, which used it */
+	trust_end(r);
+	tls_ca_free(r->tls_ca); /* after the proxy and the thread that made it */
 	cgroup_release(&r->cgroup);
 	if (r->tmpdir) {
 		fallback_remove_tmpdir(r->tmpdir);
@@ -206,7 +207,7 @@ int sandbox_run(const struct policy *p, struct audit *a, const struct mount_prot
 	}
 	if (clone_sandbox(&r, e) < 0)
 		goto out;
-	if (run_audit_prelude(&r, a, e) < 0) {
+	if (trust_start(&r, e) < 0 || run_audit_prelude(&r, a, e) < 0) {
 		supervise_kill(&r);
 		goto out;
 	}
@@ -219,7 +220,6 @@ int sandbox_run(const struct policy *p, struct audit *a, const struct mount_prot
 		supervise_kill(&r);
 		goto out;
 	}
-	/* the CA is made now, while pid 1 builds the view: pid 1 never had its key */
 	if (trust_send(&r, a, e) < 0) {
 		supervise_kill(&r);
 		goto out;

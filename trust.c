@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,8 @@
 
 /* A system bundle is ~200 KiB; anything this big is not one (and must not fill memory). */
 #define TRUST_MAX_FILE (16ull * 1024 * 1024)
+/* What the run's CA adds to the system bundle, at most. */
+#define TRUST_CA_SLACK 8192
 /* tls_ca_new accepts up to 10 years. */
 #define TRUST_MAX_LIFETIME_S (10ull * 365 * 86400)
 
@@ -160,21 +163,6 @@ int trust_env(int (*set)(void *ctx, const char *name, const char *value), void *
 
 /* ---------- the supervisor: [network] ca ---------- */
 
-/* The host's openssl.cnf (or $OPENSSL_CONF) has no say in the supervisor (tls_ca.c says why);
- * only effective before OpenSSL's first use, which this may be. And the random bytes come from
- * Hash_DRBG over SHA-256 (NIST SP 800-90A, as the default CTR_DRBG is): SHA-256 is fetched for
- * the signatures anyway, where CTR_DRBG's AES would build OpenSSL's whole cipher table on the
- * run's start-up path (0.3-0.5 ms). Process-wide, and possible only before the first random
- * bytes, which tls_ca_new draws after this. */
-static int ossl_init(struct ab_err *e)
-{
-	if (!OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, NULL))
-		return ab_fail(e, 0, "cannot initialise OpenSSL");
-	if (!RAND_set_DRBG_type(NULL, "HASH-DRBG", NULL, NULL, "SHA256"))
-		ERR_clear_error(); /* drawn from already (a second run in one process): as it is */
-	return 0;
-}
-
 static int count_certificates(int fd, int *n, struct ab_err *e)
 {
 	BIO *b = BIO_new_fd(fd, BIO_NOCLOSE);
@@ -197,53 +185,76 @@ static int count_certificates(int fd, int *n, struct ab_err *e)
 	return ab_fail(e, 0, "not readable as PEM (%s)", detail);
 }
 
-/* What the proxy will load into its upstream store (X509_STORE_load_file reads the same way):
- * at least one certificate, no block OpenSSL cannot parse. */
-static int check_anchor(const char *path, struct ab_err *e)
-{
-	static const char pem_fix[] =
-	    "give a PEM file with one or more -----BEGIN CERTIFICATE----- "
-	    "blocks (from DER: openssl x509 -inform der -in FILE -out "
-	    "FILE.pem)";
-	struct stat st;
-	int fd, n = 0, rc;
+static const char anchor_fix[] = "give a PEM file with one or more -----BEGIN CERTIFICATE----- "
+				 "blocks (from DER: openssl x509 -inform der -in FILE -out "
+				 "FILE.pem)";
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+static int anchor_context(const struct policy *p, struct ab_err *e)
+{
+	ab_context(e, "[network] ca %s", p->net_ca);
+	return p->net_ca_at.line ? ab_context(e, "%s:%u", p->net_ca_at.file, p->net_ca_at.line)
+				 : ab_context(e, "%s", p->net_ca_at.file);
+}
+
+/* The anchor opened and checked for what costs nothing: a readable regular file of sane size.
+ * Its PEM is read after the clone (trust_check_anchor), off the serial start-up path. */
+static int anchor_open(const char *path, struct ab_err *e)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+
 	if (fd < 0)
 		return ab_fail(e, errno, "cannot open it"),
 		       ab_hint(e, "check the path (a relative one is relative to the profile's "
 				  "directory) and that you can read it");
 	if (fstat(fd, &st) < 0)
-		rc = ab_fail(e, errno, "cannot read it");
+		ab_fail(e, errno, "cannot read it");
 	else if (!S_ISREG(st.st_mode))
-		rc = ab_fail(e, 0, "not a regular file");
+		ab_fail(e, 0, "not a regular file"), ab_hint(e, "%s", anchor_fix);
 	else if ((uint64_t)st.st_size > TRUST_MAX_FILE)
-		rc = ab_fail(e, 0, "%lld bytes, more than a CA file holds", (long long)st.st_size);
+		ab_fail(e, 0, "%lld bytes, more than a CA file holds", (long long)st.st_size),
+		    ab_hint(e, "%s", anchor_fix);
 	else
-		rc = ossl_init(e) < 0 ? -1 : count_certificates(fd, &n, e);
+		return fd;
 	close(fd);
+	return -1;
+}
+
+/* What the proxy will load into its upstream store (X509_STORE_load_file reads the same way):
+ * at least one certificate, no block OpenSSL cannot parse. Read by the thread that makes the
+ * CA (make_ca), off the run's serial start-up path. */
+int trust_check_anchor(const struct policy *p, struct ab_err *e)
+{
+	int fd, n = 0, rc;
+
+	if (!p->net_ca)
+		return 0;
+	if ((fd = anchor_open(p->net_ca, e)) < 0)
+		return anchor_context(p, e);
+	rc = count_certificates(fd, &n, e);
+	close(fd);
+	if (rc == 0 && n == 0)
+		rc = ab_fail(e, 0, "no PEM certificate in it");
 	if (rc < 0)
-		return ab_hint(e, "%s", pem_fix);
-	if (n == 0)
-		return ab_fail(e, 0, "no PEM certificate in it"), ab_hint(e, "%s", pem_fix);
+		return ab_hint(e, "%s", anchor_fix), anchor_context(p, e);
 	return 0;
 }
 
 int trust_prepare(const struct policy *p, struct ab_err *e)
 {
 	struct strv names;
+	int fd;
 
 	if (!trust_intercepts(p))
 		return 0;
 	if (trust_ca_names(p, &names, e) < 0)
 		return -1;
 	strv_free(&names);
-	if (p->net_ca && check_anchor(p->net_ca, e) < 0) {
-		ab_context(e, "[network] ca %s", p->net_ca);
-		return p->net_ca_at.line
-			   ? ab_context(e, "%s:%u", p->net_ca_at.file, p->net_ca_at.line)
-			   : ab_context(e, "%s", p->net_ca_at.file);
-	}
+	if (!p->net_ca)
+		return 0;
+	if ((fd = anchor_open(p->net_ca, e)) < 0)
+		return anchor_context(p, e);
+	close(fd);
 	return 0;
 }
 
@@ -337,48 +348,97 @@ static int build_files(const char *pem, size_t len, int fds[2], bool *system, st
 	return seal(fds[1], "ca-bundle.crt", e);
 }
 
-int trust_send(struct run *r, struct audit *a, struct ab_err *e)
+/* The CA is made by a thread of the supervisor, started right after the clone (pid 1 never
+ * shares its memory), while the main thread writes the run's first events and applies the
+ * cgroup: OpenSSL's first use, [network] ca, the key and the certificate cost ~1 ms, which
+ * pid 1 would otherwise wait for. The thread touches only OpenSSL, its own memfds, r->tls_ca
+ * and these fields; the main thread reads them after the join. */
+static struct {
+	pthread_t thread;
+	bool started;
+	struct run *r;
+	int fds[2];
+	bool system;
+	int rc;
+	struct ab_err err;
+} maker = {.fds = {-1, -1}};
+
+static void *make_ca(void *arg)
 {
+	struct run *r = arg;
 	struct strv names = {0};
 	char *pem = NULL;
 	size_t len;
-	int fds[2] = {-1, -1}, rc = -1;
-	bool system = false;
 
+	maker.rc = -1;
+	if (tls_ca_openssl_init(&maker.err) == 0 && trust_check_anchor(r->p, &maker.err) == 0 &&
+	    trust_ca_names(r->p, &names, &maker.err) == 0 &&
+	    tls_ca_new((const char *const *)names.v, names.n, trust_ca_lifetime(r->p), &r->tls_ca,
+		       &maker.err) == 0 &&
+	    tls_ca_cert_pem(r->tls_ca, &pem, &len, &maker.err) == 0 &&
+	    build_files(pem, len, maker.fds, &maker.system, &maker.err) == 0)
+		maker.rc = 0;
+	free(pem);
+	strv_free(&names);
+	return NULL;
+}
+
+int trust_start(struct run *r, struct ab_err *e)
+{
 	if (!trust_intercepts(r->p))
 		return 0;
 	/* from here the supervisor holds a private key: no core dump of it, and no process of the
 	 * caller's may read its memory (pid 1, cloned before, keeps its own setting) */
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
-		ab_fail(e, errno, "PR_SET_DUMPABLE");
-		goto out;
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return ab_fail(e, errno, "PR_SET_DUMPABLE");
+	maker.r = r;
+	if (pthread_create(&maker.thread, NULL, make_ca, r) != 0)
+		make_ca(r); /* no thread to be had: the same work, in line */
+	else
+		maker.started = true;
+	return 0;
+}
+
+static void join_maker(void)
+{
+	if (maker.started)
+		(void)pthread_join(maker.thread, NULL); /* fails only for a thread not joinable */
+	maker.started = false;
+}
+
+int trust_send(struct run *r, struct audit *a, struct ab_err *e)
+{
+	if (!trust_intercepts(r->p))
+		return 0;
+	join_maker();
+	if (maker.rc < 0) {
+		*e = maker.err;
+		return -1;
 	}
-	if (ossl_init(e) < 0)
-		goto out;
-	if (trust_ca_names(r->p, &names, e) < 0 ||
-	    tls_ca_new((const char *const *)names.v, names.n, trust_ca_lifetime(r->p), &r->tls_ca,
-		       e) < 0 ||
-	    tls_ca_cert_pem(r->tls_ca, &pem, &len, e) < 0 ||
-	    build_files(pem, len, fds, &system, e) < 0)
-		goto out;
-	if (!system &&
+	if (!maker.system &&
 	    run_audit_warn(
 		a, "trust",
 		"no system CA bundle on the host: " TRUST_BUNDLE_FILE
 		" holds only the run's CA, and clients pointed at it trust no other host",
 		e) < 0)
-		goto out;
+		return -1;
 	/* pid 1 gone: its reason is on the socket, for supervise_wait_ready */
-	if (channel_send_fds(r->sock[0], MSG_TRUST, 0, NULL, fds, 2) < 0)
+	if (channel_send_fds(r->sock[0], MSG_TRUST, 0, NULL, maker.fds, 2) < 0)
 		shutdown(r->sock[0], SHUT_WR);
-	rc = 0;
-out:
+	trust_end(r);
+	return 0;
+}
+
+void trust_end(struct run *r)
+{
+	if (maker.r != r)
+		return;
+	join_maker();
 	for (int i = 0; i < 2; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-	free(pem);
-	strv_free(&names);
-	return rc;
+		if (maker.fds[i] >= 0) {
+			close(maker.fds[i]);
+			maker.fds[i] = -1;
+		}
 }
 
 /* ---------- pid 1 ---------- */
@@ -422,7 +482,7 @@ static int receive(struct run *r, int fds[2], off_t size[2], struct ab_err *e)
 	for (int i = 0; i < 2; i++) {
 		/* sealed: the size cannot change after this */
 		if (fstat(fds[i], &st) < 0 || !S_ISREG(st.st_mode) ||
-		    (uint64_t)st.st_size > TRUST_MAX_FILE + 8192)
+		    (uint64_t)st.st_size > TRUST_MAX_FILE + TRUST_CA_SLACK)
 			return ab_fail(e, EPROTO, "the supervisor's trust files");
 		size[i] = st.st_size;
 	}
@@ -436,11 +496,11 @@ int trust_install(struct run *r, struct ab_err *e)
 
 	if (!trust_intercepts(r->p))
 		return 0;
-	if (receive(r, fds, size, e) < 0)
-		goto out;
-	/* the two files and a page each for the directory and rounding */
-	mnt = mounts_new_tmpfs((uint64_t)(size[0] + size[1]) + 4 * 4096, "0755", e);
-	if (mnt < 0 || copy_in(mnt, "ca.crt", fds[0], size[0], e) < 0 ||
+	/* made before the files come, in case they are not there yet; its size is a cap (the
+	 * largest two files receive accepts and a page each for the directory and rounding) */
+	mnt = mounts_new_tmpfs(2 * (TRUST_MAX_FILE + TRUST_CA_SLACK) + 4 * 4096, "0755", e);
+	if (mnt < 0 || receive(r, fds, size, e) < 0 ||
+	    copy_in(mnt, "ca.crt", fds[0], size[0], e) < 0 ||
 	    copy_in(mnt, "ca-bundle.crt", fds[1], size[1], e) < 0 ||
 	    mounts_attach_ro(mnt, TRUST_DIR, e) < 0)
 		goto out;

@@ -20,6 +20,10 @@ struct tls_ca;
  * and a run may outlast its timeout while it shuts down. */
 #define TLS_CA_MARGIN_S 300
 
+/* Starts OpenSSL the way agentbox runs it (no openssl.cnf, no legacy tables, no clean-up at
+ * exit, Hash_DRBG); before any other use of it. Idempotent. */
+int tls_ca_openssl_init(struct ab_err *e);
+
 /* names[0..n): the host names the CA may vouch for, as [network] rules write them: NAME (that
  * name; X.509 cannot express "this name but not its subdomains", so the constraint is the
  * subtree and tls_ca_leaf refuses the subdomains), *.SUFFIX (the subdomains: constraint
@@ -36,8 +40,9 @@ int tls_ca_new(const char *const *names, size_t n, uint64_t lifetime_s, struct t
  * that keeps one longer takes its own reference (X509_up_ref, EVP_PKEY_up_ref). */
 int tls_ca_leaf(struct tls_ca *ca, const char *name, X509 **cert, EVP_PKEY **key, struct ab_err *e);
 
-/* The CA certificate (owned by ca), e.g. for the chain a leaf is served with. */
-X509 *tls_ca_cert(const struct tls_ca *ca);
+/* The CA certificate (owned by ca, its public key decoded, as a verifier needs it); NULL when
+ * decoding fails. */
+X509 *tls_ca_cert(struct tls_ca *ca);
 
 /* The CA certificate in PEM, what the sandbox trusts: one CERTIFICATE block and nothing else.
  * *pem is malloc'd (the caller frees it) and NUL-terminated; *len excludes the NUL. */

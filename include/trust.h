@@ -51,14 +51,30 @@ int trust_env(int (*set)(void *ctx, const char *name, const char *value), void *
 /* ---------- the supervisor ---------- */
 
 /* Before the clone, with the caller's rights: checks that the CA can be named and that
- * [network] ca opens and holds at least one PEM certificate. Errors read
+ * [network] ca is a file that opens (trust_check_anchor reads its certificates). Errors read
  * "PROFILE:LINE: [network] ca FILE: cause; fix: ...". Nothing to do without interception. */
 int trust_prepare(const struct policy *p, struct ab_err *e);
 
-/* After the clone (and after GO, when pid 1 waits for it): makes the CA (r->tls_ca), builds
- * the two files in memory and sends them to pid 1. A failed send means pid 1 is gone: the
- * socket is shut and its reason is left for supervise_wait_ready, as with the filter. */
+/* [network] ca opens and holds at least one PEM certificate, and no block OpenSSL cannot parse
+ * (what the proxy loads into its upstream store); 0 without the key. Errors read
+ * "PROFILE:LINE: [network] ca FILE: cause; fix: ...". Called by trust_start's thread. */
+int trust_check_anchor(const struct policy *p, struct ab_err *e);
+
+/* Right after the clone: starts reading [network] ca and making the CA (r->tls_ca) and the two
+ * files in memory, in a thread of the supervisor, while the run's first events are written
+ * and pid 1 is let go.
+ * Makes the supervisor non-dumpable first: it is about to hold a private key. */
+int trust_start(struct run *r, struct ab_err *e);
+
+/* After GO, when pid 1 waits for the files: waits for the CA and sends the files to pid 1. -1
+ * when the CA could not be made or [network] ca holds no certificate OpenSSL reads (errors
+ * read "PROFILE:LINE: [network] ca FILE: cause; fix: ..."). A failed send means pid 1 is gone:
+ * the socket is shut and its reason is left for supervise_wait_ready, as with the filter. */
 int trust_send(struct run *r, struct audit *a, struct ab_err *e);
+
+/* Waits for trust_start's thread and closes what it left (every run that started it, before
+ * r->tls_ca is freed). */
+void trust_end(struct run *r);
 
 /* ---------- pid 1 ---------- */
 

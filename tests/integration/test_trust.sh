@@ -276,9 +276,17 @@ written() {
 			s/[0-9a-f]{32}/RUNID/g; s/^[0-9]+ /FD /; s/run-[a-z]+\.jsonl/AUDIT/' | sort -u
 }
 
-# The supervisor (traced, without its children) opens for writing exactly what it opens without
-# interception, and makes the trust files in memfds. Root only: once it holds the key it is not
-# dumpable, and strace, as its caller, can no longer read the paths it passes.
+# The lines of a `strace -f` trace made by the traced process and its threads (the CA is made
+# by one), not by pid 1 or the command, without their pid prefix.
+supervisor_lines() {
+	awk 'NR == 1 { keep[$1] = 1 }
+	     $1 in keep && /CLONE_THREAD/ { keep[$NF] = 1 }
+	     $1 in keep { sub(/^[0-9]+ +/, ""); print }' "$1"
+}
+
+# The supervisor (traced with its threads, without its children) opens for writing exactly what
+# it opens without interception, and makes the trust files in memfds. Root only: once it holds
+# the key it is not dumpable, and strace, as its caller, can no longer read the paths it passes.
 t_supervisor_writes() {
 	command -v strace >/dev/null || not_applicable "strace is not installed"
 	under_memcheck && not_applicable "strace and valgrind do not trace together"
@@ -286,12 +294,13 @@ t_supervisor_writes() {
 	profile "$META/with.ini" "allow = pypi.org" "$RULES"
 	profile "$META/without.ini" "allow = pypi.org" ""
 	# LeakSanitizer cannot run under ptrace: an ASan build would fail its exit
-	local trace=(strace -qq -e signal=none -e trace=open,openat,openat2,creat,memfd_create) new
+	local trace=(strace -f -qq -e signal=none -e trace=open,openat,openat2,creat,memfd_create,clone,clone3) new
 	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 	for p in without with; do
-		expect_exit 0 "${trace[@]}" -o "$META/trace.$p" "$AGENTBOX_BIN" -p "$META/$p.ini" \
+		expect_exit 0 "${trace[@]}" -o "$META/trace.$p.all" "$AGENTBOX_BIN" -p "$META/$p.ini" \
 			--audit "$META/run-$p.jsonl" -- sh -c 'cat /run/agentbox/ca.crt >/dev/null 2>&1; echo done'
 		assert_eq done "$OUT" "$p: the command"
+		supervisor_lines "$META/trace.$p.all" >"$META/trace.$p"
 	done
 	assert_eq 2 "$(grep -c '^memfd_create("agentbox-ca' "$META/trace.with")" \
 		"the trust files made in memfds"

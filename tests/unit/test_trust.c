@@ -203,7 +203,8 @@ static const char *write_file(const char *name, const void *data, size_t len)
 	return path;
 }
 
-/* trust_prepare on a policy intercepting a.example with [network] ca = path, set at line 7. */
+/* The run's two checks of [network] ca = path, set at line 7, on a policy intercepting
+ * a.example: trust_prepare's before the clone, trust_check_anchor's after it. */
 static int prepare_with(const char *path, struct ab_err *e)
 {
 	struct policy *p = proxy_policy((const char *[]){"GET a.example/x", NULL}, NULL);
@@ -213,6 +214,8 @@ static int prepare_with(const char *path, struct ab_err *e)
 	p->net_ca_at = (struct origin){"/p/main.ini", 7, 0};
 	memset(e, 0, sizeof(*e));
 	rc = trust_prepare(p, e);
+	if (rc == 0)
+		rc = trust_check_anchor(p, e);
 	policy_free(p);
 	return rc;
 }
