@@ -254,15 +254,12 @@ static int parse_ca_name(const char *text, struct egress_rule *r, struct ab_err 
  * - no legacy cipher table: agentbox and libssl fetch ciphers from the default provider, and
  *   indexing the table on the first fetch costs ~0.2 ms of the run's start-up (the digest
  *   table stays: libssl looks certificates' signature digests up in it);
- * - no clean-up at exit: ~0.1 ms at the end of every run to free what the exit frees anyway
- *   (keys are cleared when tls_ca_free frees them; the supervisor is not dumpable);
  * - random bytes from Hash_DRBG over SHA-256 (NIST SP 800-90A, as the default CTR_DRBG is):
  *   SHA-256 is fetched for the signatures anyway, where CTR_DRBG's AES would build the cipher
  *   tables after all. Possible only before the first random bytes are drawn. */
 int tls_ca_openssl_init(struct ab_err *e)
 {
-	const uint64_t opts =
-	    OPENSSL_INIT_NO_LOAD_CONFIG | OPENSSL_INIT_NO_ATEXIT | OPENSSL_INIT_NO_ADD_ALL_CIPHERS;
+	const uint64_t opts = OPENSSL_INIT_NO_LOAD_CONFIG | OPENSSL_INIT_NO_ADD_ALL_CIPHERS;
 
 	if (!OPENSSL_init_crypto(opts, NULL))
 		return ab_fail(e, 0, "cannot initialise OpenSSL");

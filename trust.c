@@ -380,6 +380,7 @@ static void *make_ca(void *arg)
 		maker.rc = 0;
 	free(pem);
 	strv_free(&names);
+	OPENSSL_thread_stop(); /* the thread's error queue and the like */
 	return NULL;
 }
 

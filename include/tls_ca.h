@@ -20,8 +20,8 @@ struct tls_ca;
  * and a run may outlast its timeout while it shuts down. */
 #define TLS_CA_MARGIN_S 300
 
-/* Starts OpenSSL the way agentbox runs it (no openssl.cnf, no legacy tables, no clean-up at
- * exit, Hash_DRBG); before any other use of it. Idempotent. */
+/* Starts OpenSSL the way agentbox runs it (no openssl.cnf, no legacy cipher table, Hash_DRBG);
+ * before any other use of it. Idempotent. */
 int tls_ca_openssl_init(struct ab_err *e);
 
 /* names[0..n): the host names the CA may vouch for, as [network] rules write them: NAME (that
