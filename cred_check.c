@@ -157,8 +157,8 @@ bool cred_check_dns(struct proxy *px, const char *name)
 	if (who == CRED_NONE)
 		return true;
 	if (who >= 0) {
-		cred_event(px, &px->creds->v[who], "deny", "placeholder in a DNS query", name,
-			   NULL, NULL);
+		cred_event(px, &px->creds->v[who], "deny", "placeholder in a DNS query", name, NULL,
+			   NULL);
 		maybe_stop(px, &px->creds->v[who], "a DNS query");
 	}
 	return false;

@@ -36,7 +36,8 @@ static void put(struct out *o, const void *d, size_t n)
 		o->s = s;
 		o->cap = cap;
 	}
-	memcpy(o->s + o->n, d, n);
+	if (n)
+		memcpy(o->s + o->n, d, n);
 	o->n += n;
 	o->s[o->n] = '\0';
 }
@@ -121,8 +122,7 @@ static bool pct_decode(struct out *o, const char *in, size_t n)
 
 	for (size_t i = 0; i < n; i++) {
 		char c = in[i];
-		if (c == '%' && i + 2 < n && hexval(in[i + 1]) >= 0 &&
-		    hexval(in[i + 2]) >= 0) {
+		if (c == '%' && i + 2 < n && hexval(in[i + 1]) >= 0 && hexval(in[i + 2]) >= 0) {
 			c = (char)(hexval(in[i + 1]) << 4 | hexval(in[i + 2]));
 			i += 2;
 			any = true;
@@ -411,7 +411,7 @@ bool cred_bound(const struct cred *c, const char *method, const char *host,
 static bool substitute(const struct cred *c, const char *piece, size_t n, const char *with,
 		       size_t wn, struct out *o, struct out *rest)
 {
-	const char *p = piece, *end = piece + n, *hit;
+	const char *p = piece ? piece : "", *end = p + n, *hit;
 	bool any = false;
 
 	while ((hit = find(p, (size_t)(end - p), c->ph, c->ph_len, false))) {
@@ -605,8 +605,8 @@ static void add_headers(const struct creds *cs, const bool *bound, uint32_t seen
 	}
 }
 
-int creds_request(const struct creds *cs, const bool *bound, const char *head, size_t n,
-		  char **out, size_t *out_n, struct cred_result *r)
+int creds_request(const struct creds *cs, const bool *bound, const char *head, size_t n, char **out,
+		  size_t *out_n, struct cred_result *r)
 {
 	struct out o = {0};
 	const char *p = head, *end = head + n, *eol;
@@ -627,7 +627,14 @@ int creds_request(const struct creds *cs, const bool *bound, const char *head, s
 		put(&o, "\r\n", 2);
 	}
 	add_headers(cs, bound, seen, &o, r);
-	put(&o, p, (size_t)(end - p)); /* the empty line */
+	/* the empty line, and whatever a malformed head has after its last CRLF: scanned too */
+	if ((rc = creds_scan(cs, p, (size_t)(end - p), false)) != CRED_NONE) {
+		if (rc >= 0)
+			leak_at(r, rc, "the request head", NULL, 0);
+		rc = rc >= 0 ? 1 : -1;
+		goto fail;
+	}
+	put(&o, p, (size_t)(end - p));
 	if (o.oom) {
 		rc = -1;
 		goto fail;

@@ -156,8 +156,8 @@ static int read_fd(int fd, char *buf, size_t cap, size_t *n, int timeout_ms)
 			long left;
 			struct pollfd pfd = {fd, POLLIN, 0};
 			clock_gettime(CLOCK_MONOTONIC, &t);
-			left = timeout_ms - ((t.tv_sec - t0.tv_sec) * 1000 +
-					     (t.tv_nsec - t0.tv_nsec) / 1000000);
+			left = timeout_ms -
+			       ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
 			if (left <= 0)
 				return errno = ETIMEDOUT, -1;
 			if (poll(&pfd, 1, (int)left) < 0) {
@@ -267,8 +267,7 @@ out:
 	return rc;
 }
 
-static int read_one(struct cred *c, const struct env_result *env, struct audit *a,
-		    struct ab_err *e)
+static int read_one(struct cred *c, const struct env_result *env, struct audit *a, struct ab_err *e)
 {
 	const struct policy_credential *pc = c->pc;
 	char *buf = malloc(CRED_MAX_VALUE + 2);

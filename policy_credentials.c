@@ -402,8 +402,9 @@ static int finish_one(struct policy *p, struct policy_credential *c, struct ab_e
 			       c->name),
 		       ab_hint(e, "drop add, or send it in a header");
 	if (c->length && c->length < pre + CRED_MIN_RANDOM)
-		return ab_fail(e, 0, "[credential %s] length %llu leaves fewer than %d random "
-				     "characters",
+		return ab_fail(e, 0,
+			       "[credential %s] length %llu leaves fewer than %d random "
+			       "characters",
 			       c->name, (unsigned long long)c->length, CRED_MIN_RANDOM),
 		       ab_hint(e, "raise length, or drop it (the default is the prefix + 40)");
 	if (!c->length)

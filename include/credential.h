@@ -22,8 +22,9 @@
 
 struct cred {
 	const struct policy_credential *pc;
-	struct http_rules bind; /* where it may go: its rules, or "* HOST/(anything)" for each host */
-	char *ph;		/* the placeholder (not a secret: the command holds it) */
+	struct http_rules
+	    bind; /* where it may go: its rules, or "* HOST/(anything)" for each host */
+	char *ph; /* the placeholder (not a secret: the command holds it) */
 	size_t ph_len;
 	char *value; /* the real value: NULL until read; mlocked, wiped on free */
 	size_t value_len;
@@ -82,8 +83,8 @@ struct cred_result {
  * place (the header, Authorization: Basic, the query parameter) of a bound credential becomes
  * the real value; anywhere else in the head it is a leak. 0 with *out (malloc'd, *out_n bytes)
  * the head to send, 1 for a leak (r->leak, r->where; *out NULL), -1 out of memory. */
-int creds_request(const struct creds *cs, const bool *bound, const char *head, size_t n,
-		  char **out, size_t *out_n, struct cred_result *r);
+int creds_request(const struct creds *cs, const bool *bound, const char *head, size_t n, char **out,
+		  size_t *out_n, struct cred_result *r);
 
 /* A response head with every real value replaced by its placeholder: malloc'd (*out_n bytes),
  * or NULL with *oom false when none is in it. */
