@@ -53,7 +53,7 @@ profile() {
 		printf 'ca = %s\n' "$META/pki/ca.pem"
 		printf '[http]\nallow = * other.test/**\n'
 		printf '[credential api]\nsource = %s\nhosts = origin.test\n' "$src"
-		printf 'header = Authorization: Bearer {}\nenv = API_TOKEN\nprefix = sk-\n'
+		printf '%s\nenv = API_TOKEN\nprefix = sk-\n' "${PLACE:-header = Authorization: Bearer {\}}"
 		[ $# -eq 0 ] || printf '%s\n' "$@"
 	} >"$META/p.ini"
 }
@@ -68,6 +68,17 @@ box() {
 cred_event() {
 	grep -q "\"event\":\"credential\".*\"decision\":\"$2\".*\"credential\":\"api\"" "$AUDIT" ||
 		fail "$1: no credential event with decision $2" "$(clip "$(cat "$AUDIT")" 3000)"
+}
+
+# valid_trails: every event of the case's runs is valid against docs/audit.schema.json.
+valid_trails() {
+	"$PY" -c 'import jsonschema' 2>/dev/null || return 0
+	run_cmd "$PY" -c 'import json, sys
+from jsonschema import Draft202012Validator
+v = Draft202012Validator(json.load(open(sys.argv[1])))
+bad = [f"{p}:{n}: {e.message[:300]}" for p in sys.argv[2:] for n, l in enumerate(open(p), 1) for e in v.iter_errors(json.loads(l))]
+print("\n".join(bad) or "VALID")' "$AGENTBOX_SOURCE/docs/audit.schema.json" "$META"/*.jsonl
+	assert_contains "$OUT" "VALID" "the audit events against docs/audit.schema.json"
 }
 
 no_real_in_audit() {
@@ -89,6 +100,42 @@ t_curl_bearer() {
 r = u.Request("https://origin.test:'"$OP"'/api/chat", data=b"{}", headers={"Authorization": "Bearer " + os.environ["API_TOKEN"]})
 print(u.urlopen(r, timeout=15).read().decode())'
 	assert_contains "$OUT" "api ok" "Python urllib with the placeholder"
+}
+
+t_python_requests() {
+	"$PY" -c 'import requests' 2>/dev/null || not_applicable "python3-requests is not installed"
+	origin
+	profile
+	box requests "$PY" -c 'import os, requests
+r = requests.get("https://origin.test:'"$OP"'/api/models", headers={"Authorization": "Bearer " + os.environ["API_TOKEN"]}, timeout=15)
+print(r.status_code, r.text.strip())'
+	assert_contains "$OUT" "200 api ok" "requests with the placeholder in a header"
+	cred_event "the substitution" allow
+}
+
+# git over HTTPS: the token in a header (http.extraHeader), then as Basic authentication (the
+# placeholder as the URL's password, which git sends after the API's 401).
+t_git() {
+	origin
+	local src=$META/gitsrc
+	mkdir -p "$src"
+	{
+		git -C "$src" init -q -b main && printf 'cred-git\n' >"$src/README" &&
+			git -C "$src" add README &&
+			git -C "$src" -c user.name=host -c user.email=host@example.com commit -qm init &&
+			git clone -q --bare "$src" "$META/www/repo.git" &&
+			git -C "$META/www/repo.git" update-server-info
+	} >"$META/git.log" 2>&1 || fail "cannot make the test repository: $(cat "$META/git.log")"
+	profile
+	box git-header sh -c 'git -c http.extraHeader="Authorization: Bearer $API_TOKEN" clone -q "https://origin.test:'"$OP"'/api/static/repo.git" c && cat c/README'
+	assert_contains "$OUT" "cred-git" "git with the placeholder in http.extraHeader"
+	box git-none sh -c 'GIT_TERMINAL_PROMPT=0 git clone -q "https://origin.test:'"$OP"'/api/static/repo.git" c2; echo rc=$?'
+	assert_contains "$OUT" "rc=128" "control: git without the token is refused by the API"
+	PLACE='basic = x-access-token:{}' profile
+	box git-basic sh -c 'GIT_TERMINAL_PROMPT=0 git clone -q "https://x-access-token:$API_TOKEN@origin.test:'"$OP"'/api/static/repo.git" c3 && cat c3/README'
+	assert_contains "$OUT" "cred-git" "git with the placeholder as Basic authentication"
+	cred_event "the Basic substitution" allow
+	no_real_in_audit
 }
 
 t_secret_absent_inside() {
@@ -115,6 +162,8 @@ t_other_host_refused() {
 	assert_not_contains "$(cat "$OLOG")" "/api/models" "the refused request reached the origin"
 	box other-ok curl -sS --max-time 15 "https://other.test:$OP/echo/x"
 	assert_contains "$OUT" "origin method=GET" "control: other.test without the placeholder"
+	box ok sh -c 'curl -sS --max-time 15 -H "Authorization: Bearer $API_TOKEN" "https://origin.test:'"$OP"'/api/models"'
+	valid_trails
 }
 
 # leak NAME CURL-ARGS: a request to the bound host with the placeholder somewhere else: 403.
@@ -157,6 +206,7 @@ t_names_refused() {
 	cred_event "the CONNECT target" deny
 	box dns-ok sh -c 'getent hosts origin.test >/dev/null; echo rc=$?'
 	assert_contains "$OUT" "rc=0" "control: a clean name resolves"
+	valid_trails
 }
 
 t_on_leak_stop() {
@@ -242,6 +292,8 @@ t_pid1_memory() {
 
 run_case curl_bearer t_curl_bearer
 run_case pid1_memory t_pid1_memory
+run_case python_requests t_python_requests
+run_case git t_git
 run_case secret_absent_inside t_secret_absent_inside
 run_case other_host_refused t_other_host_refused
 run_case smuggled_forms t_smuggled_forms

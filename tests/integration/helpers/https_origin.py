@@ -14,7 +14,8 @@ library only (ssl, http.server).
 - With ORIGIN_TOKEN in its environment, /api/... is an API that checks it (test_credentials.sh):
   200 "api ok" when the request carries it (Authorization: Bearer T, token T or Basic with
   password T, x-api-key: T, or the query parameter key=T), else 401; /api/echo-token also
-  returns T in its X-Token response header (which agentbox must redact).
+  returns T in its X-Token response header (which agentbox must redact); with T,
+  /api/static/REL is /static/REL (a git repository only the token may clone).
 
 LOGFILE gets one line per TLS connection and per request, so that a test can see what reached
 the origin (and what did not), and whether two requests shared a connection:
@@ -122,9 +123,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
         ok = ok or self.headers.get("x-api-key") == token
         query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
         ok = ok or query.get("key") == [token]
+        if ok and self.path.startswith("/api/static/"):
+            self.path = self.path[len("/api"):]
+            return self.static()
         body = b"api ok\n" if ok else b"api unauthorized\n"
         self.send_response(200 if ok else 401)
         self.send_header("Content-Length", str(len(body)))
+        if not ok:
+            self.send_header("WWW-Authenticate", 'Basic realm="api"')
         if self.path.startswith("/api/echo-token"):
             self.send_header("X-Token", token)
         self.end_headers()
