@@ -123,6 +123,43 @@ bool cred_check_plain(struct conn *c, const char *head, size_t n)
 	return false;
 }
 
+bool cred_check_plain_body(struct conn *c, const char *buf, size_t n)
+{
+	const struct creds *cs = c->px->creds;
+	char why[256];
+	int who;
+
+	if (!cs || !n)
+		return true;
+	if (!c->cred_body && !(c->cred_body = calloc(1, sizeof(*c->cred_body)))) {
+		conn_close(c, "out of memory");
+		return false;
+	}
+	who = creds_scan_stream(cs, c->cred_body, buf, n);
+	if (who == CRED_NONE)
+		return true;
+	if (who >= 0) {
+		snprintf(why, sizeof(why),
+			 "credential %s: its placeholder in a plain-HTTP request body",
+			 cs->v[who].pc->name);
+		cred_event(c->px, &cs->v[who], "deny", why, c->name, c->method, c->url);
+		maybe_stop(c->px, &cs->v[who], "a plain-HTTP request body");
+	}
+	/* the head is gone up: the request can only be cut short */
+	conn_audit(c, "deny", who >= 0 ? why : "out of memory while checking credentials");
+	conn_close(c, "a credential's placeholder in the request body");
+	return false;
+}
+
+void cred_conn_free(struct conn *c)
+{
+	if (!c->cred_body)
+		return;
+	creds_stream_free(c->cred_body);
+	free(c->cred_body);
+	c->cred_body = NULL;
+}
+
 bool cred_check_name(struct conn *c)
 {
 	const struct creds *cs = c->px->creds;

@@ -64,7 +64,8 @@ static void explain_credentials(const struct policy *p, struct json *j)
 		json_strv(j, "rules", &c->rules);
 		json_kv_str(j, "place", place[c->place]);
 		json_kv_str(j, "header", c->place == CRED_PLACE_QUERY ? NULL : c->header_name);
-		json_kv_str(j, c->place == CRED_PLACE_QUERY ? "parameter" : "template", c->template);
+		json_kv_str(j, c->place == CRED_PLACE_QUERY ? "parameter" : "template",
+			    c->template);
 		json_kv_str(j, "env", c->env);
 		json_kv_str(j, "prefix", c->prefix);
 		json_kv_uint(j, "length", c->length);

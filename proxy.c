@@ -145,6 +145,7 @@ static void free_graveyard(struct proxy *px)
 		free(c->head);
 		free(c->request);
 		free(c->target);
+		cred_conn_free(c);
 		intercept_free(c);
 		free(c);
 	}

@@ -54,6 +54,7 @@ struct http_stream;
 struct intercept;
 struct ssl_ctx_st;
 struct creds;
+struct creds_stream;
 
 /* What epoll hands back: which connection, which side (or a proxy-level fd). */
 struct endpoint {
@@ -102,7 +103,8 @@ struct conn {
 	const char *refused; /* why the rest of the client's bytes were refused, audited at close */
 	char *target;	     /* plain HTTP under [http] rules: the canonical target sent up */
 	const char *http_rule; /* ... and the [http] rule that allowed it (NULL: none decided) */
-	struct intercept *tls; /* HTTPS interception (intercept.c), else NULL */
+	struct creds_stream *cred_body; /* plain HTTP with credentials: its body's leak scan */
+	struct intercept *tls;		/* HTTPS interception (intercept.c), else NULL */
 	unsigned port;
 	const char *rule;
 	const char *pin; /* the resolve entry that chose the address, if any */
@@ -287,6 +289,11 @@ bool cred_check_request(struct conn *c, char **head, size_t *n);
 bool cred_check_body(struct conn *c, const char *buf, size_t n);
 /* A plain-HTTP request head: false when it carried a placeholder (refused). */
 bool cred_check_plain(struct conn *c, const char *head, size_t n);
+/* A piece of a plain-HTTP request's body: false when it carried a placeholder (the connection
+ * is closed: the head went up already). */
+bool cred_check_plain_body(struct conn *c, const char *buf, size_t n);
+/* What the connection's checks hold. */
+void cred_conn_free(struct conn *c);
 /* The requested host (and a captured connection's server name): false when it held a
  * placeholder (refused). */
 bool cred_check_name(struct conn *c);

@@ -209,6 +209,26 @@ t_names_refused() {
 	valid_trails
 }
 
+# Plain HTTP never carries a real value: a placeholder in a plain-HTTP request to the bound
+# host (head or body) is refused; the same requests without it go through (control).
+t_plain_http() {
+	origin
+	mkdir -p "$META/plain"
+	serve plain "$META/plain"
+	local pp=$PORT
+	profile
+	box plain sh -c 'u=http://origin.test:'"$pp"'/
+		curl -sS --max-time 15 -o /dev/null -w "HEAD:%{http_code} %header{x-agentbox-denied}\n" -H "Authorization: Bearer $API_TOKEN" "$u"
+		curl -sS --max-time 15 -w "BODY:%{http_code}\n" -d "k=$API_TOKEN" "$u" 2>&1 | tail -n 1
+		curl -sS --max-time 15 -w "CLEAN:%{http_code}\n" -d "k=v" "$u" | tail -n 1'
+	assert_contains "$OUT" "HEAD:403 credential api" "the placeholder in a plain-HTTP header"
+	case "$OUT" in *BODY:200*) fail "a plain-HTTP body with the placeholder was answered" "$(report)" ;; esac
+	assert_contains "$OUT" "CLEAN:200" "control: a plain-HTTP POST without the placeholder"
+	cred_event "the plain-HTTP leak" deny
+	[ "$(grep -c '"event":"credential".*"decision":"deny"' "$AUDIT")" -ge 2 ] ||
+		fail "the plain-HTTP body's leak has no credential event" "$(clip "$(cat "$AUDIT")" 3000)"
+}
+
 t_on_leak_stop() {
 	origin
 	profile env:REAL_TOKEN 'on-leak = stop'
@@ -298,6 +318,7 @@ run_case secret_absent_inside t_secret_absent_inside
 run_case other_host_refused t_other_host_refused
 run_case smuggled_forms t_smuggled_forms
 run_case names_refused t_names_refused
+run_case plain_http t_plain_http
 run_case on_leak_stop t_on_leak_stop
 run_case response_redacted t_response_redacted
 run_case sources t_sources

@@ -407,6 +407,109 @@ static void test_audit_literal(void **state)
 	redactor_free(r);
 }
 
+/* ---------- the profile section ---------- */
+
+static const char *profile_text;
+
+static int one_read(void *ctx, const char *path, char **data, size_t *len, struct ab_err *e)
+{
+	(void)ctx;
+	(void)path;
+	(void)e;
+	*data = strdup(profile_text);
+	*len = strlen(profile_text);
+	return *data ? 0 : -1;
+}
+
+static char *one_canonical(void *ctx, const char *path)
+{
+	(void)ctx;
+	return strdup(path);
+}
+
+static int load(const char *text, struct policy **out, struct ab_err *e)
+{
+	struct policy_vars v = {"/home/u", "/", "u", "1000", "/tmp"};
+	struct policy_io io = {one_read, one_canonical, NULL};
+	int rc;
+
+	profile_text = text;
+	*out = policy_new(&v);
+	memset(e, 0, sizeof(*e));
+	rc = policy_load(*out, "/p.ini", &io, e);
+	return rc < 0 ? rc : policy_finish(*out, e);
+}
+
+#define PROXY "[network]\nmode = proxy\n"
+
+static void expect_error(const char *text, const char *what)
+{
+	struct policy *p;
+	struct ab_err e;
+
+	assert_int_equal(load(text, &p, &e), -1);
+	if (!strstr(e.msg, what)) {
+		print_error("error \"%s\" lacks \"%s\"\n", e.msg, what);
+		fail();
+	}
+	policy_free(p);
+}
+
+static void test_profile(void **state)
+{
+	struct policy *p;
+	struct ab_err e;
+
+	(void)state;
+	assert_int_equal(load(PROXY
+			      "[credential gh]\nsource = file:/home/u/.tok\nhosts = "
+			      "api.github.com, *.github.com\nrules = GET api.github.com/repos/**"
+			      "\nbasic = x-access-token:{}\nenv = GH_TOKEN\nprefix = ghp_\n"
+			      "on-leak = stop\n",
+			      &p, &e),
+			 0);
+	assert_int_equal(p->n_creds, 1);
+	assert_string_equal(p->creds[0].name, "gh");
+	assert_int_equal(p->creds[0].place, CRED_PLACE_BASIC);
+	assert_string_equal(p->creds[0].header_name, "Authorization");
+	assert_int_equal(p->creds[0].length, 44);
+	assert_true(p->creds[0].stop);
+	assert_int_equal(p->creds[0].hosts.n, 2);
+	/* the source file is hidden in the view */
+	assert_true(p->n_fs > 0);
+	assert_int_equal(p->fs[p->n_fs - 1].kind, FS_HIDE);
+	assert_string_equal(p->fs[p->n_fs - 1].path, "/home/u/.tok");
+	policy_free(p);
+
+	expect_error(PROXY "[credential a]\nhosts = x.test\nheader = A: {}\nenv = A\n",
+		     "no source");
+	expect_error(PROXY "[credential a]\nsource = env:A\nheader = A: {}\nenv = A\n",
+		     "names no hosts");
+	expect_error(PROXY "[credential a]\nsource = env:A\nhosts = x.test\nenv = A\n",
+		     "how it is sent");
+	expect_error(PROXY "[credential a]\nsource = env:A\nhosts = x.test\nheader = A: {}\n",
+		     "reaches the command in no way");
+	expect_error(PROXY
+		     "[credential a]\nsource = env:A\nhosts = x.test\nheader = A: B\nenv = A\n",
+		     "{} once");
+	expect_error(PROXY "[credential a]\nsource = env:A\nhosts = x.test\nheader = A: {}\n"
+			   "query = k\nenv = A\n",
+		     "one way");
+	expect_error(PROXY "[credential a]\nsource = shell:x\n", "unknown source");
+	expect_error(PROXY "[credential a]\nsource = file:rel/x\n", "absolute");
+	expect_error(PROXY "[credential a]\nhosts = x.test:443\n", "not a host name");
+	expect_error(PROXY "[credential a]\nsource = env:A\nhosts = x.test\nheader = A: {}\nenv = "
+			   "A\nrules = GET y.test/**\n",
+		     "not in hosts");
+	expect_error(PROXY "[credential a]\nsource = env:A\nhosts = x.test\nheader = A: {}\nenv = "
+			   "A\nprefix = sk-\nlength = 10\n",
+		     "random characters");
+	expect_error("[credential a]\nsource = env:A\nhosts = x.test\nheader = A: {}\nenv = A\n",
+		     "mode = proxy");
+	expect_error(PROXY "[credential a b]\nsource = env:A\n", "unknown section");
+	expect_error(PROXY "[credential a]\nsecret = x\n", "unknown key");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -415,6 +518,7 @@ int main(void)
 	    cmocka_unit_test(test_add_header),	      cmocka_unit_test(test_substitute_basic),
 	    cmocka_unit_test(test_substitute_query),  cmocka_unit_test(test_bound_rules),
 	    cmocka_unit_test(test_redact_response),   cmocka_unit_test(test_audit_literal),
+	    cmocka_unit_test(test_profile),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
