@@ -102,6 +102,25 @@ print(u.urlopen(r, timeout=15).read().decode())'
 	assert_contains "$OUT" "api ok" "Python urllib with the placeholder"
 }
 
+# Nothing agentbox writes holds the value: its TMPDIR and state directory, the overlay's
+# changes, the audit trail, the working directory (control: the search finds a copy put there).
+t_not_on_disk() {
+	origin
+	profile env:REAL_TOKEN '' '[filesystem]' 'overlay = ${CWD}'
+	mkdir -p "$META/tmp" "$META/state"
+	AUDIT=$META/disk.jsonl
+	REAL_TOKEN=$REAL TMPDIR="$META/tmp" XDG_STATE_HOME="$META/state" run_cmd "$AGENTBOX" \
+		-p "$META/p.ini" --audit "$AUDIT" -- sh -c 'echo "$API_TOKEN" >in-overlay
+		curl -sS --max-time 15 -D - -H "Authorization: Bearer $API_TOKEN" "https://origin.test:'"$OP"'/api/echo-token"'
+	assert_contains "$OUT" "api ok" "the run"
+	printf '%s\n' "$REAL" >"$CASE/control"
+	local hits
+	hits=$(grep -rla "$REAL" "$META/tmp" "$META/state" "$AUDIT" "$CASE")
+	[ "$hits" = "$CASE/control" ] || fail "the real value on disk:" "$hits"
+	[ -n "$(find "$META/state" -type f | head -n 1)" ] ||
+		fail "control: the overlay's changes are not under the state directory"
+}
+
 t_python_requests() {
 	"$PY" -c 'import requests' 2>/dev/null || not_applicable "python3-requests is not installed"
 	origin
@@ -204,6 +223,11 @@ t_names_refused() {
 	box connect sh -c 'curl -sS --max-time 15 -o /dev/null -w "CODE:%{http_code}\n" "https://$API_TOKEN.origin.test:'"$OP"'/x"; echo rc=$?'
 	case "$OUT" in *CODE:200*) fail "a CONNECT to a placeholder name went through" "$(report)" ;; esac
 	cred_event "the CONNECT target" deny
+	box socks sh -c 'curl -sS --max-time 15 -o /dev/null -w "CODE:%{http_code}\n" -x socks5h://127.0.0.1:1080 "https://$API_TOKEN.origin.test:'"$OP"'/x"; echo rc=$?'
+	case "$OUT" in *CODE:200*) fail "a SOCKS5 request for a placeholder name went through" "$(report)" ;; esac
+	cred_event "the SOCKS5 name" deny
+	box socks-ok sh -c 'curl -sS --max-time 15 -x socks5h://127.0.0.1:1080 -H "Authorization: Bearer $API_TOKEN" "https://origin.test:'"$OP"'/api/models"'
+	assert_contains "$OUT" "api ok" "control: the same client through SOCKS5 to the bound host"
 	box dns-ok sh -c 'getent hosts origin.test >/dev/null; echo rc=$?'
 	assert_contains "$OUT" "rc=0" "control: a clean name resolves"
 	valid_trails
@@ -312,6 +336,7 @@ t_pid1_memory() {
 
 run_case curl_bearer t_curl_bearer
 run_case pid1_memory t_pid1_memory
+run_case not_on_disk t_not_on_disk
 run_case python_requests t_python_requests
 run_case git t_git
 run_case secret_absent_inside t_secret_absent_inside
