@@ -21,6 +21,9 @@ extern char **environ;
 /* cmd: sources get this long to answer (gh auth token takes milliseconds) */
 #define CRED_CMD_TIMEOUT_MS 30000
 #define CRED_CMD_MAX_ARGS 32
+/* Shorter values would be found all over the environment, the audit trail and responses: not
+ * a secret that can be kept apart (and not one worth keeping). */
+#define CRED_MIN_VALUE 8
 
 static int fail(const struct policy_credential *pc, struct ab_err *e, const char *hint)
 {
@@ -61,6 +64,9 @@ static int check_source(const struct policy_credential *pc, struct ab_err *e)
 		if (!v || !*v)
 			return ab_fail(e, 0, "the variable is %s", v ? "empty" : "not set"),
 			       fail(pc, e, "export it before running agentbox");
+		if (strlen(v) < CRED_MIN_VALUE)
+			return ab_fail(e, 0, "shorter than %d bytes", CRED_MIN_VALUE),
+			       fail(pc, e, "check the variable: that is not a real secret");
 		if (strlen(v) > CRED_MAX_VALUE)
 			return ab_fail(e, 0, "longer than %d bytes", CRED_MAX_VALUE),
 			       fail(pc, e, "check the variable");
@@ -294,6 +300,9 @@ static int read_one(struct cred *c, const struct env_result *env, struct audit *
 	if (rc == 0 && !n)
 		rc = ab_fail(e, 0, "it gave an empty value"),
 		fail(pc, e, "give a source that holds the secret");
+	if (rc == 0 && n < CRED_MIN_VALUE)
+		rc = ab_fail(e, 0, "shorter than %d bytes", CRED_MIN_VALUE),
+		fail(pc, e, "check the source: that is not a real secret");
 	if (rc == 0 && (memchr(buf, '\0', n) || memchr(buf, '\n', n) || memchr(buf, '\r', n)))
 		rc = ab_fail(e, 0, "the value holds a NUL or a line break"),
 		fail(pc, e, "a header cannot carry it; check the source");

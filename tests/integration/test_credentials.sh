@@ -298,6 +298,23 @@ t_sources() {
 	profile "cmd:false"
 	box cmdfail true
 	[ "$RC" = 125 ] || fail "a failing cmd: source did not stop the run (rc $RC)" "$(report)"
+	profile "cmd:echo short"
+	box short true
+	[ "$RC" = 125 ] || fail "a 5-byte value was taken for a secret (rc $RC)" "$(report)"
+	# a source file in a tree the view shows is hidden there
+	printf '%s\n' "$REAL" >"$CASE/tok"
+	chmod 600 "$CASE/tok"
+	profile "file:$CASE/tok"
+	box hidden sh -c 'if cat '"$CASE"'/tok; then echo READABLE; else echo UNREADABLE; fi
+		curl -sS --max-time 15 -H "Authorization: Bearer $API_TOKEN" "https://origin.test:'"$OP"'/api/models"'
+	assert_contains "$OUT" "api ok" "the file source in the working directory"
+	assert_contains "$OUT" "UNREADABLE" "the source file, hidden in the view"
+	assert_not_contains "$OUT" "$REAL" "the source file's content inside"
+	# --explain: the bindings and the source, never the value
+	REAL_TOKEN=$REAL run_cmd "$AGENTBOX" -p "$META/p.ini" --explain
+	assert_contains "$OUT" '"credentials"' "--explain lists the credentials"
+	assert_contains "$OUT" "file:$CASE/tok" "--explain names the source"
+	assert_not_contains "$OUT" "$REAL" "the value in --explain"
 }
 
 # pid 1 is a copy of the supervisor made before the values were read, and it wipes its copy of
