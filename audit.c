@@ -40,7 +40,8 @@ struct audit {
 /* Events the command can cause as often as it likes (a denied connection, a DNS query, a
  * refused system call, an egress limit): past the budget of their kind they are counted, not
  * written, so that the trail cannot be used to fill the disk. */
-static const char *const budgeted[] = {"net", "http", "dns", "syscall", "limit", NULL};
+static const char *const budgeted[] = {"net", "http", "credential", "dns", "syscall", "limit",
+					    NULL};
 
 static int open_dest(const char *dest, char **path, struct ab_err *e)
 {
@@ -115,6 +116,11 @@ int audit_open(struct audit **out, const char *dest, const struct strv *patterns
 	}
 	*out = a;
 	return 0;
+}
+
+int audit_add_secret(struct audit *a, const char *s, size_t n)
+{
+	return redactor_add_literal(a->redactor, s, n);
 }
 
 void audit_close(struct audit *a)

@@ -311,6 +311,8 @@ void dial_decide(struct conn *c)
 		conn_refuse(c, why);
 		return;
 	}
+	if (!cred_check_name(c))
+		return;
 	if (!egress_decide(&c->px->rules, c->name, c->port, &c->rule)) {
 		if (c->rule)
 			snprintf(why, sizeof(why), "denied by rule '%s'", c->rule);
@@ -327,7 +329,8 @@ void dial_decide(struct conn *c)
 		return;
 	}
 	if ((!strcmp(c->proto, "http") || c->sniff_http) &&
-	    !http_check_request(c, c->head, c->head_len))
+	    (!http_check_request(c, c->head, c->head_len) ||
+	     !cred_check_plain(c, c->head, c->head_len)))
 		return;
 	/* a captured connection whose first bytes showed TLS or another protocol */
 	/* a captured ClientHello named the host (c->sni): intercepted when rules cover it */
@@ -426,7 +429,8 @@ static void late_flight(struct conn *c)
 		 * the connection, as on the HTTP proxy's own path */
 		size_t m = 0;
 		char *head;
-		if (!http_check_request(c, c->head, c->head_len))
+		if (!http_check_request(c, c->head, c->head_len) ||
+		    !cred_check_plain(c, c->head, c->head_len))
 			return;
 		head = http_closing_head(c->head, s.head_len, c->target, &m);
 		if (!first_request(c, head, m))

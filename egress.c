@@ -14,6 +14,38 @@
 
 /* ---------- decisions ---------- */
 
+/* A credential's hosts, as an [http] rule allowing every request ("* HOST/(anything)") unless [http]
+ * rules cover the host already (they decide its requests), and allowed at 80 and 443: the
+ * proxy must read those requests to put the value in, and to find a placeholder going
+ * elsewhere. */
+static int credential_hosts(const struct policy *p, struct egress_rules *out, struct ab_err *e)
+{
+	for (size_t i = 0; i < p->n_creds; i++) {
+		for (size_t k = 0; k < p->creds[i].hosts.n; k++) {
+			char rule[300], text[300];
+			struct egress_rule h;
+			if (egress_rule_parse(p->creds[i].hosts.v[k], &h, e) < 0)
+				return -1;
+			snprintf(text, sizeof(text), "[credential %s] %s", p->creds[i].name,
+				 p->creds[i].hosts.v[k]);
+			if (!http_rules_cover(&out->http,
+					      h.kind == RULE_HOST ? h.host : p->creds[i].hosts.v[k])) {
+				snprintf(rule, sizeof(rule), "* %s/**", p->creds[i].hosts.v[k]);
+				if (http_rules_add(&out->http, false, rule, e) < 0)
+					return -1;
+			}
+			for (unsigned port = 80; port; port = port == 80 ? 443 : 0) {
+				out->allow[out->n_allow] = h;
+				out->allow[out->n_allow].port = port;
+				if (strv_push(&out->allow_text, text) < 0)
+					return ab_fail(e, ENOMEM, "egress rules");
+				out->n_allow++;
+			}
+		}
+	}
+	return 0;
+}
+
 /* [http] rules, and port-80 and port-443 allows for each host an allow rule names: plain HTTP
  * and intercepted HTTPS are what the proxy can read request by request (intercept.c). */
 static int http_rules_build(const struct policy *p, struct egress_rules *out, struct ab_err *e)
@@ -38,13 +70,18 @@ static int http_rules_build(const struct policy *p, struct egress_rules *out, st
 			out->n_allow++;
 		}
 	}
-	return 0;
+	return credential_hosts(p, out, e);
 }
 
 int egress_rules_build(const struct policy *p, struct egress_rules *out, struct ab_err *e)
 {
+	size_t cred_hosts = 0;
+
+	for (size_t i = 0; i < p->n_creds; i++)
+		cred_hosts += p->creds[i].hosts.n;
 	memset(out, 0, sizeof(*out));
-	out->allow = calloc(p->net_allow.n + 2 * p->http_allow.n + 1, sizeof(*out->allow));
+	out->allow = calloc(p->net_allow.n + 2 * (p->http_allow.n + cred_hosts) + 1,
+			    sizeof(*out->allow));
 	out->deny = calloc(p->net_deny.n + 1, sizeof(*out->deny));
 	out->pins = calloc(p->net_resolve.n + 1, sizeof(*out->pins));
 	if (!out->allow || !out->deny || !out->pins) {

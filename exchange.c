@@ -36,6 +36,7 @@ void exchange_free(struct intercept *x)
 	free(x->resp);
 	free(x->held.buf);
 	free(x->path);
+	creds_stream_free(&x->body);
 	free(x);
 }
 
@@ -161,7 +162,12 @@ static bool request_head(struct conn *c, const struct http_event *ev)
 		conn_close(c, "out of memory");
 		return false;
 	}
+	if (!cred_check_request(c, &head, &m)) {
+		free(head);
+		return !c->dead;
+	}
 	ok = intercept_send(c, false, head, m);
+	explicit_bzero(head, m); /* it may hold a credential's value */
 	free(head);
 	return ok;
 }
@@ -229,6 +235,8 @@ bool exchange_from_client(struct conn *c, const char *buf, size_t n)
 			return !c->dead;
 		if (ev.type == HTTP_STREAM_BODY) {
 			x->req_bytes += ev.n;
+			if (!cred_check_body(c, buf + off, ev.n))
+				return !c->dead;
 			if (!intercept_send(c, false, buf + off, ev.n))
 				return false;
 		}
@@ -256,6 +264,9 @@ static bool upstream_broke(struct conn *c, const char *why)
 static bool response_head(struct conn *c, const struct http_event *ev)
 {
 	struct intercept *x = c->tls;
+	char *redacted;
+	size_t n = 0;
+	bool ok;
 
 	if (ev->status == 101) /* its Upgrade was never sent: a server that switches anyway */
 		return upstream_broke(c, "the upstream switched protocols (101) unasked");
@@ -264,7 +275,10 @@ static bool response_head(struct conn *c, const struct http_event *ev)
 		x->status = ev->status;
 	x->until_close = ev->framing == HTTP_FRAMING_CLOSE;
 	x->resp_bytes += ev->head_len;
-	return intercept_send(c, true, ev->head, ev->head_len);
+	redacted = cred_redact_response(c, ev->head, ev->head_len, &n);
+	ok = intercept_send(c, true, redacted ? redacted : ev->head, redacted ? n : ev->head_len);
+	free(redacted);
+	return ok;
 }
 
 bool exchange_from_upstream(struct conn *c, const char *buf, size_t n)

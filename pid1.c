@@ -15,6 +15,7 @@
 
 #include "caps.h"
 #include "channel.h"
+#include "credential_source.h"
 #include "idmap.h"
 #include "landlock.h"
 #include "rlimits.h"
@@ -231,6 +232,7 @@ _Noreturn void pid1_main(struct run *r)
 	/* if the supervisor dies, so does the sandbox; if it died already, GO never comes */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		_exit(125);
+	creds_scrub_environ(r->p); /* /proc/1/environ: no env: source's value */
 	pid1_close_inherited(r->sock[1]);
 	/* the signals stay blocked from the supervisor on, so none is lost before this */
 	r->sigfd = signalfd(-1, &r->sigs, SFD_CLOEXEC);

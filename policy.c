@@ -105,6 +105,9 @@ void policy_free(struct policy *p)
 	strv_free(&p->env_pass);
 	strv_free(&p->env_set);
 	strv_free(&p->env_deny);
+	for (size_t i = 0; i < p->n_creds; i++)
+		policy_credential_free(&p->creds[i]);
+	free(p->creds);
 	free(p->audit_file);
 	strv_free(&p->audit_redact);
 	strv_free(&p->command);

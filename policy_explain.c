@@ -48,6 +48,34 @@ static void explain_fs(const struct policy *p, struct json *j)
 	json_strv(j, "unprotect", &p->unprotect);
 }
 
+/* Bindings and sources, never a value: --explain reads no source. */
+static void explain_credentials(const struct policy *p, struct json *j)
+{
+	static const char *const place[] = {"none", "header", "basic", "query"};
+
+	json_key(j, "credentials");
+	json_arr_begin(j);
+	for (size_t i = 0; i < p->n_creds; i++) {
+		const struct policy_credential *c = &p->creds[i];
+		json_obj_begin(j);
+		json_kv_str(j, "name", c->name);
+		json_kv_str(j, "source", c->source);
+		json_strv(j, "hosts", &c->hosts);
+		json_strv(j, "rules", &c->rules);
+		json_kv_str(j, "place", place[c->place]);
+		json_kv_str(j, "header", c->place == CRED_PLACE_QUERY ? NULL : c->header_name);
+		json_kv_str(j, c->place == CRED_PLACE_QUERY ? "parameter" : "template",
+			    c->template);
+		json_kv_str(j, "env", c->env);
+		json_kv_str(j, "prefix", c->prefix);
+		json_kv_uint(j, "length", c->length);
+		json_kv_bool(j, "add", c->add);
+		json_kv_str(j, "on_leak", c->stop ? "stop" : "deny");
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
 void policy_explain(const struct policy *p, struct json *j)
 {
 	static const char *const fallback[] = {"none", "landlock"};
@@ -99,6 +127,7 @@ void policy_explain(const struct policy *p, struct json *j)
 	json_strv(j, "allow", &p->http_allow);
 	json_strv(j, "deny", &p->http_deny);
 	json_obj_end(j);
+	explain_credentials(p, j);
 	json_key(j, "limits");
 	json_obj_begin(j);
 	json_limit(j, "timeout_ms", l->timeout_ms);

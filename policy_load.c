@@ -66,7 +66,7 @@ static int check_section_header(struct file_parse *fp, const char *line)
 		ab_fail(fp->e, 0, "%s:%u: unknown section [%.*s]", fp->path, fp->line,
 			(int)(close - p - 1 < 60 ? close - p - 1 : 60), p + 1);
 		ab_hint(fp->e, "sections are [sandbox], [filesystem], [network], [limits], "
-			       "[seccomp], [env] and [audit]");
+			       "[seccomp], [env], [audit], [http] and [credential NAME]");
 		fp->failed = true;
 		return -1;
 	}
@@ -214,7 +214,7 @@ static int each_item(const struct setting *s, const char *value, item_fn fn, str
 
 static bool section_known(const char *section)
 {
-	if (!strcmp(section, "sandbox"))
+	if (!strcmp(section, "sandbox") || policy_credential_section(section))
 		return true;
 	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
 		for (size_t i = 0; i < tables[t]->n; i++)
@@ -231,8 +231,10 @@ static int apply_setting(struct setting *s, const char *value, struct ab_err *e)
 	if (!section_known(s->section))
 		return ab_fail(e, 0, "unknown section [%s]", s->section),
 		       ab_hint(e, "sections are [sandbox], [filesystem], [network], [limits], "
-				  "[seccomp], [env] and [audit]"),
+				  "[seccomp], [env], [audit], [http] and [credential NAME]"),
 		       policy_at_error(&s->at, e);
+	if (policy_credential_section(s->section))
+		return policy_credential_key(s, value, e);
 	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
 		for (size_t i = 0; i < tables[t]->n; i++) {
 			const struct key_spec *k = &tables[t]->v[i];
@@ -486,7 +488,7 @@ int policy_finish(struct policy *p, struct ab_err *e)
 		return ab_fail(e, 0, "[network] capture = on but mode is %s",
 			       net_mode_name(p->net_mode)),
 		       ab_hint(e, "set [network] mode = proxy (or --net proxy): capture feeds the proxy");
-	return 0;
+	return policy_credentials_finish(p, e);
 }
 
 /* ---------- profile search ---------- */

@@ -145,6 +145,7 @@ static void free_graveyard(struct proxy *px)
 		free(c->head);
 		free(c->request);
 		free(c->target);
+		cred_conn_free(c);
 		intercept_free(c);
 		free(c);
 	}
@@ -533,7 +534,7 @@ static size_t pipe_budget(void)
 }
 
 int proxy_start(struct proxy **out, const struct policy *p, const int fds[EGRESS_SOCKETS],
-		struct tls_ca *ca, struct audit *a, struct ab_err *e)
+		struct tls_ca *ca, const struct creds *creds, struct audit *a, struct ab_err *e)
 {
 	struct itimerspec its = {{1, 0}, {1, 0}};
 	const struct hostlimits_conf per_host = {p->net_host_max_connections, p->net_host_rate,
@@ -550,6 +551,7 @@ int proxy_start(struct proxy **out, const struct policy *p, const int fds[EGRESS
 	px->a = a;
 	px->p = p;
 	px->ca = ca;
+	px->creds = creds;
 	px->tokens = (double)p->net_rate;
 	px->refilled_ms = proxy_now_ms();
 	for (int i = 0; i < EGRESS_SOCKETS; i++)

@@ -17,6 +17,11 @@ struct rule {
 struct redactor {
 	struct rule *rules;
 	size_t n;
+	struct literal {
+		char *s;
+		size_t n;
+	} *lits; /* secrets known by value (credentials): wiped when freed */
+	size_t n_lits;
 };
 
 static int compile(struct rule *r, const char *pattern, int group, int flags, struct ab_err *e)
@@ -60,6 +65,21 @@ fail:
 	return -1;
 }
 
+int redactor_add_literal(struct redactor *r, const char *s, size_t n)
+{
+	struct literal *nl = realloc(r->lits, (r->n_lits + 1) * sizeof(*nl));
+	char *copy = nl ? malloc(n) : NULL;
+
+	if (nl)
+		r->lits = nl;
+	if (!copy || !n)
+		return free(copy), n ? -1 : 0;
+	memcpy(copy, s, n);
+	r->lits[r->n_lits].s = copy;
+	r->lits[r->n_lits++].n = n;
+	return 0;
+}
+
 void redactor_free(struct redactor *r)
 {
 	if (!r)
@@ -67,6 +87,11 @@ void redactor_free(struct redactor *r)
 	for (size_t i = 0; i < r->n; i++)
 		regfree(&r->rules[i].re);
 	free(r->rules);
+	for (size_t i = 0; i < r->n_lits; i++) {
+		explicit_bzero(r->lits[i].s, r->lits[i].n);
+		free(r->lits[i].s);
+	}
+	free(r->lits);
 	free(r);
 }
 
@@ -349,6 +374,15 @@ char *redact(const struct redactor *r, const char *s, size_t n, bool *oom)
 	if (!(copy = strndup(s, n))) {
 		*oom = true;
 		return NULL;
+	}
+	for (size_t i = 0; i < r->n_lits; i++) {
+		for (const char *h = copy; (h = memmem(h, n - (size_t)(h - copy), r->lits[i].s,
+						       r->lits[i].n));
+		     h += r->lits[i].n)
+			if (add_span(&sp, (size_t)(h - copy), (size_t)(h - copy) + r->lits[i].n) < 0) {
+				*oom = true;
+				goto out;
+			}
 	}
 	if (builtin_spans(copy, &sp) < 0) {
 		*oom = true;

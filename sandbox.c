@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "channel.h"
+#include "credential_source.h"
 #include "fallback.h"
 #include "idmap.h"
 #include "landlock.h"
@@ -126,6 +127,8 @@ static int prepare(struct run *r, const struct mount_protect *protect, struct au
 	if ((p->net_mode == NET_PROXY && egress_proxy_env(set_env, &r->env) < 0) ||
 	    (trust_intercepts(p) && trust_env(set_env, &r->env) < 0))
 		return ab_fail(e, ENOMEM, "environment");
+	if (creds_prepare(p, &r->creds, &r->env, e) < 0)
+		return -1;
 	/* a shared terminal is safe only while the filter refuses TIOCSTI and TIOCLINUX */
 	r->own_session = !isatty(STDIN_FILENO) || !seccomp_blocks_tty_injection(p);
 	return 0;
@@ -162,6 +165,7 @@ static void close_run(struct run *r)
 	proxy_stop(r->proxy);
 	trust_end(r);
 	tls_ca_free(r->tls_ca); /* after the proxy and the thread that made it */
+	creds_free(r->creds);
 	cgroup_release(&r->cgroup);
 	if (r->tmpdir) {
 		fallback_remove_tmpdir(r->tmpdir);
@@ -220,7 +224,8 @@ int sandbox_run(const struct policy *p, struct audit *a, const struct mount_prot
 		supervise_kill(&r);
 		goto out;
 	}
-	if (trust_send(&r, a, e) < 0) {
+	/* the credentials' values after the CA: pid 1 never had either */
+	if (trust_send(&r, a, e) < 0 || creds_read(r.creds, &r.env, a, e) < 0) {
 		supervise_kill(&r);
 		goto out;
 	}

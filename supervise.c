@@ -73,7 +73,7 @@ static int adopt_ready(struct run *r, struct audit *a, const struct msg *m, int 
 			pfds[channel_passed_egress[k].slots[0]] = fds[i++];
 			pfds[channel_passed_egress[k].slots[1]] = fds[i++];
 		}
-		if (proxy_start(&r->proxy, r->p, pfds, r->tls_ca, a, e) < 0)
+		if (proxy_start(&r->proxy, r->p, pfds, r->tls_ca, r->creds, a, e) < 0)
 			goto fail; /* it closed those */
 		if (!(m->value & READY_CAPTURE) && r->p->net_capture != CAPTURE_OFF &&
 		    run_audit_warn(a, "capture",

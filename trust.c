@@ -88,6 +88,13 @@ static int collect_names(const struct policy *p, struct strv *names, struct ab_e
 			rc = add_name(names, &r, e);
 	}
 	http_rules_free(&rs);
+	/* a credential's hosts are intercepted: that is where its value is put in */
+	for (size_t i = 0; rc == 0 && i < p->n_creds; i++)
+		for (size_t k = 0; rc == 0 && k < p->creds[i].hosts.n; k++) {
+			struct egress_rule r;
+			if ((rc = egress_rule_parse(p->creds[i].hosts.v[k], &r, e)) == 0)
+				rc = add_name(names, &r, e);
+		}
 	if (rc < 0)
 		strv_free(names);
 	return rc;
@@ -101,7 +108,7 @@ bool trust_intercepts(const struct policy *p)
 	struct ab_err ignored = {0};
 	bool some;
 
-	if (p->net_mode != NET_PROXY || (!p->http_allow.n && !p->http_deny.n))
+	if (p->net_mode != NET_PROXY || (!p->http_allow.n && !p->http_deny.n && !p->n_creds))
 		return false;
 	/* out of memory: true, so that trust_ca_names fails the run instead */
 	if (collect_names(p, &names, &ignored) < 0)

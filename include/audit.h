@@ -23,6 +23,8 @@ struct audit;
 int audit_open(struct audit **out, const char *dest, const struct strv *redact,
 	       enum audit_failure on_failure, struct ab_err *e);
 void audit_close(struct audit *a);
+/* A secret known by value: no event will hold it (redact.h). -1 when out of memory. */
+int audit_add_secret(struct audit *a, const char *s, size_t n);
 
 bool audit_enabled(const struct audit *a);
 const char *audit_run_id(const struct audit *a);

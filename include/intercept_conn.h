@@ -6,6 +6,7 @@
 
 #include <openssl/ssl.h>
 
+#include "credential.h"
 #include "http_stream.h"
 #include "proxy_conn.h"
 
@@ -23,6 +24,7 @@ struct intercept {
 	char why[320]; /* what a TLS callback refused, for the audit */
 	/* the HTTP exchanges (exchange.c) */
 	struct http_stream *req, *resp;
+	struct creds_stream body; /* the request body's leak scan (cred_check.c) */
 	struct plain held; /* the client's bytes after a complete request, before its response */
 	bool in_request;   /* a request is being read or answered */
 	bool req_done;	   /* its body has ended */

@@ -69,6 +69,25 @@ struct policy_io {
 	void *ctx;
 };
 
+/* [credential NAME]: a secret agentbox adds at the proxy (docs/profile.md "Credentials"). */
+enum cred_place { CRED_PLACE_NONE, CRED_PLACE_HEADER, CRED_PLACE_BASIC, CRED_PLACE_QUERY };
+
+struct policy_credential {
+	char *name;
+	char *source;	   /* env:NAME, file:/ABSOLUTE, cmd:PROGRAM ARGS (as written, expanded) */
+	struct strv hosts; /* host names it may be sent to (egress rule forms: NAME, *.SUFFIX) */
+	struct strv rules; /* [http]-style allow rules narrowing that; empty: any request */
+	enum cred_place place;
+	char *header_name;  /* CRED_PLACE_HEADER: the header; BASIC: "Authorization" */
+	char *template;	    /* HEADER: the value with {}; BASIC: USER:{}; QUERY: the parameter */
+	char *env;	    /* the variable holding the placeholder inside, or NULL */
+	char *prefix;	    /* the placeholder's fixed start ("sk-", "ghp_"), or NULL */
+	uint64_t length;    /* the placeholder's whole length; 0: prefix + 40 */
+	bool add;	    /* add the header when a request to a bound host lacks it */
+	bool stop;	    /* on-leak = stop: a leak ends the run */
+	struct origin at;   /* where the section began */
+};
+
 struct policy {
 	struct strv profiles;        /* every file read, canonical, in load order */
 	struct strv profile_sha256;  /* the SHA-256 of each, of the bytes parsed */
@@ -109,6 +128,9 @@ struct policy {
 
 	struct strv env_pass, env_set, env_deny;
 
+	struct policy_credential *creds;
+	size_t n_creds;
+
 	char *audit_file; /* NULL: no audit; "-": stdout; "fd:N"; or an absolute path */
 	struct strv audit_redact;
 	enum audit_failure audit_on_failure;
@@ -125,6 +147,8 @@ struct policy {
 /* vars are copied. A NULL io reads real files. */
 struct policy *policy_new(const struct policy_vars *vars);
 void policy_free(struct policy *p);
+/* Frees what one credential section holds (policy_credentials.c). */
+void policy_credential_free(struct policy_credential *c);
 
 /* Loads one profile file (and its includes) into p. Errors read "FILE:LINE: what; fix". */
 int policy_load(struct policy *p, const char *path, const struct policy_io *io, struct ab_err *e);

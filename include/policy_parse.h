@@ -43,6 +43,12 @@ struct key_table {
 extern const struct key_table policy_sandbox_keys, policy_fs_keys, policy_net_keys,
     policy_limits_keys, policy_seccomp_keys, policy_env_keys, policy_audit_keys, policy_http_keys;
 
+/* [credential NAME] sections (policy_credentials.c): whether section is one (a valid name),
+ * its keys, and the checks once every file is read (policy_finish). */
+bool policy_credential_section(const char *section);
+int policy_credential_key(const struct setting *s, const char *value, struct ab_err *e);
+int policy_credentials_finish(struct policy *p, struct ab_err *e);
+
 /* "out of memory" (ENOMEM). Returns -1, as every helper here does on an error. */
 int policy_oom(struct ab_err *e);
 /* Prefixes e with where the setting was written: FILE:LINE, or the option's name. */

@@ -17,13 +17,14 @@
 struct proxy;
 
 struct tls_ca;
+struct creds;
 
 /* Takes ownership of the sockets pid 1 made (egress.h's order; -1 where there is none): the HTTP
  * and SOCKS5 listeners and, with transparent capture, its listeners and DNS stub sockets. ca:
  * the run's interception CA when [http] rules need one (the caller keeps it, and frees it after
- * proxy_stop), else NULL. */
+ * proxy_stop), else NULL; creds: the run's credentials with their values (likewise), or NULL. */
 int proxy_start(struct proxy **out, const struct policy *p, const int fds[EGRESS_SOCKETS],
-		struct tls_ca *ca, struct audit *a, struct ab_err *e);
+		struct tls_ca *ca, const struct creds *creds, struct audit *a, struct ab_err *e);
 /* Poll it for readability, then call proxy_dispatch. */
 int proxy_fd(const struct proxy *px);
 /* Handles what is ready; -1 only when the audit trail failed (the run must stop). */

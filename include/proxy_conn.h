@@ -53,6 +53,8 @@ struct conn;
 struct http_stream;
 struct intercept;
 struct ssl_ctx_st;
+struct creds;
+struct creds_stream;
 
 /* What epoll hands back: which connection, which side (or a proxy-level fd). */
 struct endpoint {
@@ -101,7 +103,8 @@ struct conn {
 	const char *refused; /* why the rest of the client's bytes were refused, audited at close */
 	char *target;	     /* plain HTTP under [http] rules: the canonical target sent up */
 	const char *http_rule; /* ... and the [http] rule that allowed it (NULL: none decided) */
-	struct intercept *tls; /* HTTPS interception (intercept.c), else NULL */
+	struct creds_stream *cred_body; /* plain HTTP with credentials: its body's leak scan */
+	struct intercept *tls;		/* HTTPS interception (intercept.c), else NULL */
 	unsigned port;
 	const char *rule;
 	const char *pin; /* the resolve entry that chose the address, if any */
@@ -140,6 +143,7 @@ struct proxy {
 	/* [network] limits for the whole run */
 	const struct policy *p;
 	struct tls_ca *ca; /* [http] rules: the run's interception CA (not owned), else NULL */
+	const struct creds *creds; /* [credential] sections (not owned), else NULL */
 	struct ssl_ctx_st *tls_server, *tls_client; /* interception's, made at its first use */
 	size_t upstreams;			    /* allowed connections open now */
 	double tokens;				    /* rate: a token bucket of new connections */
@@ -274,6 +278,30 @@ void exchange_refused(struct conn *c, const char *why);
 void intercept_free(struct conn *c);
 /* Frees the TLS contexts (at the engine's end). */
 void intercept_stop(struct proxy *px);
+
+/* ---------- cred_check.c: credentials ---------- */
+
+/* An intercepted request the rules allowed, its head as it goes up in *head (malloc'd): the
+ * bound credentials put in (*head replaced), or refused for a placeholder where it may not go
+ * (403, audited; false). */
+bool cred_check_request(struct conn *c, char **head, size_t *n);
+/* A piece of that request's body: false when it carried a placeholder (refused). */
+bool cred_check_body(struct conn *c, const char *buf, size_t n);
+/* A plain-HTTP request head: false when it carried a placeholder (refused). */
+bool cred_check_plain(struct conn *c, const char *head, size_t n);
+/* A piece of a plain-HTTP request's body: false when it carried a placeholder (the connection
+ * is closed: the head went up already). */
+bool cred_check_plain_body(struct conn *c, const char *buf, size_t n);
+/* What the connection's checks hold. */
+void cred_conn_free(struct conn *c);
+/* The requested host (and a captured connection's server name): false when it held a
+ * placeholder (refused). */
+bool cred_check_name(struct conn *c);
+/* A DNS query's name: false when it held a placeholder (audited; the caller refuses). */
+bool cred_check_dns(struct proxy *px, const char *name);
+/* A response head with the real values put back to placeholders: malloc'd, or NULL when it
+ * holds none. */
+char *cred_redact_response(struct conn *c, const char *head, size_t n, size_t *out_n);
 
 /* ---------- dns_stub.c ---------- */
 

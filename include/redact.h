@@ -18,6 +18,9 @@ struct redactor;
 /* extra: POSIX extended regular expressions from [audit] redact. */
 int redactor_new(struct redactor **out, const struct strv *extra, struct ab_err *e);
 void redactor_free(struct redactor *r);
+/* A secret known by value (a credential's): redacted wherever it appears. Copied; the copy is
+ * wiped when the redactor is freed. */
+int redactor_add_literal(struct redactor *r, const char *s, size_t n);
 
 /* A malloc'd copy of s[0..n) with every secret replaced, or NULL when nothing matched (the
  * caller then uses s as it is). Sets *oom on allocation failure. */

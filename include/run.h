@@ -21,6 +21,7 @@
 #include "seccomp_monitor.h"
 
 struct tls_ca;
+struct creds;
 
 struct run {
 	const struct policy *p;
@@ -46,6 +47,7 @@ struct run {
 	int proxy_fds[EGRESS_SOCKETS]; /* proxy mode: made in the sandbox's network namespace */
 	struct proxy *proxy;
 	struct tls_ca *tls_ca; /* [http] rules: the run's interception CA (supervisor only) */
+	struct creds *creds;   /* [credential]s: placeholders; values in the supervisor only */
 	uid_t outer_uid; /* the caller's ids, which the sandbox maps */
 	gid_t outer_gid;
 	uid_t host_uid; /* what the command's ids are on the host */

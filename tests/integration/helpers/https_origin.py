@@ -11,6 +11,12 @@ library only (ssl, http.server).
   "origin method=M path=P conn=C host=H body=N" (P: the target as it arrived; C: the
   connection's number; N: the request body's bytes, Content-Length or chunked).
 
+- With ORIGIN_TOKEN in its environment, /api/... is an API that checks it (test_credentials.sh):
+  200 "api ok" when the request carries it (Authorization: Bearer T, token T or Basic with
+  password T, x-api-key: T, or the query parameter key=T), else 401; /api/echo-token also
+  returns T in its X-Token response header (which agentbox must redact); with T,
+  /api/static/REL is /static/REL (a git repository only the token may clone).
+
 LOGFILE gets one line per TLS connection and per request, so that a test can see what reached
 the origin (and what did not), and whether two requests shared a connection:
     conn=C tls sni=NAME alpn=PROTO
@@ -103,7 +109,36 @@ class Handler(http.server.BaseHTTPRequestHandler):
         ctype = mimetypes.guess_type(path)[0] or "application/octet-stream"
         self.reply(200, body, ctype, head=self.command == "HEAD")
 
+    def api(self):
+        import base64
+        token = os.environ["ORIGIN_TOKEN"]
+        self.read_body()
+        auth = self.headers.get("Authorization", "")
+        ok = auth in (f"Bearer {token}", f"token {token}")
+        if auth.startswith("Basic "):
+            try:
+                ok = base64.b64decode(auth[6:]).decode().split(":", 1)[1] == token
+            except Exception:
+                ok = False
+        ok = ok or self.headers.get("x-api-key") == token
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+        ok = ok or query.get("key") == [token]
+        if ok and self.path.startswith("/api/static/"):
+            self.path = self.path[len("/api"):]
+            return self.static()
+        body = b"api ok\n" if ok else b"api unauthorized\n"
+        self.send_response(200 if ok else 401)
+        self.send_header("Content-Length", str(len(body)))
+        if not ok:
+            self.send_header("WWW-Authenticate", 'Basic realm="api"')
+        if self.path.startswith("/api/echo-token"):
+            self.send_header("X-Token", token)
+        self.end_headers()
+        self.wfile.write(body)
+
     def handle_any(self):
+        if "ORIGIN_TOKEN" in os.environ and self.path.startswith("/api/"):
+            return self.api()
         if self.command in ("GET", "HEAD") and self.path.startswith("/static/"):
             self.read_body()
             return self.static()

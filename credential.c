@@ -1,0 +1,682 @@
+/* Credential brokering's pure part (include/credential.h): placeholders, the leak scan, the
+ * request head rewritten and the response head redacted. No sockets, no policy files. */
+#include "credential.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+
+static const char b62[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+static const char b64std[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/* ---------- growing buffers ---------- */
+
+struct out {
+	char *s;
+	size_t n, cap;
+	bool oom;
+};
+
+static void put(struct out *o, const void *d, size_t n)
+{
+	if (o->oom)
+		return;
+	if (o->n + n + 1 > o->cap) {
+		size_t cap = (o->n + n + 1) * 2;
+		char *s = realloc(o->s, cap);
+		if (!s) {
+			o->oom = true;
+			return;
+		}
+		o->s = s;
+		o->cap = cap;
+	}
+	if (n)
+		memcpy(o->s + o->n, d, n);
+	o->n += n;
+	o->s[o->n] = '\0';
+}
+
+static void put_str(struct out *o, const char *s)
+{
+	put(o, s, strlen(s));
+}
+
+/* Wiped: an output buffer may have held a real value. */
+static void out_free(struct out *o)
+{
+	if (o->s)
+		explicit_bzero(o->s, o->cap);
+	free(o->s);
+	*o = (struct out){0};
+}
+
+/* ---------- encodings ---------- */
+
+static void b64_encode(struct out *o, const unsigned char *in, size_t n, const char *alpha)
+{
+	for (size_t i = 0; i < n; i += 3) {
+		uint32_t v = (uint32_t)in[i] << 16;
+		char q[4];
+		if (i + 1 < n)
+			v |= (uint32_t)in[i + 1] << 8;
+		if (i + 2 < n)
+			v |= in[i + 2];
+		q[0] = alpha[v >> 18 & 63];
+		q[1] = alpha[v >> 12 & 63];
+		q[2] = i + 1 < n ? alpha[v >> 6 & 63] : '=';
+		q[3] = i + 2 < n ? alpha[v & 63] : '=';
+		put(o, q, 4);
+	}
+}
+
+static int b64_value(char c)
+{
+	const char *p = c ? strchr(b64std, c) : NULL;
+
+	if (p)
+		return (int)(p - b64std);
+	return c == '-' ? 62 : c == '_' ? 63 : -1;
+}
+
+/* Standard or URL-safe, padding optional; false for anything else. */
+static bool b64_decode(struct out *o, const char *in, size_t n)
+{
+	uint32_t acc = 0;
+	int bits = 0;
+
+	while (n && in[n - 1] == '=')
+		n--;
+	for (size_t i = 0; i < n; i++) {
+		int v = b64_value(in[i]);
+		if (v < 0)
+			return false;
+		acc = acc << 6 | (uint32_t)v;
+		bits += 6;
+		if (bits >= 8) {
+			char c = (char)(acc >> (bits - 8) & 0xff);
+			bits -= 8;
+			put(o, &c, 1);
+		}
+	}
+	return true;
+}
+
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9'   ? c - '0'
+	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+				      : -1;
+}
+
+/* %XX decoded once; false when nothing was decoded. */
+static bool pct_decode(struct out *o, const char *in, size_t n)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < n; i++) {
+		char c = in[i];
+		if (c == '%' && i + 2 < n && hexval(in[i + 1]) >= 0 && hexval(in[i + 2]) >= 0) {
+			c = (char)(hexval(in[i + 1]) << 4 | hexval(in[i + 2]));
+			i += 2;
+			any = true;
+		}
+		put(o, &c, 1);
+	}
+	return any;
+}
+
+static void pct_encode(struct out *o, const char *in, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)in[i];
+		char q[4];
+		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		    strchr("-._~", c)) {
+			put(o, &in[i], 1);
+			continue;
+		}
+		snprintf(q, sizeof(q), "%%%02X", c);
+		put(o, q, 3);
+	}
+}
+
+/* ---------- search ---------- */
+
+static const char *find(const char *h, size_t n, const char *nd, size_t m, bool fold)
+{
+	if (!m || m > n)
+		return NULL;
+	if (!fold)
+		return memmem(h, n, nd, m);
+	for (size_t i = 0; i + m <= n; i++)
+		if (!strncasecmp(h + i, nd, m) && !memchr(h + i, '\0', m))
+			return h + i;
+	return NULL;
+}
+
+static int scan_plain(const struct creds *cs, const char *buf, size_t n, bool fold)
+{
+	for (size_t i = 0; i < cs->n; i++)
+		for (size_t k = 0; k < CRED_NEEDLES; k++)
+			if (cs->v[i].needle[k] &&
+			    find(buf, n, cs->v[i].needle[k], cs->v[i].needle_len[k],
+				 fold || cs->v[i].needle_fold[k]))
+				return (int)i;
+	return CRED_NONE;
+}
+
+int creds_scan(const struct creds *cs, const char *buf, size_t n, bool fold)
+{
+	struct out a = {0}, b = {0};
+	int found = scan_plain(cs, buf, n, fold);
+
+	/* percent-encoded, twice at most (an encoded %): each decoding is searched again */
+	if (found == CRED_NONE && memchr(buf, '%', n) && pct_decode(&a, buf, n)) {
+		found = a.oom ? CRED_OOM : scan_plain(cs, a.s, a.n, fold);
+		if (found == CRED_NONE && memchr(a.s, '%', a.n) && pct_decode(&b, a.s, a.n))
+			found = b.oom ? CRED_OOM : scan_plain(cs, b.s, b.n, fold);
+	}
+	out_free(&a);
+	out_free(&b);
+	return found;
+}
+
+int creds_scan_stream(const struct creds *cs, struct creds_stream *st, const char *buf, size_t n)
+{
+	struct out j = {0};
+	int found;
+
+	put(&j, st->tail, st->len);
+	put(&j, buf, n);
+	if (j.oom)
+		return out_free(&j), CRED_OOM;
+	found = creds_scan(cs, j.s, j.n, false);
+	/* the last window bytes: enough for any form of a placeholder but its last byte */
+	free(st->tail);
+	st->len = j.n < cs->window ? j.n : cs->window;
+	st->tail = malloc(st->len + 1);
+	if (!st->tail)
+		st->len = 0, found = found == CRED_NONE ? CRED_OOM : found;
+	else
+		memcpy(st->tail, j.s + j.n - st->len, st->len);
+	out_free(&j);
+	return found;
+}
+
+void creds_stream_free(struct creds_stream *st)
+{
+	free(st->tail);
+	*st = (struct creds_stream){0};
+}
+
+/* ---------- the credentials ---------- */
+
+static void needle_set(struct cred *c, size_t k, struct out *o, bool fold)
+{
+	c->needle[k] = o->s;
+	c->needle_len[k] = o->n;
+	c->needle_fold[k] = fold;
+	*o = (struct out){0};
+}
+
+/* The forms searched for: as written; base64 (both alphabets) of the placeholder after 0, 1 or
+ * 2 other bytes, cut to the characters that depend on the placeholder's bytes alone; hex. */
+static int make_needles(struct cred *c)
+{
+	size_t k = 0;
+	struct out o = {0};
+
+	for (size_t i = 0; i < CRED_NEEDLES; i++)
+		free(c->needle[i]), c->needle[i] = NULL;
+	put(&o, c->ph, c->ph_len);
+	needle_set(c, k++, &o, false);
+	for (int url = 0; url < 2; url++) {
+		for (size_t pad = 0; pad < 3; pad++) {
+			struct out raw = {0}, enc = {0};
+			size_t first, last;
+			put(&raw, "\0\0", pad);
+			put(&raw, c->ph, c->ph_len);
+			if (raw.oom)
+				return free(raw.s), -1;
+			b64_encode(&enc, (unsigned char *)raw.s, raw.n, url ? b64url : b64std);
+			free(raw.s);
+			/* character i covers bits [6i, 6i+6): those wholly in the placeholder */
+			first = (pad * 8 + 5) / 6;
+			last = ((pad + c->ph_len) * 8) / 6; /* exclusive */
+			if (enc.oom || last <= first)
+				return free(enc.s), -1;
+			put(&o, enc.s + first, last - first);
+			free(enc.s);
+			needle_set(c, k++, &o, false);
+		}
+	}
+	for (size_t i = 0; i < c->ph_len; i++) {
+		char q[3];
+		snprintf(q, sizeof(q), "%02x", (unsigned char)c->ph[i]);
+		put(&o, q, 2);
+	}
+	needle_set(c, k++, &o, true);
+	for (size_t i = 0; i < k; i++)
+		if (!c->needle[i])
+			return -1;
+	return 0;
+}
+
+static void set_window(struct creds *cs)
+{
+	size_t w = 0;
+
+	for (size_t i = 0; i < cs->n; i++)
+		for (size_t k = 0; k < CRED_NEEDLES; k++)
+			if (cs->v[i].needle_len[k] > w)
+				w = cs->v[i].needle_len[k];
+	/* percent-encoded twice: 9 bytes for each */
+	cs->window = w * 9;
+}
+
+int creds_set_placeholder(struct cred *c, const char *ph)
+{
+	char *copy = strdup(ph);
+
+	if (!copy)
+		return -1;
+	free(c->ph);
+	c->ph = copy;
+	c->ph_len = strlen(ph);
+	return make_needles(c);
+}
+
+static int random_placeholder(struct cred *c, struct ab_err *e)
+{
+	const char *prefix = c->pc->prefix ? c->pc->prefix : "";
+	size_t pre = strlen(prefix), len = c->pc->length;
+	char *ph = malloc(len + 1);
+
+	if (!ph)
+		return ab_fail(e, ENOMEM, "placeholder");
+	memcpy(ph, prefix, pre);
+	for (size_t i = pre; i < len;) {
+		unsigned char rnd[64];
+		if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+			free(ph);
+			return ab_fail(e, errno, "getrandom for a placeholder");
+		}
+		/* 248 = 4 x 62: below it, a byte modulo 62 is uniform */
+		for (size_t k = 0; k < sizeof(rnd) && i < len; k++)
+			if (rnd[k] < 248)
+				ph[i++] = b62[rnd[k] % 62];
+	}
+	ph[len] = '\0';
+	c->ph = ph;
+	c->ph_len = len;
+	return make_needles(c) < 0 ? ab_fail(e, ENOMEM, "placeholder") : 0;
+}
+
+static int bind_rules(struct cred *c, struct ab_err *e)
+{
+	const struct policy_credential *pc = c->pc;
+
+	for (size_t i = 0; i < pc->rules.n; i++)
+		if (http_rules_add(&c->bind, false, pc->rules.v[i], e) < 0)
+			return -1;
+	for (size_t i = 0; !pc->rules.n && i < pc->hosts.n; i++) {
+		char rule[300];
+		snprintf(rule, sizeof(rule), "* %s/**", pc->hosts.v[i]);
+		if (http_rules_add(&c->bind, false, rule, e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int creds_new(const struct policy *p, struct creds **out, struct ab_err *e)
+{
+	struct creds *cs;
+
+	*out = NULL;
+	if (!p->n_creds)
+		return 0;
+	if (!(cs = calloc(1, sizeof(*cs))) || !(cs->v = calloc(p->n_creds, sizeof(*cs->v)))) {
+		free(cs);
+		return ab_fail(e, ENOMEM, "credentials");
+	}
+	for (size_t i = 0; i < p->n_creds; i++, cs->n++) {
+		cs->v[i].pc = &p->creds[i];
+		if (bind_rules(&cs->v[i], e) < 0 || random_placeholder(&cs->v[i], e) < 0) {
+			ab_context(e, "[credential %s]", p->creds[i].name);
+			creds_free(cs);
+			return -1;
+		}
+	}
+	set_window(cs);
+	*out = cs;
+	return 0;
+}
+
+int creds_set_value(struct cred *c, const char *value, size_t n)
+{
+	/* a page of its own, locked: never swapped out (where RLIMIT_MEMLOCK allows) */
+	size_t size = (n + 1 + 4095) & ~(size_t)4095;
+	char *v = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (v == MAP_FAILED)
+		return -1;
+	(void)mlock(v, size);
+	(void)madvise(v, size, MADV_DONTDUMP);
+	memcpy(v, value, n);
+	v[n] = '\0';
+	c->value = v;
+	c->value_len = n;
+	return 0;
+}
+
+void creds_free(struct creds *cs)
+{
+	if (!cs)
+		return;
+	for (size_t i = 0; i < cs->n; i++) {
+		struct cred *c = &cs->v[i];
+		if (c->value) {
+			size_t size = (c->value_len + 1 + 4095) & ~(size_t)4095;
+			explicit_bzero(c->value, size);
+			munmap(c->value, size);
+		}
+		http_rules_free(&c->bind);
+		free(c->ph);
+		for (size_t k = 0; k < CRED_NEEDLES; k++)
+			free(c->needle[k]);
+	}
+	free(cs->v);
+	free(cs);
+}
+
+bool cred_bound(const struct cred *c, const char *method, const char *host,
+		const struct http_target *t)
+{
+	const char *rule;
+
+	return http_rules_decide(&c->bind, method, host, t, &rule) == HTTP_ALLOW;
+}
+
+/* ---------- the request head ---------- */
+
+/* piece with each placeholder of c replaced by with (into o) and removed (into rest); false
+ * when it held none. */
+static bool substitute(const struct cred *c, const char *piece, size_t n, const char *with,
+		       size_t wn, struct out *o, struct out *rest)
+{
+	const char *p = piece ? piece : "", *end = p + n, *hit;
+	bool any = false;
+
+	while ((hit = find(p, (size_t)(end - p), c->ph, c->ph_len, false))) {
+		put(o, p, (size_t)(hit - p));
+		put(rest, p, (size_t)(hit - p));
+		put(o, with, wn);
+		p = hit + c->ph_len;
+		any = true;
+	}
+	put(o, p, (size_t)(end - p));
+	put(rest, p, (size_t)(end - p));
+	return any;
+}
+
+static void leak_at(struct cred_result *r, int who, const char *what, const char *name, size_t n)
+{
+	r->leak = who;
+	snprintf(r->where_buf, sizeof(r->where_buf), "%s%s%.*s", what, name ? " " : "",
+		 (int)(n < 64 ? n : 64), name ? name : "");
+	r->where = r->where_buf;
+}
+
+/* The request line: a bound query credential's parameter gets its value. */
+static int request_line(const struct creds *cs, const bool *bound, const char *line, size_t n,
+			struct out *o, struct cred_result *r)
+{
+	struct out rest = {0}, cur = {0}, next = {0};
+	int found;
+
+	put(&cur, line, n);
+	for (size_t i = 0; i < cs->n; i++) {
+		const struct cred *c = &cs->v[i];
+		const char *q, *p, *end;
+		size_t pn = strlen(c->pc->template);
+		struct out enc = {0};
+		if (!bound[i] || c->pc->place != CRED_PLACE_QUERY || !c->value || cur.oom)
+			continue;
+		/* ?a=b&NAME=PLACEHOLDER&c: only that parameter's value */
+		end = cur.s + cur.n;
+		q = memchr(cur.s, '?', cur.n);
+		if (!q)
+			continue;
+		pct_encode(&enc, c->value, c->value_len);
+		put(&next, cur.s, (size_t)(q + 1 - cur.s));
+		for (p = q + 1; p < end;) {
+			const char *amp = memchr(p, '&', (size_t)(end - p));
+			const char *sp = memchr(p, ' ', (size_t)(end - p));
+			const char *stop = amp && (!sp || amp < sp) ? amp : sp ? sp : end;
+			if ((size_t)(stop - p) > pn && !memcmp(p, c->pc->template, pn) &&
+			    p[pn] == '=' && !enc.oom) {
+				struct out dropped = {0};
+				put(&next, p, pn + 1);
+				if (substitute(c, p + pn + 1, (size_t)(stop - p - pn - 1), enc.s,
+					       enc.n, &next, &dropped))
+					r->used |= 1u << i;
+				out_free(&dropped);
+			} else {
+				put(&next, p, (size_t)(stop - p));
+			}
+			if (stop == sp || stop == end) {
+				put(&next, stop, (size_t)(end - stop));
+				break;
+			}
+			put(&next, "&", 1);
+			p = stop + 1;
+		}
+		out_free(&enc);
+		out_free(&cur);
+		cur = next;
+		next = (struct out){0};
+	}
+	/* what is left once each real value is taken out must hold no placeholder */
+	put(&rest, cur.s, cur.n);
+	for (size_t i = 0; i < cs->n && !rest.oom; i++) {
+		struct out pe = {0}, tmp = {0};
+		if (!(r->used >> i & 1))
+			continue;
+		pct_encode(&pe, cs->v[i].value, cs->v[i].value_len);
+		for (const char *h; !pe.oom && (h = memmem(rest.s, rest.n, pe.s, pe.n));) {
+			out_free(&tmp);
+			put(&tmp, rest.s, (size_t)(h - rest.s));
+			put(&tmp, h + pe.n, rest.n - (size_t)(h - rest.s) - pe.n);
+			out_free(&rest);
+			rest = tmp;
+			tmp = (struct out){0};
+		}
+		out_free(&pe);
+	}
+	found = cur.oom || rest.oom || next.oom ? CRED_OOM : creds_scan(cs, rest.s, rest.n, false);
+	if (found >= 0)
+		leak_at(r, found, "the request-target", NULL, 0);
+	else
+		put(o, cur.s, cur.n);
+	out_free(&rest);
+	out_free(&cur);
+	out_free(&next);
+	return found == CRED_OOM ? -1 : found >= 0;
+}
+
+/* One header line (no CRLF): a bound credential's header (or Basic) gets its value. */
+static int header_line(const struct creds *cs, const bool *bound, const char *line, size_t n,
+		       struct out *o, struct cred_result *r, uint32_t *seen)
+{
+	const char *colon = memchr(line, ':', n), *v;
+	size_t nl = colon ? (size_t)(colon - line) : n, vn;
+	struct out rest = {0}, val = {0};
+	int found;
+
+	if (!colon)
+		goto plain;
+	v = colon + 1;
+	while (v < line + n && (*v == ' ' || *v == '\t'))
+		v++;
+	vn = (size_t)(line + n - v);
+	for (size_t i = 0; i < cs->n; i++) {
+		const struct cred *c = &cs->v[i];
+		const char *hn = c->pc->header_name;
+		if (!bound[i] || !c->value || c->pc->place == CRED_PLACE_QUERY || !hn ||
+		    strlen(hn) != nl || strncasecmp(hn, line, nl))
+			continue;
+		*seen |= 1u << i;
+		if (c->pc->place == CRED_PLACE_HEADER) {
+			if (!substitute(c, v, vn, c->value, c->value_len, &val, &rest))
+				goto reset;
+		} else {
+			struct out dec = {0}, sub = {0};
+			bool ok = vn > 6 && !strncasecmp(v, "Basic ", 6) &&
+				  b64_decode(&dec, v + 6, vn - 6) && !dec.oom &&
+				  substitute(c, dec.s, dec.n, c->value, c->value_len, &sub, &rest);
+			if (ok) {
+				put(&val, "Basic ", 6);
+				b64_encode(&val, (unsigned char *)sub.s, sub.n, b64std);
+			}
+			out_free(&dec);
+			out_free(&sub);
+			if (!ok)
+				goto reset;
+		}
+		r->used |= 1u << i;
+		found = rest.oom || val.oom ? CRED_OOM : creds_scan(cs, rest.s, rest.n, false);
+		if (found == CRED_NONE) {
+			put(o, line, (size_t)(v - line));
+			put(o, val.s, val.n);
+		}
+		goto done;
+	reset:
+		out_free(&val);
+		out_free(&rest);
+	}
+plain:
+	found = creds_scan(cs, line, n, false);
+	if (found == CRED_NONE)
+		put(o, line, n);
+done:
+	if (found >= 0)
+		leak_at(r, found, "header", line, nl);
+	out_free(&rest);
+	out_free(&val);
+	return found == CRED_OOM ? -1 : found >= 0;
+}
+
+/* add = yes: a bound credential's header the request lacked. */
+static void add_headers(const struct creds *cs, const bool *bound, uint32_t seen, struct out *o,
+			struct cred_result *r)
+{
+	for (size_t i = 0; i < cs->n; i++) {
+		const struct cred *c = &cs->v[i];
+		const char *hole = strstr(c->pc->template, "{}");
+		if (!bound[i] || !c->pc->add || !c->value || (seen >> i & 1) || !hole)
+			continue;
+		put_str(o, c->pc->header_name);
+		put(o, ": ", 2);
+		if (c->pc->place == CRED_PLACE_BASIC) {
+			struct out plain = {0};
+			put(&plain, c->pc->template, (size_t)(hole - c->pc->template));
+			put(&plain, c->value, c->value_len);
+			put(o, "Basic ", 6);
+			if (plain.oom)
+				o->oom = true;
+			else
+				b64_encode(o, (unsigned char *)plain.s, plain.n, b64std);
+			out_free(&plain);
+		} else {
+			put(o, c->pc->template, (size_t)(hole - c->pc->template));
+			put(o, c->value, c->value_len);
+			put_str(o, hole + 2);
+		}
+		put(o, "\r\n", 2);
+		r->used |= 1u << i;
+		r->added |= 1u << i;
+	}
+}
+
+int creds_request(const struct creds *cs, const bool *bound, const char *head, size_t n, char **out,
+		  size_t *out_n, struct cred_result *r)
+{
+	struct out o = {0};
+	const char *p = head, *end = head + n, *eol;
+	uint32_t seen = 0;
+	int rc;
+
+	*out = NULL;
+	*r = (struct cred_result){.leak = CRED_NONE};
+	if (!(eol = memmem(p, n, "\r\n", 2)))
+		return -1;
+	if ((rc = request_line(cs, bound, p, (size_t)(eol - p), &o, r)) != 0)
+		goto fail;
+	put(&o, "\r\n", 2);
+	for (p = eol + 2; p < end && (eol = memmem(p, (size_t)(end - p), "\r\n", 2)) && eol > p;
+	     p = eol + 2) {
+		if ((rc = header_line(cs, bound, p, (size_t)(eol - p), &o, r, &seen)) != 0)
+			goto fail;
+		put(&o, "\r\n", 2);
+	}
+	add_headers(cs, bound, seen, &o, r);
+	/* the empty line, and whatever a malformed head has after its last CRLF: scanned too */
+	if ((rc = creds_scan(cs, p, (size_t)(end - p), false)) != CRED_NONE) {
+		if (rc >= 0)
+			leak_at(r, rc, "the request head", NULL, 0);
+		rc = rc >= 0 ? 1 : -1;
+		goto fail;
+	}
+	put(&o, p, (size_t)(end - p));
+	if (o.oom) {
+		rc = -1;
+		goto fail;
+	}
+	*out = o.s;
+	*out_n = o.n;
+	return 0;
+fail:
+	out_free(&o);
+	r->used = r->added = 0;
+	return rc;
+}
+
+/* ---------- responses ---------- */
+
+char *creds_redact(const struct creds *cs, const char *head, size_t n, size_t *out_n, bool *oom)
+{
+	struct out cur = {0};
+	bool any = false;
+
+	*oom = false;
+	put(&cur, head, n);
+	for (size_t i = 0; i < cs->n && !cur.oom; i++) {
+		const struct cred *c = &cs->v[i];
+		struct out next = {0}, dropped = {0};
+		struct cred real = {.ph = c->value, .ph_len = c->value_len};
+		if (!c->value || !c->value_len ||
+		    !substitute(&real, cur.s, cur.n, c->ph, c->ph_len, &next, &dropped)) {
+			out_free(&next);
+			out_free(&dropped);
+			continue;
+		}
+		any = true;
+		out_free(&dropped);
+		out_free(&cur);
+		cur = next;
+	}
+	if (cur.oom || !any) {
+		*oom = cur.oom;
+		out_free(&cur);
+		return NULL;
+	}
+	*out_n = cur.n;
+	return cur.s;
+}

@@ -1,0 +1,434 @@
+/* [credential NAME]: one section per secret agentbox keeps outside and adds at the proxy
+ * (credential.c). The section's name is part of its header, so this file, not a key table,
+ * takes the keys of every `[credential ...]` section (policy_load.c hands them over). */
+#include "policy_parse.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "http_rules.h"
+
+#define CRED_SECTION "credential "
+#define CRED_MAX_NAME 32
+#define CRED_MAX_COUNT 16
+/* prefix + at least 20 random base62 characters (119 bits); at most what a header carries */
+#define CRED_MIN_RANDOM 20
+#define CRED_MAX_LENGTH 128
+
+static const char *section_name(const char *section)
+{
+	return strncmp(section, CRED_SECTION, strlen(CRED_SECTION))
+		   ? NULL
+		   : section + strlen(CRED_SECTION);
+}
+
+static bool name_ok(const char *n)
+{
+	size_t len = strlen(n);
+
+	if (!len || len > CRED_MAX_NAME)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!isalnum((unsigned char)n[i]) && n[i] != '-' && n[i] != '_')
+			return false;
+	return true;
+}
+
+bool policy_credential_section(const char *section)
+{
+	const char *n = section_name(section);
+	return n && name_ok(n);
+}
+
+void policy_credential_free(struct policy_credential *c)
+{
+	free(c->name);
+	free(c->source);
+	strv_free(&c->hosts);
+	strv_free(&c->rules);
+	free(c->header_name);
+	free(c->template);
+	free(c->env);
+	free(c->prefix);
+	memset(c, 0, sizeof(*c));
+}
+
+static struct policy_credential *find_or_add(const struct setting *s, struct ab_err *e)
+{
+	struct policy *p = s->p;
+	const char *name = section_name(s->section);
+	struct policy_credential *nv;
+
+	for (size_t i = 0; i < p->n_creds; i++)
+		if (!strcmp(p->creds[i].name, name))
+			return &p->creds[i];
+	if (p->n_creds == CRED_MAX_COUNT) {
+		ab_fail(e, 0, "more than %d credentials", CRED_MAX_COUNT);
+		policy_at_error(&s->at, e);
+		return NULL;
+	}
+	nv = realloc(p->creds, (p->n_creds + 1) * sizeof(*nv));
+	if (!nv)
+		return policy_oom(e), NULL;
+	p->creds = nv;
+	memset(&nv[p->n_creds], 0, sizeof(*nv));
+	nv[p->n_creds].at = s->at;
+	if (!(nv[p->n_creds].name = strdup(name)))
+		return policy_oom(e), NULL;
+	return &nv[p->n_creds++];
+}
+
+static int bad(const struct setting *s, struct ab_err *e, const char *what, const char *fix)
+{
+	ab_fail(e, 0, "[%s] %s: %s", s->section, s->key, what);
+	ab_hint(e, "%s", fix);
+	return policy_at_error(&s->at, e);
+}
+
+static int on_source(const struct setting *s, struct policy_credential *c, const char *v,
+		     struct ab_err *e)
+{
+	char *x;
+
+	if (policy_expand_one(s, v, &x, e) < 0)
+		return -1;
+	if (!strncmp(x, "env:", 4) && x[4]) {
+		for (const char *q = x + 4; *q; q++)
+			if (!isalnum((unsigned char)*q) && *q != '_') {
+				free(x);
+				return bad(s, e, "not a variable name",
+					   "write env:NAME, e.g. env:OPENAI_API_KEY");
+			}
+	} else if (!strncmp(x, "file:", 5) && x[5]) {
+		char *norm;
+		if (x[5] != '/') {
+			free(x);
+			return bad(s, e, "the file is not an absolute path",
+				   "write file:/PATH or file:~/PATH");
+		}
+		if (path_normalize(x + 5, &norm, e) < 0) {
+			free(x);
+			return policy_at_error(&s->at, e);
+		}
+		free(x);
+		x = malloc(strlen(norm) + 6);
+		if (x)
+			strcpy(x, "file:"), strcat(x, norm);
+		free(norm);
+		if (!x)
+			return policy_oom(e);
+	} else if (!(!strncmp(x, "cmd:", 4) && x[4 + strspn(x + 4, " \t")])) {
+		free(x);
+		return bad(s, e, "unknown source",
+			   "write env:NAME, file:/PATH (owner-only) or cmd:PROGRAM ARGS "
+			   "(e.g. cmd:gh auth token)");
+	}
+	if (policy_claim_scalar(s, e) < 0) {
+		free(x);
+		return -1;
+	}
+	free(c->source);
+	c->source = x;
+	return 0;
+}
+
+static int on_hosts(const struct setting *s, struct policy_credential *c, const char *v,
+		    struct ab_err *e)
+{
+	char *x, *save = NULL;
+	int r = 0;
+
+	if (policy_expand_one(s, v, &x, e) < 0)
+		return -1;
+	for (char *tok = strtok_r(x, ", \t", &save); r == 0 && tok;
+	     tok = strtok_r(NULL, ", \t", &save)) {
+		struct egress_rule er;
+		if (egress_rule_parse(tok, &er, e) < 0 ||
+		    (er.kind != RULE_HOST && er.kind != RULE_SUBDOMAINS) || er.port) {
+			ab_fail(e, 0, "'%s' is not a host name", tok);
+			ab_hint(e, "name hosts without a port: api.example.com or *.example.com");
+			r = policy_at_error(&s->at, e);
+			break;
+		}
+		r = policy_push_item(&c->hosts, tok, e);
+	}
+	free(x);
+	return r;
+}
+
+static int on_rules(const struct setting *s, struct policy_credential *c, const char *v,
+		    struct ab_err *e)
+{
+	struct http_rules check = {0};
+	char *rule;
+	int r;
+
+	if (policy_expand_one(s, v, &rule, e) < 0)
+		return -1;
+	r = http_rules_add(&check, false, rule, e);
+	if (r == 0 && check.v[0].any_host)
+		r = ab_fail(e, 0, "a credential's rule names its host"),
+		ab_hint(e, "write METHOD HOST/PATH with one of its hosts");
+	http_rules_free(&check);
+	if (r == 0)
+		r = policy_push_item(&c->rules, rule, e);
+	else
+		policy_at_error(&s->at, e);
+	free(rule);
+	return r;
+}
+
+static int set_place(const struct setting *s, struct policy_credential *c, enum cred_place place,
+		     const char *header, const char *tmpl, struct ab_err *e)
+{
+	if (c->place != CRED_PLACE_NONE && c->at.layer == s->at.layer)
+		return bad(s, e, "a credential is sent one way",
+			   "keep one of header, basic and query");
+	if (policy_claim_scalar(s, e) < 0)
+		return -1;
+	free(c->header_name);
+	free(c->template);
+	c->header_name = header ? strdup(header) : NULL;
+	c->template = strdup(tmpl);
+	if ((header && !c->header_name) || !c->template)
+		return policy_oom(e);
+	c->place = place;
+	return 0;
+}
+
+static bool token_chars(const char *v, size_t n, const char *extra)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)v[i]) && !strchr(extra, v[i]))
+			return false;
+	return true;
+}
+
+static int on_header(const struct setting *s, struct policy_credential *c, const char *v,
+		     struct ab_err *e)
+{
+	const char *colon = strchr(v, ':'), *t, *hole;
+	char name[64];
+
+	if (!colon || colon == v || (size_t)(colon - v) >= sizeof(name) ||
+	    !token_chars(v, (size_t)(colon - v), "!#$%&'*+-.^_`|~"))
+		return bad(s, e, "not a header template",
+			   "write NAME: VALUE with {} where the secret goes, e.g. "
+			   "Authorization: Bearer {}");
+	t = colon + 1 + strspn(colon + 1, " \t");
+	hole = strstr(t, "{}");
+	if (!hole || strstr(hole + 2, "{}") || strpbrk(t, "\r\n"))
+		return bad(s, e, "the value must hold {} once",
+			   "write e.g. Authorization: Bearer {} or x-api-key: {}");
+	memcpy(name, v, (size_t)(colon - v));
+	name[colon - v] = '\0';
+	return set_place(s, c, CRED_PLACE_HEADER, name, t, e);
+}
+
+static int on_basic(const struct setting *s, struct policy_credential *c, const char *v,
+		    struct ab_err *e)
+{
+	const char *colon = strchr(v, ':');
+
+	if (!colon || strcmp(colon + 1, "{}") || memchr(v, '{', (size_t)(colon - v)))
+		return bad(s, e, "not USER:{}",
+			   "write the user name, a colon and {} for the secret, e.g. "
+			   "x-access-token:{}");
+	return set_place(s, c, CRED_PLACE_BASIC, "Authorization", v, e);
+}
+
+static int on_query(const struct setting *s, struct policy_credential *c, const char *v,
+		    struct ab_err *e)
+{
+	if (!*v || !token_chars(v, strlen(v), "-._~"))
+		return bad(s, e, "not a query parameter name", "write e.g. query = api_key");
+	return set_place(s, c, CRED_PLACE_QUERY, NULL, v, e);
+}
+
+static int on_env(const struct setting *s, struct policy_credential *c, const char *v,
+		  struct ab_err *e)
+{
+	if (!*v || isdigit((unsigned char)*v) || !token_chars(v, strlen(v), "_"))
+		return bad(s, e, "not a variable name", "write e.g. env = OPENAI_API_KEY");
+	return policy_set_string(s, &c->env, v, e);
+}
+
+static int on_prefix(const struct setting *s, struct policy_credential *c, const char *v,
+		     struct ab_err *e)
+{
+	if (!*v || strlen(v) > 32 || !token_chars(v, strlen(v), "-_"))
+		return bad(s, e, "not a placeholder prefix",
+			   "up to 32 letters, digits, - and _, e.g. sk- or ghp_");
+	return policy_set_string(s, &c->prefix, v, e);
+}
+
+static int on_length(const struct setting *s, struct policy_credential *c, const char *v,
+		     struct ab_err *e)
+{
+	char *end;
+	unsigned long n = strtoul(v, &end, 10);
+
+	if (!isdigit((unsigned char)*v) || *end || n > CRED_MAX_LENGTH)
+		return bad(s, e, "not a length", "a number of characters, at most 128");
+	if (policy_claim_scalar(s, e) < 0)
+		return -1;
+	c->length = n;
+	return 0;
+}
+
+static int on_flag(const struct setting *s, const char *v, const char *const *names, int *out,
+		   struct ab_err *e)
+{
+	return policy_choose(s, v, names, out, e); /* it claims the scalar */
+}
+
+int policy_credential_key(const struct setting *s, const char *v, struct ab_err *e)
+{
+	struct policy_credential *c = find_or_add(s, e);
+	static const char *const yes_no[] = {"no", "yes", NULL};
+	static const char *const leak[] = {"deny", "stop", NULL};
+	int flag;
+
+	if (!c)
+		return -1;
+	if (!strcmp(s->key, "source"))
+		return on_source(s, c, v, e);
+	if (!strcmp(s->key, "hosts"))
+		return on_hosts(s, c, v, e);
+	if (!strcmp(s->key, "rules"))
+		return on_rules(s, c, v, e);
+	if (!strcmp(s->key, "header"))
+		return on_header(s, c, v, e);
+	if (!strcmp(s->key, "basic"))
+		return on_basic(s, c, v, e);
+	if (!strcmp(s->key, "query"))
+		return on_query(s, c, v, e);
+	if (!strcmp(s->key, "env"))
+		return on_env(s, c, v, e);
+	if (!strcmp(s->key, "prefix"))
+		return on_prefix(s, c, v, e);
+	if (!strcmp(s->key, "length"))
+		return on_length(s, c, v, e);
+	if (!strcmp(s->key, "add")) {
+		if (on_flag(s, v, yes_no, &flag, e) < 0)
+			return -1;
+		c->add = flag == 1;
+		return 0;
+	}
+	if (!strcmp(s->key, "on-leak")) {
+		if (on_flag(s, v, leak, &flag, e) < 0)
+			return -1;
+		c->stop = flag == 1;
+		return 0;
+	}
+	ab_fail(e, 0, "unknown key '%s' in [%s]", s->key, s->section);
+	ab_hint(e, "a credential's keys are source, hosts, rules, header, basic, query, env, "
+		   "prefix, length, add and on-leak (docs/profile.md, Credentials)");
+	return policy_at_error(&s->at, e);
+}
+
+/* A rule's host must be one of the credential's: the rules narrow the hosts, never widen. */
+static bool rule_within_hosts(const struct policy_credential *c, const char *text)
+{
+	struct http_rules rs = {0};
+	struct ab_err ignored = {0};
+	bool ok = false;
+
+	if (http_rules_add(&rs, false, text, &ignored) < 0)
+		return false;
+	for (size_t i = 0; i < c->hosts.n && !ok; i++) {
+		const struct egress_rule *r = &rs.v[0].host;
+		struct egress_rule h;
+		size_t hl, rl;
+		if (egress_rule_parse(c->hosts.v[i], &h, &ignored) < 0)
+			continue;
+		hl = strlen(h.host), rl = strlen(r->host);
+		ok = (h.kind == r->kind && !strcmp(h.host, r->host)) ||
+		     (h.kind == RULE_SUBDOMAINS && r->kind == RULE_HOST && rl > hl + 1 &&
+		      r->host[rl - hl - 1] == '.' && !strcmp(r->host + rl - hl, h.host));
+	}
+	http_rules_free(&rs);
+	return ok;
+}
+
+/* The source file is the secret: never shown inside, whatever tree holds it. */
+static int hide_source(struct policy *p, const struct policy_credential *c, struct ab_err *e)
+{
+	const char *path = c->source + 5;
+	struct fs_entry *nf;
+
+	for (size_t i = 0; i < p->n_fs; i++) {
+		if (strcmp(p->fs[i].path, path))
+			continue;
+		p->fs[i].kind = FS_HIDE;
+		p->fs[i].optional = false;
+		return 0;
+	}
+	nf = realloc(p->fs, (p->n_fs + 1) * sizeof(*nf));
+	if (!nf)
+		return policy_oom(e);
+	p->fs = nf;
+	memset(&nf[p->n_fs], 0, sizeof(*nf));
+	nf[p->n_fs].kind = FS_HIDE;
+	nf[p->n_fs].at = c->at;
+	if (!(nf[p->n_fs].path = strdup(path)))
+		return policy_oom(e);
+	p->n_fs++;
+	return 0;
+}
+
+static int finish_one(struct policy *p, struct policy_credential *c, struct ab_err *e)
+{
+	size_t pre = c->prefix ? strlen(c->prefix) : 0;
+
+	if (!c->source)
+		return ab_fail(e, 0, "[credential %s] has no source", c->name),
+		       ab_hint(e, "add source = env:NAME, file:/PATH or cmd:PROGRAM ARGS");
+	if (!c->hosts.n)
+		return ab_fail(e, 0, "[credential %s] names no hosts", c->name),
+		       ab_hint(e, "add hosts = the API's host names, e.g. api.openai.com");
+	if (c->place == CRED_PLACE_NONE)
+		return ab_fail(e, 0, "[credential %s] does not say how it is sent", c->name),
+		       ab_hint(e, "add header = Authorization: Bearer {}, basic = USER:{} or "
+				  "query = NAME");
+	if (!c->env && !c->add)
+		return ab_fail(e, 0, "[credential %s] reaches the command in no way", c->name),
+		       ab_hint(e, "add env = VARIABLE (the command sees the placeholder there), "
+				  "or add = yes");
+	if (c->add && c->place == CRED_PLACE_QUERY)
+		return ab_fail(e, 0, "[credential %s]: add = yes works with header and basic",
+			       c->name),
+		       ab_hint(e, "drop add, or send it in a header");
+	if (c->length && c->length < pre + CRED_MIN_RANDOM)
+		return ab_fail(e, 0,
+			       "[credential %s] length %llu leaves fewer than %d random "
+			       "characters",
+			       c->name, (unsigned long long)c->length, CRED_MIN_RANDOM),
+		       ab_hint(e, "raise length, or drop it (the default is the prefix + 40)");
+	if (!c->length)
+		c->length = pre + 40;
+	if (p->net_mode != NET_PROXY)
+		return ab_fail(e, 0, "[credential %s] needs [network] mode = proxy", c->name),
+		       ab_hint(e, "set [network] mode = proxy (or --net proxy)");
+	for (size_t i = 0; i < c->rules.n; i++)
+		if (!rule_within_hosts(c, c->rules.v[i]))
+			return ab_fail(e, 0, "[credential %s] rule '%s' names a host not in hosts",
+				       c->name, c->rules.v[i]),
+			       ab_hint(e, "use one of the credential's hosts in its rules");
+	for (struct policy_credential *o = p->creds; o < c; o++)
+		if (c->env && o->env && !strcmp(o->env, c->env))
+			return ab_fail(e, 0, "credentials %s and %s both set %s", o->name, c->name,
+				       c->env),
+			       ab_hint(e, "give each its own env");
+	return !strncmp(c->source, "file:", 5) ? hide_source(p, c, e) : 0;
+}
+
+int policy_credentials_finish(struct policy *p, struct ab_err *e)
+{
+	for (size_t i = 0; i < p->n_creds; i++)
+		if (finish_one(p, &p->creds[i], e) < 0)
+			return policy_at_error(&p->creds[i].at, e);
+	return 0;
+}
