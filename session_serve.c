@@ -362,7 +362,11 @@ static int on_accept(struct serve *s, struct ab_err *e)
 			return 0;
 		why = s->n_clients >= MAX_CLIENTS ? "too many clients" : peer_refused(s, fd, &uc);
 		if (why) {
+			char sink[64];
 			reply(fd, SESSION_REPLY_ERROR, EPERM, 0, why);
+			/* unread data at close would reset the connection before the reply is read */
+			while (recv(fd, sink, sizeof(sink), MSG_DONTWAIT | MSG_TRUNC) >= 0)
+				;
 			close(fd);
 			if (audit_refused(s, &uc, why, e) < 0)
 				return -1;
@@ -386,6 +390,7 @@ static void info(struct serve *s, int fd)
 	json_obj_begin(&j);
 	json_kv_str(&j, "id", audit_run_id(s->a));
 	json_kv_str(&j, "profile", profile);
+	json_kv_int(&j, "pid", getpid()); /* the supervisor's */
 	json_kv_str(&j, "started", s->started);
 	json_kv_uint(&j, "execs", s->next_id);
 	json_kv_uint(&j, "running", s->n_execs);
