@@ -17,8 +17,9 @@
 
 static int usage(struct ab_err *e)
 {
-	return ab_fail(e, 0, "usage: agentbox exec SESSION [--cwd DIR] [--env NAME=VALUE] "
-			     "[--timeout DURATION] -- COMMAND [ARG...]");
+	return ab_fail(e, 0,
+		       "usage: agentbox exec SESSION [--cwd DIR] [--env NAME=VALUE] "
+		       "[--timeout DURATION] -- COMMAND [ARG...]");
 }
 
 static int parse(int argc, char **argv, struct session_request *q, struct ab_err *e)
@@ -128,8 +129,15 @@ int exec_command(int argc, char **argv, struct ab_err *e)
 		ab_fail(e, errno, "signalfd");
 		goto out;
 	}
-	if (send_request(fd, &q, stdio, 3, e) == 0)
+	/* a refusing supervisor may close before the request is sent: its reply is queued */
+	if (send_request(fd, &q, stdio, 3, e) == 0 || e->errnum == EPIPE ||
+	    e->errnum == ECONNRESET) {
+		struct ab_err sent = *e;
+		*e = (struct ab_err){0};
 		rc = wait_exit(fd, sigfd, e);
+		if (rc < 0 && sent.msg[0] && e->errnum == EPIPE)
+			*e = sent;
+	}
 out:
 	session_request_free(&q);
 	if (fd >= 0)

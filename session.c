@@ -37,8 +37,7 @@ int session_runtime_dir(char *out, size_t size, struct ab_err *e)
 	else
 		n = snprintf(out, size, "/tmp/agentbox-%u", (unsigned)getuid());
 	/* DIR/ID.sock must fit in a socket address */
-	if (n < 0 || (size_t)n >= size ||
-	    (size_t)n + 1 + SESSION_ID_LEN + 5 >= sizeof(sa.sun_path))
+	if (n < 0 || (size_t)n >= size || (size_t)n + 1 + SESSION_ID_LEN + 5 >= sizeof(sa.sun_path))
 		return ab_fail(e, ENAMETOOLONG, "the session directory %s", out),
 		       ab_hint(e, "set XDG_RUNTIME_DIR to a shorter directory of yours");
 	if (mkdir(out, 0700) < 0 && errno != EEXIST)
@@ -234,8 +233,8 @@ fail:
 /* ---------- stop and list ---------- */
 
 /* Sends a request without fds and returns the first reply (1), 0 when the supervisor hung up. */
-static int ask(int fd, enum session_kind kind, struct msg *m, char *data, size_t cap,
-	       size_t *len, struct ab_err *e)
+static int ask(int fd, enum session_kind kind, struct msg *m, char *data, size_t cap, size_t *len,
+	       struct ab_err *e)
 {
 	struct session_request q = {.kind = kind};
 	struct msg hdr = {.type = 0};
@@ -248,7 +247,8 @@ static int ask(int fd, enum session_kind kind, struct msg *m, char *data, size_t
 		return -1;
 	rc = channel_send_data(fd, &hdr, buf, n, NULL, 0);
 	free(buf);
-	if (rc < 0)
+	/* a refusing supervisor may close before the request is sent: its reply is queued */
+	if (rc < 0 && errno != EPIPE && errno != ECONNRESET)
 		return ab_fail(e, errno, "the session did not take the request");
 	rc = channel_recv_extra(fd, m, &x);
 	if (len)
@@ -337,7 +337,8 @@ int session_command(int argc, char **argv, struct ab_err *e)
 		 (argc == 3 || !strcmp(argv[3], "--json")))
 		rc = list(argc == 4, e);
 	else
-		ab_fail(e, 0, "usage: agentbox session start [OPTIONS] -p PROFILE | stop ID | "
-			      "list [--json]");
+		ab_fail(e, 0,
+			"usage: agentbox session start [OPTIONS] -p PROFILE | stop ID | "
+			"list [--json]");
 	return rc < 0 ? 125 : 0;
 }

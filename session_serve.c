@@ -36,9 +36,9 @@ struct client {
 
 struct exec {
 	unsigned id;
-	int client;	    /* -1 once the client left */
-	pid_t root;	    /* its first process (host pid, from the kernel), 0 until known */
-	struct strv argv;   /* for its event */
+	int client;	  /* -1 once the client left */
+	pid_t root;	  /* its first process (host pid, from the kernel), 0 until known */
+	struct strv argv; /* for its event */
 	char *cwd;
 	uint64_t t0, deadline; /* monotonic ms; deadline 0: none */
 	uint64_t timeout_ms;
@@ -339,8 +339,7 @@ static const char *peer_refused(const struct serve *s, int fd, struct ucred *uc)
 	return NULL;
 }
 
-static int audit_refused(struct serve *s, const struct ucred *uc, const char *why,
-			 struct ab_err *e)
+static int audit_refused(struct serve *s, const struct ucred *uc, const char *why, struct ab_err *e)
 {
 	struct json *j = audit_begin(s->a, "session");
 
@@ -364,7 +363,8 @@ static int on_accept(struct serve *s, struct ab_err *e)
 		if (why) {
 			char sink[64];
 			reply(fd, SESSION_REPLY_ERROR, EPERM, 0, why);
-			/* unread data at close would reset the connection before the reply is read */
+			/* unread data at close would reset the connection before the reply is read
+			 */
 			while (recv(fd, sink, sizeof(sink), MSG_DONTWAIT | MSG_TRUNC) >= 0)
 				;
 			close(fd);
@@ -461,8 +461,7 @@ static int on_client(struct serve *s, struct client *c, struct ab_err *e)
 
 /* ---------- deadlines ---------- */
 
-static int limit_event(struct serve *s, const char *limit, uint64_t ms, long exec,
-		       struct ab_err *e)
+static int limit_event(struct serve *s, const char *limit, uint64_t ms, long exec, struct ab_err *e)
 {
 	struct json *j = audit_begin(s->a, "limit");
 
@@ -623,9 +622,8 @@ static _Noreturn void end_session(struct serve *s, struct ab_err *e)
 	/* commands still running died with the namespace */
 	while (s->n_execs) {
 		struct exec *x = &s->execs[0];
-		struct sandbox_result xr = {.status = 128 + SIGKILL,
-					    .cause = "session-ended",
-					    .code = SIGKILL};
+		struct sandbox_result xr = {
+		    .status = 128 + SIGKILL, .cause = "session-ended", .code = SIGKILL};
 		if (audit_exec(s, x, &xr, e) < 0)
 			rc = -1;
 		if (x->client >= 0) {
@@ -651,11 +649,12 @@ static _Noreturn void end_session(struct serve *s, struct ab_err *e)
 	if (run_audit_exit(s->a, &res, rc < 0 ? 125 : 0, e) < 0)
 		rc = -1;
 	audit_close(s->a);
+	/* stopped means released too: the changes' lock, the stand-ins, the cgroup */
+	sandbox_close(s->r);
 	if (s->stopper >= 0)
 		reply(s->stopper, SESSION_REPLY_STOPPED, rc < 0 ? 125 : 0, 0, NULL);
 	while (s->n_clients)
 		drop_client(s, &s->clients[0]);
-	sandbox_close(s->r);
 	_exit(rc < 0 ? 125 : 0);
 }
 

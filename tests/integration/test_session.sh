@@ -35,9 +35,14 @@ stop_all() {
 	done <"$META/sessions"
 }
 
-# ex ARGS...: agentbox exec $SID ARGS..., with OUT, ERR, RC.
+# ex ARGS...: agentbox exec $SID ARGS..., with OUT, ERR, RC. A session gone meanwhile is a
+# failure, with the end of its trail (when the case keeps one) to say why.
 ex() {
 	run_cmd "$AGENTBOX" exec "$SID" "$@"
+	case $ERR in
+	*"no live session"*) fail "the session ended before: $(show_cmd "$@")" \
+		"$(report; tail -n 3 "$META/audit" 2>/dev/null)" ;;
+	esac
 }
 
 # gone MARKER: no process has MARKER in its command line (within 3 s).
@@ -100,7 +105,7 @@ new" "$OUT" "exec 2 sees exec 1's writes"
 
 case_background_server() {
 	trap stop_all EXIT
-	start -p python --net none
+	start -p python --net none --audit "$META/audit"
 	ex -- sh -c 'nohup python3 -m http.server 8765 --bind 127.0.0.1 >/dev/null 2>&1 &'
 	assert_eq 0 "$RC" "the exec that starts the server"
 	ex -- python3 -c '
@@ -211,8 +216,9 @@ case_start_inside() {
 	[ "$RC" != 0 ] || fail "a session started from inside a session" "$(report)"
 	ex -- "$AGENTBOX_BIN" session list
 	assert_not_contains "$OUT" "$SID" "the outer session seen from inside"
-	ex -- "$AGENTBOX_BIN" exec "$SID" -- true
+	run_cmd "$AGENTBOX" exec "$SID" -- "$AGENTBOX_BIN" exec "$SID" -- true
 	assert_eq 125 "$RC" "exec into the outer session from inside"
+	assert_contains "$ERR" "no live session" "the outer session's socket from inside"
 	ex -- "$AGENTBOX_BIN" --version
 	assert_eq 0 "$RC" "control: the binary runs inside"
 }
