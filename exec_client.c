@@ -103,7 +103,8 @@ static int wait_exit(int fd, int sigfd, struct ab_err *e)
 			return ab_fail(e, rc < 0 ? errno : EPIPE,
 				       "the session ended before telling the command's status");
 		if (m.type == SESSION_REPLY_ERROR)
-			return ab_fail(e, m.value, "the session refused the command: %s", m.text);
+			return ab_fail(e, 0, "the session refused the command: %s", m.text),
+			       e->errnum = m.value, -1;
 		if (m.type == SESSION_REPLY_EXIT)
 			return m.value;
 	}

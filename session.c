@@ -256,7 +256,7 @@ static int ask(int fd, enum session_kind kind, struct msg *m, char *data, size_t
 	if (rc < 0)
 		return ab_fail(e, errno, "no answer from the session");
 	if (rc == 1 && m->type == SESSION_REPLY_ERROR)
-		return ab_fail(e, m->value, "the session refused: %s", m->text);
+		return ab_fail(e, 0, "the session refused: %s", m->text), e->errnum = m->value, -1;
 	return rc;
 }
 

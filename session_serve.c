@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -229,6 +230,15 @@ static int start_exec(struct serve *s, struct client *c, struct session_request 
 	size_t len;
 	int rc;
 
+	/* a directory (or an O_PATH fd) passed as stdio would reach past the view with openat */
+	for (int i = 0; i < 3; i++) {
+		struct stat st;
+		int fl = fcntl(fds[i], F_GETFL);
+		if (fl < 0 || (fl & O_PATH) || fstat(fds[i], &st) < 0 || S_ISDIR(st.st_mode))
+			return ab_fail(e, EBADF,
+				       "stdin, stdout and stderr must be files, pipes, "
+				       "sockets or terminals, not directories");
+	}
 	if (s->n_execs == s->cap_execs) {
 		struct exec *v = realloc(s->execs, (s->cap_execs * 2 + 8) * sizeof(*v));
 		if (!v)

@@ -157,6 +157,13 @@ case_status_signals_stdin() {
 	assert_eq "line 1
 line 2" "$OUT" "stdin and stdout pass through"
 	assert_eq err "$(cat "$META/err2")" "stderr passes through"
+	# a directory as stdin would be a way past the view (openat): refused; control: a file
+	"$AGENTBOX" exec "$SID" -- cat </ >/dev/null 2>"$META/err3"
+	assert_eq 125 "$?" "a directory passed as stdin"
+	assert_contains "$(cat "$META/err3")" "not directories" "the refusal"
+	OUT=$("$AGENTBOX" exec "$SID" -- cat <"$META/in")
+	assert_eq "line 1
+line 2" "$OUT" "control: a file as stdin"
 	# a signal to the client reaches the command (which reports it), as with a plain run
 	# (SIGINT would not do: a shell starts its background jobs with SIGINT ignored)
 	"$AGENTBOX" exec "$SID" -- sh -c 'trap "echo got-usr1; exit 7" USR1; sleep 20 & wait' \
