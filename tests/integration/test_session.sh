@@ -254,10 +254,15 @@ case_other_user() {
 	[ "$(id -u)" = 0 ] || not_applicable "needs root to act as a second user"
 	id agentbox-test >/dev/null 2>&1 || not_applicable "no user agentbox-test"
 	tu=$(id -u agentbox-test)
+	# the second user's own home and working directory, outside root's case directory
+	thome=$(mktemp -d /tmp/agentbox-session-other.XXXXXX)
+	remove_later "$thome"
+	chown "$tu:$(id -g agentbox-test)" "$thome"
 	as_test() {
 		setpriv --reuid="$tu" --regid="$(id -g agentbox-test)" --init-groups \
-			env -i HOME=/tmp PATH=/usr/bin:/bin AGENTBOX_PROFILE_PATH="$AGENTBOX_PROFILE_PATH" \
-			sh -c 'cd /tmp && exec "$@"' sh "$@"
+			env -i HOME="$thome" PATH=/usr/bin:/bin \
+			AGENTBOX_PROFILE_PATH="$AGENTBOX_PROFILE_PATH" \
+			sh -c 'cd "$HOME" && exec "$@"' sh "$@"
 	}
 	as_test test -x "$AGENTBOX_BIN" || not_applicable "agentbox-test cannot run $AGENTBOX_BIN"
 	start -p shell
@@ -271,6 +276,7 @@ case_other_user() {
 	run_cmd as_test "$AGENTBOX_BIN" session start -p shell
 	assert_eq 0 "$RC" "agentbox-test starts a session"
 	tsid=$OUT
+	trap 'stop_all; as_test "$AGENTBOX_BIN" session stop "$tsid" >/dev/null 2>&1' EXIT
 	tsock=/tmp/agentbox-$tu/$tsid.sock
 	run_cmd "$AGENTBOX" exec "$tsid" -- true
 	assert_eq 125 "$RC" "root execs into agentbox-test's session by id"
