@@ -509,7 +509,7 @@ int audit_verify(const char *path, FILE *out, struct ab_err *e)
 
 struct summary_row {
 	char run[40];
-	int rank; /* 0 denials, 1 limits, 2 errors, 3 warnings, 4 a session's execs, 5 the outcome */
+	int rank; /* 0 denials, 1 limits, 2 errors, 3 warnings, 4 a session's execs, 5 the end */
 	size_t order; /* the line's place in the file */
 	char text[300];
 	char syscall[96]; /* syscall rows: merged by name, counts added */
@@ -553,8 +553,8 @@ static int summary_line(const char *line, struct summary_row *row)
 		char ms[32] = "?";
 		field(line, "duration_ms", ms, sizeof(ms));
 		row->rank = 4;
-		snprintf(row->text, sizeof(row->text), "exec %-4.20s status %.20s (%.40s), %s ms", a, b, c,
-			 ms);
+		snprintf(row->text, sizeof(row->text), "exec %-4.20s status %.20s (%.40s), %s ms",
+			 a, b, c, ms);
 	} else if (!strcmp(event, "exit") && field(line, "status", a, sizeof(a)) &&
 		   field(line, "cause", b, sizeof(b))) {
 		row->rank = 5;

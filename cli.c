@@ -500,8 +500,7 @@ int main(int argc, char **argv)
 		rc = exec_command(argc, argv, &e);
 		return e.msg[0] ? fail(&e) : rc;
 	}
-	if (argc > 1 && !strcmp(argv[1], "session") &&
-	    (argc < 3 || strcmp(argv[2], "start"))) {
+	if (argc > 1 && !strcmp(argv[1], "session") && (argc < 3 || strcmp(argv[2], "start"))) {
 		rc = session_command(argc, argv, &e);
 		return e.msg[0] ? fail(&e) : rc;
 	}

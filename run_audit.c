@@ -186,8 +186,7 @@ int run_audit_prelude(const struct run *r, struct audit *a, struct ab_err *e)
 	return 0;
 }
 
-int run_audit_exit(struct audit *a, const struct sandbox_result *res, int status,
-		      struct ab_err *e)
+int run_audit_exit(struct audit *a, const struct sandbox_result *res, int status, struct ab_err *e)
 {
 	struct json *j = audit_begin(a, "exit");
 
@@ -203,8 +202,10 @@ int run_audit_exit(struct audit *a, const struct sandbox_result *res, int status
 		json_key(j, "rusage");
 		json_obj_begin(j);
 		json_kv_int(j, "max_rss_kb", res->ru.ru_maxrss);
-		json_kv_int(j, "user_ms", res->ru.ru_utime.tv_sec * 1000 + res->ru.ru_utime.tv_usec / 1000);
-		json_kv_int(j, "sys_ms", res->ru.ru_stime.tv_sec * 1000 + res->ru.ru_stime.tv_usec / 1000);
+		json_kv_int(j, "user_ms",
+			    res->ru.ru_utime.tv_sec * 1000 + res->ru.ru_utime.tv_usec / 1000);
+		json_kv_int(j, "sys_ms",
+			    res->ru.ru_stime.tv_sec * 1000 + res->ru.ru_stime.tv_usec / 1000);
 		json_obj_end(j);
 	}
 	json_key(j, "counts");

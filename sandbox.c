@@ -145,7 +145,8 @@ static int open_channels(struct run *r, struct ab_err *e)
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, r->sock) < 0)
 		return ab_fail(e, errno, "socketpair");
 	/* a session learns each exec's pid from the kernel, not from anything inside */
-	if (r->session && setsockopt(r->sock[0], SOL_SOCKET, SO_PASSCRED, &(int){1}, sizeof(int)) < 0)
+	if (r->session &&
+	    setsockopt(r->sock[0], SOL_SOCKET, SO_PASSCRED, &(int){1}, sizeof(int)) < 0)
 		return ab_fail(e, errno, "SO_PASSCRED");
 	return 0;
 }
@@ -200,21 +201,28 @@ void sandbox_init(struct run *r, const struct policy *p)
 	sigdelset(&r->oldmask, SIGPIPE);
 }
 
+/* The maps and the cgroup, then GO: pid 1 may go on. */
+static int go(struct run *r, struct audit *a, struct ab_err *e)
+{
+	const char *id = audit_run_id(a);
+
+	if (supervisor_maps(r, e) < 0 ||
+	    cgroup_apply(&r->cgroup, r->cgroup_mode, &r->p->limits, r->pid1, id, e) < 0 ||
+	    channel_send(r->sock[0], MSG_GO, 0, NULL) < 0)
+		return -1;
+	return 0;
+}
+
 /* clone → maps and cgroup → GO → trust → filter → READY: on failure the sandbox is gone. */
 static int start_namespaces(struct run *r, struct audit *a, struct ab_err *e)
 {
-	const struct policy *p = r->p;
-
 	if (clone_sandbox(r, e) < 0)
 		return -1;
 	if (run_audit_prelude(r, a, e) < 0) {
 		supervise_kill(r);
 		return -1;
 	}
-	if ((r->cgroup_mode != CGROUP_NONE || r->maps_by_supervisor) &&
-	    (supervisor_maps(r, e) < 0 ||
-	     cgroup_apply(&r->cgroup, r->cgroup_mode, &p->limits, r->pid1, audit_run_id(a), e) < 0 ||
-	     channel_send(r->sock[0], MSG_GO, 0, NULL) < 0)) {
+	if ((r->cgroup_mode != CGROUP_NONE || r->maps_by_supervisor) && go(r, a, e) < 0) {
 		if (!e->msg[0])
 			ab_fail(e, errno, "cannot start the sandbox");
 		supervise_kill(r);
@@ -234,8 +242,7 @@ int sandbox_start(struct run *r, struct audit *a, const struct mount_protect *pr
 	if (prepare(r, protect, a, e) < 0 || open_channels(r, e) < 0)
 		return -1;
 	if (r->fallback)
-		return ab_fail(e, 0, "a session needs user namespaces, which this host does not "
-				     "allow"),
+		return ab_fail(e, 0, "a session needs user namespaces, which this host lacks"),
 		       ab_hint(e, "allow unprivileged user namespaces, or run each command with "
 				  "agentbox -p PROFILE -- COMMAND");
 	return start_namespaces(r, a, e);

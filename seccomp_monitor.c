@@ -208,8 +208,15 @@ int seccomp_monitor_handle(struct seccomp_monitor *m, struct audit *a, struct ab
 	/* placed while the caller waits in the call: its parent chain is still what it was */
 	exec = m->attrib ? m->attrib(m->attrib_ctx, (int)req->pid) : -2;
 	if (!remember(m, req->data.nr, arg, (int)req->pid, exec)) {
-		struct violation_event v = {name, req->data.nr, (int)req->pid, argi, arg, 1,
-					    false, m->kill, err, exec};
+		struct violation_event v = {.name = name,
+					    .nr = req->data.nr,
+					    .pid = (int)req->pid,
+					    .argi = argi,
+					    .arg = arg,
+					    .count = 1,
+					    .kill = m->kill,
+					    .err = err,
+					    .exec = exec};
 		rc = audit_violation(a, &v, e);
 	}
 	if (m->kill)
@@ -232,10 +239,16 @@ int seccomp_monitor_flush(struct seccomp_monitor *m, struct audit *a, struct ab_
 		if (!seen->count)
 			continue;
 		name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, seen->nr);
-		struct violation_event v = {name ? name : "unknown", seen->nr, seen->last_pid,
-					    key_arg(name ? name : ""), seen->arg, seen->count,
-					    true, m->kill, answer_errno(m, name ? name : ""),
-					    seen->exec};
+		struct violation_event v = {.name = name ? name : "unknown",
+					    .nr = seen->nr,
+					    .pid = seen->last_pid,
+					    .argi = key_arg(name ? name : ""),
+					    .arg = seen->arg,
+					    .count = seen->count,
+					    .repeat = true,
+					    .kill = m->kill,
+					    .err = answer_errno(m, name ? name : ""),
+					    .exec = seen->exec};
 		if (audit_violation(a, &v, e) < 0)
 			rc = -1;
 		free(name);

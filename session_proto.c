@@ -24,8 +24,8 @@ bool session_id_valid(const char *id)
 	if (!id)
 		return false;
 	for (i = 0; id[i]; i++)
-		if (i >= SESSION_ID_LEN || !((id[i] >= '0' && id[i] <= '9') ||
-					     (id[i] >= 'a' && id[i] <= 'f')))
+		if (i >= SESSION_ID_LEN ||
+		    !((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f')))
 			return false;
 	return i == SESSION_ID_LEN;
 }
@@ -50,13 +50,8 @@ static char *put(char *p, const char *s)
 int session_request_encode(const struct session_request *r, char **out, size_t *len,
 			   struct ab_err *e)
 {
-	struct header h = {MAGIC,
-			   (uint32_t)r->kind,
-			   r->signo,
-			   r->cwd != NULL,
-			   r->timeout_ms,
-			   (uint32_t)r->argv.n,
-			   (uint32_t)r->env.n};
+	struct header h = {MAGIC,	  (uint32_t)r->kind,   r->signo,	  r->cwd != NULL,
+			   r->timeout_ms, (uint32_t)r->argv.n, (uint32_t)r->env.n};
 	size_t n = sizeof(h) + (r->cwd ? strlen(r->cwd) + 1 : 0) + strings_len(&r->argv) +
 		   strings_len(&r->env);
 	char *buf, *p;
@@ -124,8 +119,7 @@ static int decode_strings(const char **p, const char *end, uint32_t count, struc
 	return 0;
 }
 
-int session_request_decode(const char *buf, size_t len, struct session_request *r,
-			   struct ab_err *e)
+int session_request_decode(const char *buf, size_t len, struct session_request *r, struct ab_err *e)
 {
 	struct header h;
 	const char *p = buf + sizeof(h), *end = buf + len;

@@ -30,8 +30,8 @@ enum msg_type {
 
 struct msg {
 	int type;
-	int value; /* MSG_ERROR: errno; MSG_EXIT: the command's wait status; MSG_FILTER: the
-		    * number of instructions that follow the message */
+	int value;   /* MSG_ERROR: errno; MSG_EXIT: the command's wait status; MSG_FILTER: the
+		      * number of instructions that follow the message */
 	unsigned id; /* the exec a session's message is about; 0 otherwise */
 	char text[AB_ERR_MAX];
 };

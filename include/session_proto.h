@@ -22,9 +22,9 @@ enum session_kind { SESSION_EXEC = 1, SESSION_STOP, SESSION_INFO, SESSION_SIGNAL
 
 struct session_request {
 	enum session_kind kind;
-	int signo;	     /* SESSION_SIGNAL */
-	uint64_t timeout_ms; /* SESSION_EXEC: 0 for none */
-	char *cwd;	     /* SESSION_EXEC: NULL for the default */
+	int signo;	       /* SESSION_SIGNAL */
+	uint64_t timeout_ms;   /* SESSION_EXEC: 0 for none */
+	char *cwd;	       /* SESSION_EXEC: NULL for the default */
 	struct strv argv, env; /* env: NAME=VALUE */
 };
 
