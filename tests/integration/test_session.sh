@@ -220,7 +220,8 @@ case_start_inside() {
 	trap stop_all EXIT
 	start -p shell --ro "$(dirname "$AGENTBOX_BIN")" --ro "$AGENTBOX_PROFILES"
 	ex -- "$AGENTBOX_BIN" session start -p "$AGENTBOX_PROFILES/minimal.ini"
-	[ "$RC" != 0 ] || fail "a session started from inside a session" "$(report)"
+	assert_eq 125 "$RC" "session start from inside a session"
+	assert_contains "$ERR" "user namespace" "the reason session start fails inside"
 	ex -- "$AGENTBOX_BIN" session list
 	assert_not_contains "$OUT" "$SID" "the outer session seen from inside"
 	run_cmd "$AGENTBOX" exec "$SID" -- "$AGENTBOX_BIN" exec "$SID" -- true
