@@ -515,7 +515,8 @@ int audit_verify(const char *path, FILE *out, struct ab_err *e)
 
 struct summary_row {
 	char run[40];
-	int rank; /* 0 denials, 1 limits, 2 errors, 3 warnings, 4 the outcome */
+	int rank; /* 0 denials, 1 limits, 2 errors, 3 warnings, 4 a session's execs, 5 the end */
+	size_t order; /* the line's place in the file */
 	char text[300];
 	char syscall[96]; /* syscall rows: merged by name, counts added */
 	unsigned long long count;
@@ -533,7 +534,11 @@ static int summary_line(const char *line, struct summary_row *row)
 	if (!strcmp(event, "syscall") && field(line, "name", a, sizeof(a)) &&
 	    field(line, "count", b, sizeof(b))) {
 		row->rank = 0;
-		snprintf(row->syscall, sizeof(row->syscall), "%s", a);
+		/* in a session, each exec's denials apart */
+		if (field(line, "exec", c, sizeof(c)) && strcmp(c, "null"))
+			snprintf(row->syscall, sizeof(row->syscall), "%.40s [exec %.20s]", a, c);
+		else
+			snprintf(row->syscall, sizeof(row->syscall), "%s", a);
 		row->count = strtoull(b, NULL, 10);
 		snprintf(row->text, sizeof(row->text), "denied   syscall %s", a);
 	} else if (!strcmp(event, "limit") && field(line, "limit", a, sizeof(a))) {
@@ -549,9 +554,16 @@ static int summary_line(const char *line, struct summary_row *row)
 		const char *d = strstr(line, "\"denied\":[") + 10;
 		row->rank = 0;
 		snprintf(row->text, sizeof(row->text), "denied   env %.*s", (int)strcspn(d, "]"), d);
+	} else if (!strcmp(event, "exec") && field(line, "exec", a, sizeof(a)) &&
+		   field(line, "status", b, sizeof(b)) && field(line, "cause", c, sizeof(c))) {
+		char ms[32] = "?";
+		field(line, "duration_ms", ms, sizeof(ms));
+		row->rank = 4;
+		snprintf(row->text, sizeof(row->text), "exec %-4.20s status %.20s (%.40s), %s ms",
+			 a, b, c, ms);
 	} else if (!strcmp(event, "exit") && field(line, "status", a, sizeof(a)) &&
 		   field(line, "cause", b, sizeof(b))) {
-		row->rank = 4;
+		row->rank = 5;
 		snprintf(row->text, sizeof(row->text), "exit     status %s (%s)", a, b);
 	}
 	return row->text[0] ? 0 : -1;
@@ -561,7 +573,12 @@ static int row_cmp(const void *x, const void *y)
 {
 	const struct summary_row *a = x, *b = y;
 	int r = strcmp(a->run, b->run);
-	return r ? r : a->rank - b->rank;
+
+	if (r)
+		return r;
+	if (a->rank != b->rank)
+		return a->rank - b->rank;
+	return a->order < b->order ? -1 : a->order > b->order;
 }
 
 int audit_summary(const char *path, FILE *out, struct ab_err *e)
@@ -578,6 +595,7 @@ int audit_summary(const char *path, FILE *out, struct ab_err *e)
 		bool merged = false;
 		if (summary_line(line, &row) < 0)
 			continue;
+		row.order = n;
 		for (size_t i = 0; row.syscall[0] && i < n && !merged; i++) {
 			if (!strcmp(rows[i].run, row.run) && !strcmp(rows[i].syscall, row.syscall)) {
 				rows[i].count += row.count;
@@ -597,7 +615,7 @@ int audit_summary(const char *path, FILE *out, struct ab_err *e)
 	}
 	free(line);
 	fclose(f);
-	/* stable enough: a run's rows keep file order within a rank */
+	/* a run's rows keep file order within a rank */
 	qsort(rows, n, sizeof(*rows), row_cmp);
 	/* what the rows quote is the command's doing: printed so it cannot fake a line */
 	for (size_t i = 0; i < n; i++) {

@@ -14,13 +14,16 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "exec_client.h"
 #include "error.h"
 #include "fsops.h"
 #include "guarded.h"
 #include "mounts.h"
 #include "overlay.h"
 #include "policy.h"
+#include "run_audit.h"
 #include "sandbox.h"
+#include "session.h"
 
 #define EXIT_SETUP 125
 
@@ -61,6 +64,13 @@ static const char usage[] =
 	"      --check              validate the profile and exit (0 valid, 125 not)\n"
 	"      --version            print the version and exit\n"
 	"\n"
+	"  agentbox session start [OPTIONS] -p PROFILE\n"
+	"                               a sandbox for many commands; prints its id\n"
+	"      --json               (session start) print id, socket and changes as JSON\n"
+	"  agentbox exec ID [--cwd DIR] [--env NAME=VALUE] [--timeout DURATION] -- COMMAND...\n"
+	"                               run COMMAND in session ID\n"
+	"  agentbox session stop ID | list [--json]\n"
+	"                               end a session (its changes stay) | the live ones\n"
 	"  agentbox audit verify FILE   check the hash chains of the runs in an audit file\n"
 	"  agentbox audit summary FILE  a table of each run: denials first\n"
 	"  agentbox changes|diff|promote|discard [--audit DEST] RUN_ID|DIR [PATH...]\n"
@@ -89,6 +99,7 @@ enum opt {
 	OPT_EXPLAIN,
 	OPT_CHECK,
 	OPT_VERSION,
+	OPT_JSON,
 };
 
 /* Each command-line override maps onto one profile key. */
@@ -121,6 +132,7 @@ struct cli {
 	struct override *ov;
 	size_t n_ov;
 	bool explain, check;
+	bool session, json; /* session start [--json] */
 	char **command;
 };
 
@@ -188,6 +200,7 @@ static int parse_args(int argc, char **argv, struct cli *c, const char *cwd, str
 		{"explain", no_argument, NULL, OPT_EXPLAIN},
 		{"check", no_argument, NULL, OPT_CHECK},
 		{"version", no_argument, NULL, OPT_VERSION},
+		{"json", no_argument, NULL, OPT_JSON},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -214,6 +227,12 @@ static int parse_args(int argc, char **argv, struct cli *c, const char *cwd, str
 		case OPT_CHECK:
 			c->check = true;
 			break;
+		case OPT_JSON:
+			if (!c->session)
+				return ab_fail(e, 0, "--json is an option of session start"),
+				       ab_hint(e, "see agentbox --help");
+			c->json = true;
+			break;
 		case '?':
 			if (optopt)
 				return ab_fail(e, 0, "option -%c is unknown or needs a value", optopt),
@@ -230,7 +249,10 @@ static int parse_args(int argc, char **argv, struct cli *c, const char *cwd, str
 	if (!c->profile)
 		return ab_fail(e, 0, "no profile given"),
 		       ab_hint(e, "add -p NAME, e.g. -p minimal, -p shell or -p python");
-	if (!*c->command && !c->explain && !c->check)
+	if (c->session && *c->command)
+		return ab_fail(e, 0, "session start takes no command"),
+		       ab_hint(e, "start it, then agentbox exec ID -- COMMAND [ARG...]");
+	if (!*c->command && !c->explain && !c->check && !c->session)
 		return ab_fail(e, 0, "no command given"),
 		       ab_hint(e, "agentbox -p PROFILE -- COMMAND [ARG...]");
 	return 0;
@@ -332,35 +354,6 @@ static void audit_error(struct audit *a, const struct ab_err *e)
 	audit_emit(a, &ignored);
 }
 
-static int audit_exit(struct audit *a, const struct sandbox_result *res, int status,
-		      struct ab_err *e)
-{
-	struct json *j = audit_begin(a, "exit");
-
-	json_kv_int(j, "status", status);
-	json_kv_str(j, "cause", res ? res->cause : "setup-error");
-	if (res && !strcmp(res->cause, "signaled"))
-		json_kv_int(j, "signal", res->code);
-	else if (res && !strcmp(res->cause, "exited"))
-		json_kv_int(j, "code", res->code);
-	if (res) {
-		json_kv_str(j, "limit", res->limit);
-		json_kv_uint(j, "duration_ms", res->duration_ms);
-		json_key(j, "rusage");
-		json_obj_begin(j);
-		json_kv_int(j, "max_rss_kb", res->ru.ru_maxrss);
-		json_kv_int(j, "user_ms", res->ru.ru_utime.tv_sec * 1000 + res->ru.ru_utime.tv_usec / 1000);
-		json_kv_int(j, "sys_ms", res->ru.ru_stime.tv_sec * 1000 + res->ru.ru_stime.tv_usec / 1000);
-		json_obj_end(j);
-	}
-	json_key(j, "counts");
-	audit_counts(a, j);
-	json_key(j, "suppressed");
-	audit_suppressed(a, j);
-	audit_chain(a, j);
-	return audit_emit(a, e);
-}
-
 /* One line on stderr and a limit event for the rlimit that ended the run (the timeout's and
  * the disk limit's events were written by the supervisor when they fired). */
 static void report_limit(struct audit *a, const struct policy *p, const char *limit)
@@ -400,9 +393,11 @@ static void make_state_dir(void)
 		(void)fs_mkdirs(dir, &ignored);
 }
 
-static int run(const struct policy *p)
+static int run(const struct policy *p, const struct cli *c)
 {
-	const char *protected[64], *hidden[1];
+	const char *protected[64], *hidden[2];
+	char session_dir[PATH_MAX];
+	bool audited = false;
 	struct strv guarded_files = {0}, guarded_dirs = {0};
 	struct mount_protect protect = {protected, 0, hidden, 0, &guarded_files, &guarded_dirs};
 	struct sandbox_result res = {0};
@@ -429,19 +424,34 @@ static int run(const struct policy *p)
 		protected[protect.n++] = p->profiles.v[i];
 	if (audit_path(a))
 		hidden[protect.n_hidden++] = audit_path(a);
+	if (c->session) {
+		/* the control sockets are never reachable from inside, whatever the view shows */
+		rc = session_runtime_dir(session_dir, sizeof(session_dir), &e);
+		hidden[protect.n_hidden++] = session_dir;
+		if (rc == 0)
+			rc = session_start(p, a, &protect, session_dir, c->json, &audited, &e);
+		strv_free(&guarded_files);
+		strv_free(&guarded_dirs);
+		if (rc < 0 && !audited) {
+			audit_error(a, &e);
+			run_audit_exit(a, NULL, EXIT_SETUP, &(struct ab_err){0});
+		}
+		audit_close(a);
+		return rc < 0 ? fail(&e) : 0;
+	}
 	rc = sandbox_run(p, a, &protect, &res, &e);
 	strv_free(&guarded_files);
 	strv_free(&guarded_dirs);
 	if (rc < 0) {
 		audit_error(a, &e);
-		audit_exit(a, NULL, EXIT_SETUP, &(struct ab_err){0});
+		run_audit_exit(a, NULL, EXIT_SETUP, &(struct ab_err){0});
 		audit_close(a);
 		return fail(&e);
 	}
 	status = res.status;
 	if (res.limit)
 		report_limit(a, p, res.limit);
-	if (audit_exit(a, &res, status, &e) < 0) {
+	if (run_audit_exit(a, &res, status, &e) < 0) {
 		fprintf(stderr, "agentbox: %s\n", e.msg);
 		if (status == 0)
 			status = EXIT_SETUP;
@@ -486,8 +496,19 @@ int main(int argc, char **argv)
 		return audit_command(argc, argv);
 	if (argc > 1 && overlay_is_command(argv[1]))
 		return overlay_command(argc, argv);
+	if (argc > 1 && !strcmp(argv[1], "exec")) {
+		rc = exec_command(argc, argv, &e);
+		return e.msg[0] ? fail(&e) : rc;
+	}
+	if (argc > 1 && !strcmp(argv[1], "session") && (argc < 3 || strcmp(argv[2], "start"))) {
+		rc = session_command(argc, argv, &e);
+		return e.msg[0] ? fail(&e) : rc;
+	}
+	c.session = argc > 2 && !strcmp(argv[1], "session");
 	cwd = getcwd(NULL, 0);
-	rc = parse_args(argc, argv, &c, cwd, &e);
+	/* session start: its options are a run's, after "session" */
+	rc = c.session ? parse_args(argc - 2, argv + 2, &c, cwd, &e)
+		       : parse_args(argc, argv, &c, cwd, &e);
 	if (rc != 0) {
 		rc = rc > 0 ? 0 : fail(&e);
 		goto out;
@@ -504,7 +525,7 @@ int main(int argc, char **argv)
 	else if (c.check)
 		rc = 0;
 	else
-		rc = run(p);
+		rc = run(p, &c);
 out:
 	policy_free(p);
 	for (size_t i = 0; i < c.n_ov; i++)

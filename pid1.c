@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -19,6 +20,7 @@
 #include "idmap.h"
 #include "landlock.h"
 #include "rlimits.h"
+#include "session_proto.h"
 #include "trust.h"
 
 extern char **environ;
@@ -145,9 +147,9 @@ static int child_setup(struct run *r, struct ab_err *e)
 	return 0;
 }
 
-_Noreturn void pid1_exec_command(struct run *r)
+/* What a command's process does last, in a plain run and for each exec of a session. */
+static _Noreturn void exec_argv(struct run *r, char *const *argv, char **envp, bool own_session)
 {
-	char *const *argv = r->p->command.v;
 	struct ab_err e = {0};
 	int err;
 
@@ -157,11 +159,11 @@ _Noreturn void pid1_exec_command(struct run *r)
 		_exit(125);
 	}
 	sigprocmask(SIG_SETMASK, &r->oldmask, NULL);
-	if (r->own_session && setsid() < 0)
+	if (own_session && setsid() < 0)
 		_exit(125);
 	if (syscall(SYS_close_range, 3u, ~0u, 0u) < 0)
 		_exit(125);
-	environ = r->env.vars.v;
+	environ = envp;
 	execvp(argv[0], argv);
 	err = errno;
 	if (err == ENOENT)
@@ -172,6 +174,11 @@ _Noreturn void pid1_exec_command(struct run *r)
 	else
 		fprintf(stderr, "agentbox: %s: cannot execute: %s\n", argv[0], strerror(err));
 	_exit(err == ENOENT ? 127 : 126);
+}
+
+_Noreturn void pid1_exec_command(struct run *r)
+{
+	exec_argv(r, r->p->command.v, r->env.vars.v, r->own_session);
 }
 
 /* The command, started with vfork: pid 1's page tables are not copied for a process that
@@ -213,6 +220,152 @@ static _Noreturn void init_loop(struct run *r, pid_t cmd)
 			channel_send(r->sock[1], MSG_EXIT, status, NULL);
 			_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 		}
+	}
+}
+
+/* ---------- a session: pid 1 runs the execs the supervisor sends ---------- */
+
+struct exec_slot {
+	pid_t pid;
+	unsigned id;
+};
+
+struct execs {
+	struct exec_slot *v;
+	size_t n, cap;
+};
+
+/* An exec's first process: the caller's stdio, the exec's cwd, then the kernel tells the
+ * supervisor its pid (SCM_CREDENTIALS) before anything of the command runs; its own session
+ * (and process group) so that its signals reach it alone and no terminal is shared. Started with
+ * vfork like the plain run's command: it writes no memory of pid 1's that pid 1 reads again. */
+static _Noreturn void exec_child(struct run *r, unsigned id, const struct session_request *q,
+				 const int fds[3])
+{
+	struct msg m = {.type = MSG_EXEC_STARTED, .id = id};
+
+	for (int i = 0; i < 3; i++)
+		if (dup2(fds[i], i) < 0)
+			_exit(125);
+	if (q->cwd && chdir(q->cwd) < 0) {
+		fprintf(stderr, "agentbox: cannot enter %s in the sandbox: %s\n", q->cwd,
+			strerror(errno));
+		_exit(125);
+	}
+	if (channel_send_data(r->sock[1], &m, NULL, 0, NULL, 0) < 0)
+		_exit(125);
+	exec_argv(r, q->argv.v, q->env.v, true);
+}
+
+static void exec_failed(struct run *r, unsigned id)
+{
+	struct msg m = {.type = MSG_EXEC_EXIT, .value = 125 << 8, .id = id};
+
+	channel_send_data(r->sock[1], &m, NULL, 0, NULL, 0);
+}
+
+static bool execs_room(struct execs *x)
+{
+	struct exec_slot *v;
+
+	if (x->n < x->cap)
+		return true;
+	if (!(v = realloc(x->v, (x->cap * 2 + 8) * sizeof(*v))))
+		return false;
+	x->v = v;
+	x->cap = x->cap * 2 + 8;
+	return true;
+}
+
+static void start_exec(struct run *r, struct execs *x, const struct msg *m,
+		       const struct channel_extra *in)
+{
+	struct session_request q;
+	struct ab_err e = {0};
+	pid_t pid = -1;
+
+	if (in->n == 3 && execs_room(x) && session_request_decode(in->data, in->len, &q, &e) == 0) {
+		pid = vfork();
+		if (pid == 0)
+			exec_child(r, m->id, &q, in->fds);
+		session_request_free(&q);
+	}
+	for (size_t i = 0; i < in->n; i++)
+		close(in->fds[i]);
+	if (pid < 0) {
+		exec_failed(r, m->id);
+		return;
+	}
+	x->v[x->n++] = (struct exec_slot){pid, m->id};
+}
+
+static void signal_exec(const struct execs *x, const struct msg *m)
+{
+	for (size_t i = 0; i < x->n; i++)
+		if (x->v[i].id == m->id && kill(-x->v[i].pid, m->value) < 0)
+			kill(x->v[i].pid, m->value);
+}
+
+/* Reaps every orphan; an exec's first process ending is that exec's status. */
+static void reap_execs(struct run *r, struct execs *x)
+{
+	int status;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		for (size_t i = 0; i < x->n; i++) {
+			if (x->v[i].pid != pid)
+				continue;
+			struct msg m = {.type = MSG_EXEC_EXIT, .value = status, .id = x->v[i].id};
+			channel_send_data(r->sock[1], &m, NULL, 0, NULL, 0);
+			x->v[i] = x->v[--x->n];
+			break;
+		}
+	}
+}
+
+/* Until the supervisor hangs up (then PDEATHSIG or the hang-up ends pid 1 and, with it, every
+ * process of the session). */
+static _Noreturn void session_loop(struct run *r)
+{
+	struct execs x = {0};
+	int fds[MAX_PASSED_FDS];
+	char *buf = malloc(SESSION_MAX_REQUEST);
+	struct pollfd pfd[2] = {{r->sigfd, POLLIN, 0}, {r->sock[1], POLLIN, 0}};
+
+	if (!buf)
+		_exit(125);
+	for (;;) {
+		struct signalfd_siginfo si;
+		struct channel_extra in = {buf, SESSION_MAX_REQUEST, 0, fds, MAX_PASSED_FDS, 0, 0};
+		struct msg m;
+		int rc;
+
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			_exit(125);
+		}
+		if ((pfd[0].revents & POLLIN) && read(r->sigfd, &si, sizeof(si)) == sizeof(si) &&
+		    si.ssi_signo == SIGCHLD)
+			reap_execs(r, &x);
+		if (!(pfd[1].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		rc = channel_recv_extra(r->sock[1], &m, &in);
+		if (rc == 0 || (rc < 0 && errno != EMSGSIZE))
+			_exit(125);
+		if (rc < 0) {
+			for (size_t i = 0; i < in.n; i++)
+				close(fds[i]);
+			continue;
+		}
+		if (m.type == MSG_EXEC)
+			start_exec(r, &x, &m, &in);
+		else if (m.type == MSG_EXEC_SIGNAL)
+			signal_exec(&x, &m);
+		else
+			for (size_t i = 0; i < in.n; i++)
+				close(fds[i]);
 	}
 }
 
@@ -260,6 +413,8 @@ _Noreturn void pid1_main(struct run *r)
 	 * command starts, so that the timeout and signal forwarding cover its exec */
 	if (pid1_send_ready(r) < 0)
 		_exit(125);
+	if (r->session)
+		session_loop(r);
 	cmd = spawn_command(r);
 	if (cmd < 0) {
 		ab_fail(&e, errno, "fork of the command");

@@ -139,6 +139,8 @@ void policy_explain(const struct policy *p, struct json *j)
 	json_limit(j, "tmpfs_size", l->tmpfs_size);
 	json_limit(j, "changes_size", l->changes_size);
 	json_limit(j, "disk", l->disk);
+	json_limit(j, "session_timeout_ms", l->session_timeout_ms);
+	json_limit(j, "idle_timeout_ms", l->idle_timeout_ms);
 	json_obj_end(j);
 	json_key(j, "seccomp");
 	json_obj_begin(j);

@@ -1,4 +1,4 @@
-/* [limits]: time, CPU, memory, processes, files, tmpfs, changes and disk. */
+/* [limits]: time, CPU, memory, processes, files, tmpfs, changes, disk and a session's life. */
 #include "policy_parse.h"
 
 #define LIMIT_HANDLER(fn, field, parser) POLICY_LIMIT_HANDLER(fn, limits.field, parser)
@@ -10,6 +10,8 @@ LIMIT_HANDLER(on_file_size, file_size, parse_size)
 LIMIT_HANDLER(on_tmpfs_size, tmpfs_size, parse_size)
 LIMIT_HANDLER(on_changes_size, changes_size, parse_size)
 LIMIT_HANDLER(on_disk, disk, parse_size)
+LIMIT_HANDLER(on_session_timeout, session_timeout_ms, parse_duration_ms)
+LIMIT_HANDLER(on_idle_timeout, idle_timeout_ms, parse_duration_ms)
 
 static int on_cpu(const struct setting *s, const char *value, struct ab_err *e)
 {
@@ -30,5 +32,7 @@ static const struct key_spec keys[] = {
 	{"limits", "tmpfs-size", SINGLE, on_tmpfs_size},
 	{"limits", "changes-size", SINGLE, on_changes_size},
 	{"limits", "disk", SINGLE, on_disk},
+	{"limits", "session-timeout", SINGLE, on_session_timeout},
+	{"limits", "idle-timeout", SINGLE, on_idle_timeout},
 };
 const struct key_table policy_limits_keys = {keys, sizeof(keys) / sizeof(keys[0])};

@@ -185,3 +185,33 @@ int run_audit_prelude(const struct run *r, struct audit *a, struct ab_err *e)
 		return -1;
 	return 0;
 }
+
+int run_audit_exit(struct audit *a, const struct sandbox_result *res, int status, struct ab_err *e)
+{
+	struct json *j = audit_begin(a, "exit");
+
+	json_kv_int(j, "status", status);
+	json_kv_str(j, "cause", res ? res->cause : "setup-error");
+	if (res && !strcmp(res->cause, "signaled"))
+		json_kv_int(j, "signal", res->code);
+	else if (res && !strcmp(res->cause, "exited"))
+		json_kv_int(j, "code", res->code);
+	if (res) {
+		json_kv_str(j, "limit", res->limit);
+		json_kv_uint(j, "duration_ms", res->duration_ms);
+		json_key(j, "rusage");
+		json_obj_begin(j);
+		json_kv_int(j, "max_rss_kb", res->ru.ru_maxrss);
+		json_kv_int(j, "user_ms",
+			    res->ru.ru_utime.tv_sec * 1000 + res->ru.ru_utime.tv_usec / 1000);
+		json_kv_int(j, "sys_ms",
+			    res->ru.ru_stime.tv_sec * 1000 + res->ru.ru_stime.tv_usec / 1000);
+		json_obj_end(j);
+	}
+	json_key(j, "counts");
+	audit_counts(a, j);
+	json_key(j, "suppressed");
+	audit_suppressed(a, j);
+	audit_chain(a, j);
+	return audit_emit(a, e);
+}

@@ -34,8 +34,8 @@
 
 extern char **environ;
 
-/* Signals the supervisor and pid 1 pass on to the command. */
-static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
+const int sandbox_forwarded[SANDBOX_N_FORWARDED] = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT,
+						    SIGUSR1, SIGUSR2, SIGWINCH};
 
 /* The filter's buffer (32 KiB) lies outside struct run: zeroing it with the rest of the run
  * on the stack cost ten page faults before the clone, for a program of a few hundred
@@ -138,8 +138,8 @@ static int open_channels(struct run *r, struct ab_err *e)
 {
 	sigemptyset(&r->sigs);
 	sigaddset(&r->sigs, SIGCHLD);
-	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
-		sigaddset(&r->sigs, forwarded[i]);
+	for (size_t i = 0; i < SANDBOX_N_FORWARDED; i++)
+		sigaddset(&r->sigs, sandbox_forwarded[i]);
 	if (sigprocmask(SIG_BLOCK, &r->sigs, &r->oldmask) < 0)
 		return ab_fail(e, errno, "sigprocmask");
 	r->sigfd = signalfd(-1, &r->sigs, SFD_CLOEXEC);
@@ -147,6 +147,10 @@ static int open_channels(struct run *r, struct ab_err *e)
 		return ab_fail(e, errno, "signalfd");
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, r->sock) < 0)
 		return ab_fail(e, errno, "socketpair");
+	/* a session learns each exec's pid from the kernel, not from anything inside */
+	if (r->session &&
+	    setsockopt(r->sock[0], SOL_SOCKET, SO_PASSCRED, &(int){1}, sizeof(int)) < 0)
+		return ab_fail(e, errno, "SO_PASSCRED");
 	return 0;
 }
 
@@ -185,56 +189,101 @@ static void close_run(struct run *r)
 	sigprocmask(SIG_SETMASK, &r->oldmask, NULL);
 }
 
+void sandbox_init(struct run *r, const struct policy *p)
+{
+	*r = (struct run){.p = p,
+			  .sock = {-1, -1},
+			  .sigfd = -1,
+			  .listener = -1,
+			  .proxy_fds = {-1, -1, -1, -1, -1, -1},
+			  .changes_lock = -1,
+			  .changes_fs = -1,
+			  .outer_uid = getuid(),
+			  .outer_gid = getgid(),
+			  .filter = &filter_buffer};
+	sigprocmask(SIG_SETMASK, NULL, &r->oldmask);
+	/* the CLI blocks SIGPIPE for its audit writes; the command starts with it as usual */
+	sigdelset(&r->oldmask, SIGPIPE);
+}
+
+/* The maps and the cgroup, then GO: pid 1 may go on. */
+static int go(struct run *r, struct audit *a, struct ab_err *e)
+{
+	const char *id = audit_run_id(a);
+
+	if (supervisor_maps(r, e) < 0 ||
+	    cgroup_apply(&r->cgroup, r->cgroup_mode, &r->p->limits, r->pid1, id, e) < 0 ||
+	    channel_send(r->sock[0], MSG_GO, 0, NULL) < 0)
+		return -1;
+	return 0;
+}
+
+/* clone → maps and cgroup → GO → trust → filter → READY: on failure the sandbox is gone. */
+static int start_namespaces(struct run *r, struct audit *a, struct ab_err *e)
+{
+	if (clone_sandbox(r, e) < 0)
+		return -1;
+	if (trust_start(r, e) < 0 || run_audit_prelude(r, a, e) < 0) {
+		supervise_kill(r);
+		return -1;
+	}
+	if ((r->cgroup_mode != CGROUP_NONE || r->maps_by_supervisor) && go(r, a, e) < 0) {
+		if (!e->msg[0])
+			ab_fail(e, errno, "cannot start the sandbox");
+		supervise_kill(r);
+		return -1;
+	}
+	/* the credentials' values after the CA: pid 1 never had either */
+	if (trust_send(r, a, e) < 0 || creds_read(r->creds, &r->env, a, e) < 0) {
+		supervise_kill(r);
+		return -1;
+	}
+	return supervise_send_filter(r, e) < 0 || supervise_wait_ready(r, a, e) < 0 ? -1 : 0;
+}
+
+int sandbox_start(struct run *r, struct audit *a, const struct mount_protect *protect,
+		  struct ab_err *e)
+{
+	if (prepare(r, protect, a, e) < 0 || open_channels(r, e) < 0)
+		return -1;
+	if (r->fallback)
+		return ab_fail(e, 0, "a session needs user namespaces, which this host lacks"),
+		       ab_hint(e, "allow unprivileged user namespaces, or run each command with "
+				  "agentbox -p PROFILE -- COMMAND");
+	return start_namespaces(r, a, e);
+}
+
+int sandbox_save_changes(struct run *r, struct audit *a, struct ab_err *e)
+{
+	/* changes-size: the upper layers were on a tmpfs; whatever ended the run, keep them */
+	if (r->changes_fs >= 0 &&
+	    overlay_save(r->changes, r->changes_fs, r->p->limits.changes_size, a, e) < 0)
+		return -1;
+	return 0;
+}
+
+void sandbox_close(struct run *r)
+{
+	close_run(r);
+}
+
 int sandbox_run(const struct policy *p, struct audit *a, const struct mount_protect *protect,
 		struct sandbox_result *res, struct ab_err *e)
 {
-	struct run r = {.p = p,
-			.sock = {-1, -1},
-			.sigfd = -1,
-			.listener = -1,
-			.proxy_fds = {-1, -1, -1, -1, -1, -1},
-			.changes_lock = -1,
-			.changes_fs = -1,
-			.outer_uid = getuid(),
-			.outer_gid = getgid(),
-			.filter = &filter_buffer};
+	struct run r;
 	int rc = -1;
 
-	sigprocmask(SIG_SETMASK, NULL, &r.oldmask);
-	/* the CLI blocks SIGPIPE for its audit writes; the command starts with it as usual */
-	sigdelset(&r.oldmask, SIGPIPE);
+	sandbox_init(&r, p);
 	if (prepare(&r, protect, a, e) < 0 || open_channels(&r, e) < 0)
 		goto out;
 	if (r.fallback) {
 		rc = fallback_run(&r, a, res, e);
 		goto out;
 	}
-	if (clone_sandbox(&r, e) < 0)
-		goto out;
-	if (trust_start(&r, e) < 0 || run_audit_prelude(&r, a, e) < 0) {
-		supervise_kill(&r);
-		goto out;
-	}
-	if ((r.cgroup_mode != CGROUP_NONE || r.maps_by_supervisor) &&
-	    (supervisor_maps(&r, e) < 0 ||
-	     cgroup_apply(&r.cgroup, r.cgroup_mode, &p->limits, r.pid1, audit_run_id(a), e) < 0 ||
-	     channel_send(r.sock[0], MSG_GO, 0, NULL) < 0)) {
-		if (!e->msg[0])
-			ab_fail(e, errno, "cannot start the sandbox");
-		supervise_kill(&r);
-		goto out;
-	}
-	/* the credentials' values after the CA: pid 1 never had either */
-	if (trust_send(&r, a, e) < 0 || creds_read(r.creds, &r.env, a, e) < 0) {
-		supervise_kill(&r);
-		goto out;
-	}
-	if (supervise_send_filter(&r, e) < 0 || supervise_wait_ready(&r, a, e) < 0)
+	if (start_namespaces(&r, a, e) < 0)
 		goto out;
 	rc = supervise_run(&r, a, res, e);
-	/* changes-size: the upper layers were on a tmpfs; whatever ended the run, keep them */
-	if (r.changes_fs >= 0 &&
-	    overlay_save(r.changes, r.changes_fs, p->limits.changes_size, a, e) < 0)
+	if (sandbox_save_changes(&r, a, e) < 0)
 		rc = -1;
 out:
 	close_run(&r);

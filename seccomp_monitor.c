@@ -30,6 +30,7 @@ struct violation {
 	uint64_t arg;
 	uint64_t count; /* occurrences after the first, which was written at once */
 	int last_pid;
+	long exec; /* a session's attribution (seccomp_attrib_fn), -2 outside sessions */
 };
 
 struct seccomp_monitor {
@@ -43,6 +44,8 @@ struct seccomp_monitor {
 	struct violation seen[MONITOR_KEYS];
 	size_t n_seen;
 	uint64_t overflow; /* violations past MONITOR_KEYS distinct kinds */
+	seccomp_attrib_fn attrib;
+	void *attrib_ctx;
 };
 
 int seccomp_monitor_open(struct seccomp_monitor **out, int listener, const struct policy *p,
@@ -93,7 +96,29 @@ struct violation_event {
 	bool repeat;  /* a summary of repeats after the first event */
 	bool kill;
 	int err;      /* the errno answered */
+	long exec;    /* see struct violation */
 };
+
+void seccomp_monitor_attribute(struct seccomp_monitor *m, seccomp_attrib_fn fn, void *ctx)
+{
+	m->attrib = fn;
+	m->attrib_ctx = ctx;
+}
+
+/* "exec": the exec's number, "session" for a process no exec holds any more, null when the
+ * process could not be placed (it left meanwhile). */
+static void json_exec(struct json *j, long exec)
+{
+	if (exec == -2)
+		return;
+	json_key(j, "exec");
+	if (exec > 0)
+		json_uint(j, (uint64_t)exec);
+	else if (exec == 0)
+		json_str(j, "session");
+	else
+		json_null(j);
+}
 
 static int audit_violation(struct audit *a, const struct violation_event *v, struct ab_err *e)
 {
@@ -113,21 +138,23 @@ static int audit_violation(struct audit *a, const struct violation_event *v, str
 		json_kv_str(j, "errno", v->err == ENOSYS ? "ENOSYS" : "EPERM");
 	json_kv_uint(j, "count", v->count);
 	json_kv_bool(j, "repeat", v->repeat);
+	json_exec(j, v->exec);
 	return audit_emit(a, e);
 }
 
 /* Returns the entry for this violation, or NULL when it is the first of its kind. */
-static struct violation *remember(struct seccomp_monitor *m, int nr, uint64_t arg, int pid)
+static struct violation *remember(struct seccomp_monitor *m, int nr, uint64_t arg, int pid,
+				  long exec)
 {
 	for (size_t i = 0; i < m->n_seen; i++) {
-		if (m->seen[i].nr == nr && m->seen[i].arg == arg) {
+		if (m->seen[i].nr == nr && m->seen[i].arg == arg && m->seen[i].exec == exec) {
 			m->seen[i].count++;
 			m->seen[i].last_pid = pid;
 			return &m->seen[i];
 		}
 	}
 	if (m->n_seen < MONITOR_KEYS)
-		m->seen[m->n_seen++] = (struct violation){nr, arg, 0, pid};
+		m->seen[m->n_seen++] = (struct violation){nr, arg, 0, pid, exec};
 	else
 		m->overflow++;
 	return NULL;
@@ -160,6 +187,7 @@ int seccomp_monitor_handle(struct seccomp_monitor *m, struct audit *a, struct ab
 	char *owned;
 	int argi, err, rc = 0;
 	uint64_t arg;
+	long exec;
 
 	memset(req, 0, sizeof(*req));
 	if (seccomp_notify_receive(m->fd, req) < 0)
@@ -177,9 +205,18 @@ int seccomp_monitor_handle(struct seccomp_monitor *m, struct audit *a, struct ab
 	argi = key_arg(name);
 	arg = argi >= 0 ? req->data.args[argi] : 0;
 	err = answer_errno(m, name);
-	if (!remember(m, req->data.nr, arg, (int)req->pid)) {
-		struct violation_event v = {name, req->data.nr, (int)req->pid, argi, arg, 1,
-					    false, m->kill, err};
+	/* placed while the caller waits in the call: its parent chain is still what it was */
+	exec = m->attrib ? m->attrib(m->attrib_ctx, (int)req->pid) : -2;
+	if (!remember(m, req->data.nr, arg, (int)req->pid, exec)) {
+		struct violation_event v = {.name = name,
+					    .nr = req->data.nr,
+					    .pid = (int)req->pid,
+					    .argi = argi,
+					    .arg = arg,
+					    .count = 1,
+					    .kill = m->kill,
+					    .err = err,
+					    .exec = exec};
 		rc = audit_violation(a, &v, e);
 	}
 	if (m->kill)
@@ -202,9 +239,16 @@ int seccomp_monitor_flush(struct seccomp_monitor *m, struct audit *a, struct ab_
 		if (!seen->count)
 			continue;
 		name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, seen->nr);
-		struct violation_event v = {name ? name : "unknown", seen->nr, seen->last_pid,
-					    key_arg(name ? name : ""), seen->arg, seen->count,
-					    true, m->kill, answer_errno(m, name ? name : "")};
+		struct violation_event v = {.name = name ? name : "unknown",
+					    .nr = seen->nr,
+					    .pid = seen->last_pid,
+					    .argi = key_arg(name ? name : ""),
+					    .arg = seen->arg,
+					    .count = seen->count,
+					    .repeat = true,
+					    .kill = m->kill,
+					    .err = answer_errno(m, name ? name : ""),
+					    .exec = seen->exec};
 		if (audit_violation(a, &v, e) < 0)
 			rc = -1;
 		free(name);

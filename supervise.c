@@ -194,15 +194,15 @@ static int on_timer(struct run *r, struct supervision *s, struct audit *a, struc
 }
 
 /* Past the disk budget the run is killed at once: every moment more is written. */
-static int on_disk_tick(struct run *r, struct supervision *s, struct audit *a, struct ab_err *e)
+int supervise_disk_tick(struct run *r, bool *full, struct audit *a, struct ab_err *e)
 {
 	uint64_t grown;
 	int over = disk_limit_check(r->disk, &grown, e);
 	struct json *j;
 
-	if (over <= 0 || s->disk_full)
+	if (over <= 0 || *full)
 		return over;
-	s->disk_full = true;
+	*full = true;
 	supervise_signal(r, SIGKILL);
 	j = audit_begin(a, "limit");
 	json_kv_str(j, "limit", "disk");
@@ -255,7 +255,12 @@ static void fill_result(const struct run *r, const struct supervision *s, int pi
 				      : limit_hit(&r->p->limits, st, &res->ru);
 	if (!res->limit && cgroup_memory_killed(&r->cgroup))
 		res->limit = "memory";
-	if (s->timeout_stage) {
+	supervise_status(st, s->timeout_stage != 0, res);
+}
+
+void supervise_status(int st, bool timed_out, struct sandbox_result *res)
+{
+	if (timed_out) {
 		res->status = SANDBOX_EXIT_TIMEOUT;
 		res->cause = "timeout";
 		res->code = SANDBOX_EXIT_TIMEOUT;
@@ -323,7 +328,7 @@ int supervise_run(struct run *r, struct audit *a, struct sandbox_result *res, st
 			supervise_kill(r);
 			break;
 		}
-		if ((fds[5].revents & POLLIN) && on_disk_tick(r, &s, a, e) < 0) {
+		if ((fds[5].revents & POLLIN) && supervise_disk_tick(r, &s.disk_full, a, e) < 0) {
 			rc = -1;
 			supervise_kill(r);
 			break;

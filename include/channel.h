@@ -4,17 +4,35 @@
 #define AGENTBOX_CHANNEL_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "egress.h"
 #include "error.h"
 
 /* MSG_TRUST: the run's trust files (trust.h), two sealed memfds, supervisor to pid 1. */
-enum msg_type { MSG_GO = 1, MSG_READY, MSG_ERROR, MSG_EXIT, MSG_FILTER, MSG_TRUST };
+/* A session (session.h) adds: MSG_EXEC, supervisor to pid 1: run a command (id: the exec's
+ * number; the encoded request follows the message; its stdin, stdout and stderr come with it);
+ * MSG_EXEC_STARTED, the exec's first process to the supervisor before it execs (the kernel's
+ * SCM_CREDENTIALS name its pid); MSG_EXEC_EXIT, pid 1 to the supervisor (value: the wait
+ * status); MSG_EXEC_SIGNAL, supervisor to pid 1 (value: the signal for the exec's group). */
+enum msg_type {
+	MSG_GO = 1,
+	MSG_READY,
+	MSG_ERROR,
+	MSG_EXIT,
+	MSG_FILTER,
+	MSG_TRUST,
+	MSG_EXEC,
+	MSG_EXEC_STARTED,
+	MSG_EXEC_EXIT,
+	MSG_EXEC_SIGNAL,
+};
 
 struct msg {
 	int type;
-	int value; /* MSG_ERROR: errno; MSG_EXIT: the command's wait status; MSG_FILTER: the
-		    * number of instructions that follow the message */
+	int value;   /* MSG_ERROR: errno; MSG_EXIT: the command's wait status; MSG_FILTER: the
+		      * number of instructions that follow the message */
+	unsigned id; /* the exec a session's message is about; 0 otherwise */
 	char text[AB_ERR_MAX];
 };
 
@@ -43,5 +61,21 @@ int channel_send(int fd, int type, int value, const char *text);
  * fds[0..*n) when fds is not NULL; any beyond max are closed. */
 int channel_recv_fds(int fd, struct msg *m, int *fds, size_t max, size_t *n);
 int channel_recv(int fd, struct msg *m);
+
+/* A message, len bytes of data after it, and n fds. */
+int channel_send_data(int fd, const struct msg *m, const void *data, size_t len, const int *fds,
+		      size_t n);
+/* What a received message carried besides itself: up to cap bytes of data (*len set), fds as
+ * channel_recv_fds, and with SO_PASSCRED on fd the sender's pid as the kernel saw it (in the
+ * receiver's pid namespace; 0 when none came). */
+struct channel_extra {
+	void *data;
+	size_t cap, len;
+	int *fds;
+	size_t max, n;
+	pid_t sender;
+};
+/* 1, 0 or -1 as channel_recv_fds; data longer than cap is an error (-1, EMSGSIZE). */
+int channel_recv_extra(int fd, struct msg *m, struct channel_extra *x);
 
 #endif

@@ -53,6 +53,8 @@ struct limits {
 	uint64_t tmpfs_size;
 	uint64_t changes_size; /* overlays' upper layers together; 0: no cap (on disk) */
 	uint64_t disk; /* growth of the file systems under rw paths (disklimit.h); 0: none */
+	uint64_t session_timeout_ms; /* a session's whole life (session.h); 0: none */
+	uint64_t idle_timeout_ms;    /* a session with no exec running for this long ends */
 };
 
 /* The values ${HOME}, ${CWD}, ${USER}, ${UID} and ${TMPDIR} expand to. */

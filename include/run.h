@@ -1,7 +1,7 @@
 /* One run's state, shared by the files that tell its story: sandbox.c (the plan and the
  * start), pid1.c (inside), supervise.c (outside, while it runs), run_audit.c (what the trail
- * says of it) and fallback.c (the run without namespaces). Not an interface for anything
- * else: the rest of agentbox sees sandbox.h. */
+ * says of it), fallback.c (the run without namespaces) and session.c (one sandbox, many
+ * commands). Not an interface for anything else: the rest of agentbox sees sandbox.h. */
 #ifndef AGENTBOX_RUN_H
 #define AGENTBOX_RUN_H
 
@@ -29,6 +29,7 @@ struct run {
 	struct env_result env;
 	char *workdir;
 	bool own_session; /* stdin is not a terminal: the command gets a session of its own */
+	bool session;	  /* agentbox session: pid 1 runs the execs the supervisor sends */
 	int sock[2];	  /* [0] supervisor's end, [1] pid 1's end */
 	int sigfd;
 	int listener; /* seccomp notifications: pid 1 installs, the supervisor answers */

@@ -17,6 +17,11 @@ struct seccomp_monitor;
 int seccomp_monitor_open(struct seccomp_monitor **out, int listener, const struct policy *p,
 			 bool memory_counted, struct ab_err *e);
 int seccomp_monitor_fd(const struct seccomp_monitor *m);
+/* A session's attribution of a refused call: the exec (> 0) the calling process belongs to, 0
+ * for the session itself (a process no exec holds), -1 when it cannot be told. */
+typedef long (*seccomp_attrib_fn)(void *ctx, int pid);
+/* From then on every syscall event says "exec" (session.c). */
+void seccomp_monitor_attribute(struct seccomp_monitor *m, seccomp_attrib_fn fn, void *ctx);
 /* Handles one pending notification. */
 int seccomp_monitor_handle(struct seccomp_monitor *m, struct audit *a, struct ab_err *e);
 /* Writes the counts of repeated events; call once at the end of the run. */

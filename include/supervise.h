@@ -18,5 +18,10 @@ int supervise_run(struct run *r, struct audit *a, struct sandbox_result *res, st
 void supervise_signal(const struct run *r, int sig);
 /* SIGKILL to the sandbox, then reaps pid 1. */
 int supervise_kill(struct run *r);
+/* [limits] disk, when its timer ticks: past the budget, kills the sandbox, audits the limit and
+ * sets *full (once). */
+int supervise_disk_tick(struct run *r, bool *full, struct audit *a, struct ab_err *e);
+/* A command's wait status as agentbox's exit status: the code, 128+N, or 124 on timeout. */
+void supervise_status(int wait_status, bool timed_out, struct sandbox_result *res);
 
 #endif

@@ -172,8 +172,16 @@ t_schema_every_event_type() {
 		run_cmd "$AGENTBOX" "$sub" --audit "$a" "$META/ch"
 		assert_eq 0 "$RC" "agentbox $sub"
 	done
+	# a session: start, an exec with a refused call (attributed) and a timeout, the end
+	run_cmd "$AGENTBOX" session start -p shell --audit "$a"
+	assert_eq 0 "$RC" "session start"
+	sid=$OUT
+	run_cmd "$AGENTBOX" exec "$sid" --timeout 1s -- sh -c 'unshare -U true 2>/dev/null; sleep 10'
+	assert_eq 124 "$RC" "an exec past its timeout"
+	run_cmd "$AGENTBOX" session stop "$sid"
+	assert_eq 0 "$RC" "session stop"
 	validate "$a"
-	for t in start warning mount env syscall limit error exit net dns changes; do
+	for t in start warning mount env syscall limit error exit net dns changes session exec; do
 		case " $TYPES " in
 		*" $t "*) ;;
 		*) fail "no $t event among the runs (types seen: $TYPES)" ;;
@@ -189,6 +197,7 @@ t_schema_every_event_type() {
 	assert_contains "$(audit_get "$a" dns rcode)" NXDOMAIN "a dns event for the denied name"
 	assert_contains "$(audit_get "$a" net protocol)" capture "a captured connection's net event"
 	assert_contains "$(audit_get "$a" mount op)" trust "the trust files' mount events"
+	assert_contains "$(audit_get "$a" syscall exec)" 1 "a syscall event attributed to an exec"
 }
 
 # The events of a fallback run (no namespaces) and of an agentbox nested in another (no

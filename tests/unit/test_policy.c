@@ -630,7 +630,9 @@ static void test_limits_every_key(void **state)
 				     "open-files = 256\n"
 				     "file-size = 1G\n"
 				     "tmpfs-size = 64k\n"
-				     "changes-size = 2G\n");
+				     "changes-size = 2G\n"
+				     "session-timeout = 2h\n"
+				     "idle-timeout = 15m\n");
 	(void)state;
 
 	assert_int_equal(p->limits.timeout_ms, 90000);
@@ -641,6 +643,8 @@ static void test_limits_every_key(void **state)
 	assert_int_equal(p->limits.file_size, 1ull << 30);
 	assert_int_equal(p->limits.tmpfs_size, 64ull << 10);
 	assert_int_equal(p->limits.changes_size, 2ull << 30);
+	assert_int_equal(p->limits.session_timeout_ms, 2 * 3600000);
+	assert_int_equal(p->limits.idle_timeout_ms, 15 * 60000);
 	policy_free(p);
 
 	p = must_load("[limits]\ntimeout = 250ms\ncpu = 2m\nmemory = 4096\nfile-size = 1TiB\n");

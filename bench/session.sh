@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# bench/session.sh [PATH/TO/agentbox]: an exec into a live session against a fresh sandbox's
+# floor and bwrap, and a leak check of the session's supervisor.
+#
+# 1. Start-up, interleaved (bench/interleave.c: every command once per round, rotating who goes
+#    first, so that load from other work falls on all alike): `agentbox exec ID -- /bin/true`
+#    into a session of profiles/minimal.ini, bwrap with bench/startup's namespaces and mounts,
+#    and the floor `unshare -Urmnpif true`. Targets: exec median <= 0.5x the floor and
+#    <= 0.4x bwrap.
+# 2. Leaks: N (default 10,000) sequential execs of /bin/true into one session; before and after
+#    (after a warm-up of 200): the supervisor's open fds (/proc/PID/fd), its RSS (VmRSS), the
+#    processes of the session's pid namespace and the mounts of its view (seen from an exec).
+#    Targets: no fd, process or mount more; RSS growth <= 1 MiB.
+#
+# Environment: ROUNDS (default 500), WARMUP (20), N (10000), CC (cc). Prints met or MISSED per
+# target; exits 0 once it has measured, non-zero when it cannot measure.
+set -euo pipefail
+
+die() { printf 'bench/session: %s\n' "$*" >&2; exit 2; }
+
+repo=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
+bin=${1:-$repo/build/agentbox}
+rounds=${ROUNDS:-500}
+warmup=${WARMUP:-20}
+n=${N:-10000}
+[[ -x $bin ]] || die "no agentbox binary at $bin"
+bin=$(cd -- "$(dirname -- "$bin")" && pwd)/$(basename -- "$bin")
+for tool in bwrap unshare python3 "${CC:-cc}"; do
+	command -v "$tool" >/dev/null || die "$tool is not installed"
+done
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/agentbox-bench-session.XXXXXX")
+sid=
+cleanup() {
+	[ -z "$sid" ] || "$bin" session stop "$sid" >/dev/null 2>&1 || true
+	rm -rf -- "$work"
+}
+trap cleanup EXIT
+"${CC:-cc}" -O2 -o "$work/interleave" "$repo/bench/interleave.c" || die "cannot compile bench/interleave.c"
+
+cd /
+sid=$("$bin" session start -p "$repo/profiles/minimal.ini" --audit "$work/session.jsonl") ||
+	die "cannot start a session"
+sup=$("$bin" session list --json | python3 -c '
+import json, sys
+for l in sys.stdin:
+    d = json.loads(l)
+    if d["id"] == sys.argv[1]: print(d["pid"])' "$sid")
+[ -n "$sup" ] || die "the session's supervisor is not in session list"
+
+printf '# %s cpus, kernel %s, uid %s, load %s, %s rounds (+%s warmup)\n' "$(nproc)" "$(uname -r)" \
+	"$(id -u)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$rounds" "$warmup"
+"$work/interleave" "$rounds" "$warmup" \
+	exec "$bin" exec "$sid" -- /bin/true ::: \
+	bwrap "$(command -v bwrap)" --unshare-user --unshare-pid --unshare-net --unshare-ipc \
+	--unshare-uts --unshare-cgroup --ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/sbin \
+	/sbin --symlink usr/lib /lib --symlink usr/lib64 /lib64 --proc /proc --dev /dev --tmpfs /tmp \
+	--cap-drop ALL --die-with-parent /bin/true ::: \
+	floor "$(command -v unshare)" -Urmnpif true | tee "$work/interleave.txt"
+python3 - "$work/interleave.txt" <<'EOF'
+import re, sys
+med = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"\s*(exec|bwrap|floor)\s+([0-9.]+)", line)
+    if m and m.group(1) not in med:
+        med[m.group(1)] = float(m.group(2))
+if len(med) == 3:
+    f, b = med["exec"] / med["floor"], med["exec"] / med["bwrap"]
+    print(f"exec/floor {f:.3f} (target <= 0.5): {'met' if f <= 0.5 else 'MISSED'}")
+    print(f"exec/bwrap {b:.3f} (target <= 0.4): {'met' if b <= 0.4 else 'MISSED'}")
+else:
+    print("could not read the medians from interleave's output")
+EOF
+
+# the leak check
+state() {
+	local fds rss procs mounts
+	fds=$(ls "/proc/$sup/fd" | wc -l)
+	rss=$(awk '/^VmRSS/ {print $2}' "/proc/$sup/status")
+	procs=$("$bin" exec "$sid" -- /bin/sh -c 'ls -d /proc/[0-9]* | wc -l')
+	mounts=$("$bin" exec "$sid" -- /bin/sh -c 'wc -l </proc/self/mountinfo')
+	echo "$fds $rss $procs $mounts"
+}
+for _ in $(seq 200); do "$bin" exec "$sid" -- /bin/true; done
+read -r fd0 rss0 p0 m0 < <(state)
+t0=$(date +%s%N)
+for _ in $(seq "$n"); do "$bin" exec "$sid" -- /bin/true; done
+t1=$(date +%s%N)
+read -r fd1 rss1 p1 m1 < <(state)
+printf '%s execs in %s ms (%s ms each)\n' "$n" "$(((t1 - t0) / 1000000))" \
+	"$(python3 -c "print(round(($t1 - $t0) / 1e6 / $n, 3))")"
+printf 'supervisor fds %s -> %s: %s\n' "$fd0" "$fd1" "$([ "$fd1" -le "$fd0" ] && echo met || echo MISSED)"
+printf 'supervisor RSS %s -> %s KiB (growth <= 1024): %s\n' "$rss0" "$rss1" \
+	"$([ $((rss1 - rss0)) -le 1024 ] && echo met || echo MISSED)"
+printf 'processes in the session %s -> %s: %s\n' "$p0" "$p1" "$([ "$p1" -le "$p0" ] && echo met || echo MISSED)"
+printf 'mounts in the view %s -> %s: %s\n' "$m0" "$m1" "$([ "$m1" -le "$m0" ] && echo met || echo MISSED)"

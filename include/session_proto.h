@@ -1,0 +1,50 @@
+/* What a session's client and supervisor say to each other, pure (no I/O): session ids, and a
+ * request (exec, stop, info or a signal for a running exec) encoded into one SOCK_SEQPACKET
+ * message. The supervisor hands an exec to pid 1 in the same encoding. See session.h. */
+#ifndef AGENTBOX_SESSION_PROTO_H
+#define AGENTBOX_SESSION_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "strv.h"
+
+/* A session id is its run id: 32 lowercase hex digits (audit.c), nothing else. */
+#define SESSION_ID_LEN 32
+bool session_id_valid(const char *id);
+
+/* One request: argv, environment overrides and cwd, whatever their lengths, fit in this. */
+#define SESSION_MAX_REQUEST (128 * 1024)
+
+enum session_kind { SESSION_EXEC = 1, SESSION_STOP, SESSION_INFO, SESSION_SIGNAL };
+
+struct session_request {
+	enum session_kind kind;
+	int signo;	       /* SESSION_SIGNAL */
+	uint64_t timeout_ms;   /* SESSION_EXEC: 0 for none */
+	char *cwd;	       /* SESSION_EXEC: NULL for the default */
+	struct strv argv, env; /* env: NAME=VALUE */
+};
+
+/* Encodes r into a malloc'd buffer (*out, *len); fails past SESSION_MAX_REQUEST. */
+int session_request_encode(const struct session_request *r, char **out, size_t *len,
+			   struct ab_err *e);
+/* Decodes buf[0..len) into r (owned copies); refuses anything malformed: wrong magic or kind,
+ * counts that do not match the strings, a missing terminator, an exec without argv, an env
+ * entry that is not NAME=VALUE. */
+int session_request_decode(const char *buf, size_t len, struct session_request *r,
+			   struct ab_err *e);
+void session_request_free(struct session_request *r);
+
+/* Replies, supervisor to client, as struct msg (channel.h) types. */
+enum session_reply {
+	SESSION_REPLY_STARTED = 100, /* id: the exec's number */
+	SESSION_REPLY_EXIT,	     /* value: agentbox's exit status; text: the cause */
+	SESSION_REPLY_ERROR,	     /* value: errno; text: the message */
+	SESSION_REPLY_INFO,	     /* text: the session as one JSON object */
+	SESSION_REPLY_STOPPED,
+};
+
+#endif

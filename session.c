@@ -1,0 +1,344 @@
+/* Task sessions, the caller's side (see include/session.h): the control-socket directory,
+ * `session start` (which forks the supervisor, session_serve.c), `session stop` and `list`. */
+#include "session.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "channel.h"
+#include "json.h"
+#include "session_proto.h"
+#include "session_serve.h"
+
+static bool private_dir(const char *path, struct stat *st)
+{
+	return lstat(path, st) == 0 && S_ISDIR(st->st_mode) && st->st_uid == getuid() &&
+	       !(st->st_mode & 077);
+}
+
+int session_runtime_dir(char *out, size_t size, struct ab_err *e)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	struct sockaddr_un sa;
+	struct stat st;
+	int n;
+
+	if (xdg && xdg[0] == '/' && private_dir(xdg, &st))
+		n = snprintf(out, size, "%s/agentbox", xdg);
+	else
+		n = snprintf(out, size, "/tmp/agentbox-%u", (unsigned)getuid());
+	/* DIR/ID.sock must fit in a socket address */
+	if (n < 0 || (size_t)n >= size || (size_t)n + 1 + SESSION_ID_LEN + 5 >= sizeof(sa.sun_path))
+		return ab_fail(e, ENAMETOOLONG, "the session directory %s", out),
+		       ab_hint(e, "set XDG_RUNTIME_DIR to a shorter directory of yours");
+	if (mkdir(out, 0700) < 0 && errno != EEXIST)
+		return ab_fail(e, errno, "cannot create the session directory %s", out);
+	/* /tmp is everyone's: what is there must be this user's own private directory */
+	if (!private_dir(out, &st))
+		return ab_fail(e, EPERM,
+			       "%s is not a directory of yours with mode 0700 (a symlink, another "
+			       "user's, or open to others)",
+			       out),
+		       ab_hint(e, "remove it, or set XDG_RUNTIME_DIR to a private directory");
+	return 0;
+}
+
+static int socket_path(const char *id, char *out, size_t size, struct ab_err *e)
+{
+	char dir[PATH_MAX];
+
+	if (!session_id_valid(id))
+		return ab_fail(e, EINVAL, "'%.40s' is not a session id", id),
+		       ab_hint(e, "a session id is the 32 hex digits session start printed; see "
+				  "agentbox session list");
+	if (session_runtime_dir(dir, sizeof(dir), e) < 0)
+		return -1;
+	if ((size_t)snprintf(out, size, "%s/%s.sock", dir, id) >= size)
+		return ab_fail(e, ENAMETOOLONG, "the session socket");
+	return 0;
+}
+
+static int connect_path(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if ((fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) < 0)
+		return -1;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int err = errno;
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	return fd;
+}
+
+int session_connect(const char *id, struct ab_err *e)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (socket_path(id, path, sizeof(path), e) < 0)
+		return -1;
+	fd = connect_path(path);
+	if (fd < 0)
+		return ab_fail(e, errno, "no live session %s of yours", id),
+		       ab_hint(e, "see agentbox session list");
+	return fd;
+}
+
+static int listen_at(const char *path, struct ab_err *e)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	if (fd < 0)
+		return ab_fail(e, errno, "socket");
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		close(fd);
+		return ab_fail(e, ENAMETOOLONG, "the session socket %s", path);
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0) {
+		ab_fail(e, errno, "cannot listen at %s", path);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The detached supervisor: it reports through fd, then serves until the session ends. */
+static _Noreturn void supervisor(const struct policy *p, struct audit *a,
+				 const struct mount_protect *protect, int lfd, const char *path,
+				 int fd)
+{
+	struct session_report rep = {0};
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	/* no terminal, and nothing of the caller's stdio kept: `$(agentbox session start)`
+	 * returns once the id is printed */
+	if (setsid() < 0 || null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
+	    dup2(null, 2) < 0) {
+		ab_fail(&rep.e, errno, "cannot detach the session supervisor");
+		session_report(fd, NULL, &rep.e);
+		_exit(125);
+	}
+	close(null);
+	session_serve(p, a, protect, lfd, path, fd);
+}
+
+/* The supervisor's report; its death before one is an error too. */
+static int read_report(int fd, struct session_report *rep, struct ab_err *e)
+{
+	size_t got = 0;
+
+	while (got < sizeof(*rep)) {
+		ssize_t n = read(fd, (char *)rep + got, sizeof(*rep) - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return ab_fail(e, n < 0 ? errno : EPIPE,
+				       "the session supervisor died while starting");
+		got += (size_t)n;
+	}
+	rep->e.msg[sizeof(rep->e.msg) - 1] = '\0';
+	rep->changes[sizeof(rep->changes) - 1] = '\0';
+	if (!rep->ok) {
+		*e = rep->e;
+		return -1;
+	}
+	return 0;
+}
+
+static void print_started(const char *id, const char *path, const char *changes, bool json)
+{
+	struct json j;
+
+	if (!json) {
+		printf("%s\n", id);
+		return;
+	}
+	json_init(&j);
+	json_obj_begin(&j);
+	json_kv_str(&j, "id", id);
+	json_kv_str(&j, "socket", path);
+	json_kv_str(&j, "changes", changes[0] ? changes : NULL);
+	json_obj_end(&j);
+	printf("%s\n", json_text(&j) ? json_text(&j) : "{}");
+	json_free(&j);
+}
+
+int session_start(const struct policy *p, struct audit *a, const struct mount_protect *protect,
+		  const char *dir, bool json, bool *audited, struct ab_err *e)
+{
+	const char *id = audit_run_id(a);
+	struct session_report rep;
+	char path[PATH_MAX];
+	int lfd, fds[2];
+	pid_t pid;
+
+	*audited = false;
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s.sock", dir, id) >= sizeof(path))
+		return ab_fail(e, ENAMETOOLONG, "the session socket");
+	if ((lfd = listen_at(path, e)) < 0)
+		return -1;
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		ab_fail(e, errno, "pipe");
+		goto fail;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		ab_fail(e, errno, "fork");
+		close(fds[0]);
+		close(fds[1]);
+		goto fail;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		supervisor(p, a, protect, lfd, path, fds[1]);
+	}
+	close(fds[1]);
+	close(lfd);
+	*audited = true; /* from here on the trail is the supervisor's */
+	if (read_report(fds[0], &rep, e) < 0) {
+		close(fds[0]);
+		unlink(path);
+		return -1;
+	}
+	close(fds[0]);
+	print_started(id, path, rep.changes, json);
+	return fflush(stdout) == 0 ? 0 : ab_fail(e, errno, "cannot print the session id");
+fail:
+	close(lfd);
+	unlink(path);
+	return -1;
+}
+
+/* ---------- stop and list ---------- */
+
+/* Sends a request without fds and returns the first reply (1), 0 when the supervisor hung up. */
+static int ask(int fd, enum session_kind kind, struct msg *m, char *data, size_t cap, size_t *len,
+	       struct ab_err *e)
+{
+	struct session_request q = {.kind = kind};
+	struct msg hdr = {.type = 0};
+	struct channel_extra x = {.data = data, .cap = cap};
+	char *buf;
+	size_t n;
+	int rc;
+
+	if (session_request_encode(&q, &buf, &n, e) < 0)
+		return -1;
+	rc = channel_send_data(fd, &hdr, buf, n, NULL, 0);
+	free(buf);
+	/* a refusing supervisor may close before the request is sent: its reply is queued */
+	if (rc < 0 && errno != EPIPE && errno != ECONNRESET)
+		return ab_fail(e, errno, "the session did not take the request");
+	rc = channel_recv_extra(fd, m, &x);
+	if (len)
+		*len = x.len;
+	if (rc < 0)
+		return ab_fail(e, errno, "no answer from the session");
+	if (rc == 1 && m->type == SESSION_REPLY_ERROR)
+		return ab_fail(e, 0, "the session refused: %s", m->text), e->errnum = m->value, -1;
+	return rc;
+}
+
+static int stop(const char *id, struct ab_err *e)
+{
+	struct msg m;
+	int fd = session_connect(id, e), rc;
+
+	if (fd < 0)
+		return -1;
+	rc = ask(fd, SESSION_STOP, &m, NULL, 0, NULL, e);
+	close(fd);
+	/* STOPPED comes once the sandbox is gone and the trail written; a hang-up without it
+	 * means the supervisor died, which takes the sandbox with it too */
+	return rc < 0 ? -1 : 0;
+}
+
+static int list_one(const char *dir, const char *name, bool json, struct ab_err *e)
+{
+	char path[PATH_MAX], info[4096];
+	size_t len = 0;
+	struct msg m;
+	int fd, rc;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
+		return 0;
+	fd = connect_path(path);
+	if (fd < 0) {
+		/* a supervisor killed outright leaves its socket: nothing listens any more */
+		if (errno == ECONNREFUSED)
+			unlink(path);
+		return 0;
+	}
+	rc = ask(fd, SESSION_INFO, &m, info, sizeof(info) - 1, &len, e);
+	close(fd);
+	if (rc <= 0 || m.type != SESSION_REPLY_INFO)
+		return 0;
+	info[len] = '\0';
+	if (json)
+		printf("%s\n", info);
+	else
+		printf("%s\n", m.text);
+	return 0;
+}
+
+static int list(bool json, struct ab_err *e)
+{
+	char dir[PATH_MAX];
+	struct dirent *d;
+	DIR *dh;
+
+	if (session_runtime_dir(dir, sizeof(dir), e) < 0)
+		return -1;
+	if (!(dh = opendir(dir)))
+		return ab_fail(e, errno, "cannot read %s", dir);
+	if (!json)
+		printf("%-32s  %-20s  %5s  %s\n", "ID", "STARTED", "EXECS", "PROFILE");
+	while ((d = readdir(dh))) {
+		size_t n = strlen(d->d_name);
+		char id[SESSION_ID_LEN + 1];
+		if (n != SESSION_ID_LEN + 5 || strcmp(d->d_name + SESSION_ID_LEN, ".sock"))
+			continue;
+		snprintf(id, sizeof(id), "%.*s", SESSION_ID_LEN, d->d_name);
+		if (session_id_valid(id))
+			list_one(dir, d->d_name, json, e);
+	}
+	closedir(dh);
+	return fflush(stdout) == 0 ? 0 : ab_fail(e, errno, "stdout");
+}
+
+int session_command(int argc, char **argv, struct ab_err *e)
+{
+	int rc = -1;
+
+	if (argc == 4 && !strcmp(argv[2], "stop"))
+		rc = stop(argv[3], e);
+	else if (argc >= 3 && argc <= 4 && !strcmp(argv[2], "list") &&
+		 (argc == 3 || !strcmp(argv[3], "--json")))
+		rc = list(argc == 4, e);
+	else
+		ab_fail(e, 0,
+			"usage: agentbox session start [OPTIONS] -p PROFILE | stop ID | "
+			"list [--json]");
+	return rc < 0 ? 125 : 0;
+}

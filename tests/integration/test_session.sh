@@ -1,0 +1,404 @@
+#!/bin/bash
+# Task sessions (`agentbox session start|stop|list`, `agentbox exec`): one sandbox for many
+# commands. Writes of one exec are seen by the next (one overlay for the session), diff and
+# promote cover them all and the host is untouched before; a background server one exec starts
+# answers the next; execs run concurrently; exit status, signals and stdin are a plain run's.
+# Hostile, each with its control: the control socket from inside (by path; its directory is not
+# even visible), from another pid namespace, from another user (both ways); a session started
+# from inside; processes that try to outlive `session stop` (setsid, double fork) or the
+# session's timeout; an exec that tries to pass its denied calls off as another's; kill -9 of
+# the supervisor.
+. "$(dirname "$0")/lib.sh"
+
+if ! "$AGENTBOX" -p minimal -- true 2>/dev/null; then
+	echo "n/a $TEST_NAME ($TEST_USER): no user namespaces here (sessions need them)"
+	exit 77
+fi
+
+RUNDIR=/tmp/agentbox-$(id -u)
+[ -n "${XDG_RUNTIME_DIR:-}" ] && [ -O "$XDG_RUNTIME_DIR" ] && RUNDIR=$XDG_RUNTIME_DIR/agentbox
+
+# start ARGS...: starts a session, sets SID, and stops it when the case ends.
+start() {
+	run_cmd "$AGENTBOX" session start "$@"
+	[ "$RC" = 0 ] || fail "session start $*: status $RC" "$(report)"
+	SID=$OUT
+	[[ $SID =~ ^[0-9a-f]{32}$ ]] || fail "session start printed '$SID', not an id" "$(report)"
+	echo "$SID" >>"$META/sessions"
+}
+
+stop_all() {
+	local s
+	[ -f "$META/sessions" ] || return 0
+	while read -r s; do
+		"$AGENTBOX" session stop "$s" >/dev/null 2>&1
+	done <"$META/sessions"
+}
+
+# ex ARGS...: agentbox exec $SID ARGS..., with OUT, ERR, RC. A session gone meanwhile is a
+# failure, with the end of its trail (when the case keeps one) to say why.
+ex() {
+	run_cmd "$AGENTBOX" exec "$SID" "$@"
+	case $ERR in
+	*"no live session"*) fail "the session ended before: $(show_cmd "$@")" \
+		"$(report; tail -n 3 "$META/audit" 2>/dev/null)" ;;
+	esac
+}
+
+# gone MARKER: no process has MARKER in its command line (within 3 s).
+gone() {
+	local i
+	for i in $(seq 30); do
+		pgrep -f "$1" >/dev/null || return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+snapshot() {
+	(cd "$1" && find . -printf '%p %y %m\n' | LC_ALL=C sort &&
+		find . -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum)
+}
+
+case_overlay_task() {
+	trap stop_all EXIT
+	mkdir -p proj && echo one >proj/a.txt && sleep 0.1
+	before=$(snapshot proj)
+	run_cmd "$AGENTBOX" session start --json -p shell --overlay "$CASE/proj" \
+		--audit "$META/audit"
+	assert_eq 0 "$RC" "session start --json"
+	SID=$(printf '%s' "$OUT" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+	echo "$SID" >>"$META/sessions"
+	changes=$(printf '%s' "$OUT" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["changes"])')
+	assert_exists "$changes" "the changes directory the JSON names"
+	ex -- sh -c 'echo two >proj/a.txt && echo new >proj/b.txt'
+	assert_eq 0 "$RC" "exec 1 writes"
+	ex -- sh -c 'cat proj/a.txt proj/b.txt && echo three >proj/c.txt'
+	assert_eq 0 "$RC" "exec 2 reads"
+	assert_eq "two
+new" "$OUT" "exec 2 sees exec 1's writes"
+	ex -- cat proj/c.txt
+	assert_eq three "$OUT" "exec 3 sees exec 2's write"
+	assert_eq "$before" "$(snapshot proj)" "the host tree is untouched while the session runs"
+	run_cmd "$AGENTBOX" promote "$SID"
+	[ "$RC" != 0 ] || fail "promote went ahead while the session runs" "$(report)"
+	run_cmd "$AGENTBOX" session stop "$SID"
+	[ "$RC" = 0 ] || fail "session stop: $RC" "$(report; tail -n 4 "$META/audit")"
+	assert_eq "$before" "$(snapshot proj)" "the host tree is untouched after stop"
+	run_cmd "$AGENTBOX" diff "$SID"
+	assert_eq 0 "$RC" "agentbox diff SESSION"
+	assert_contains "$OUT" "b.txt" "diff shows exec 1's new file"
+	assert_contains "$OUT" "c.txt" "diff shows exec 2's new file"
+	run_cmd "$AGENTBOX" promote "$SID"
+	assert_eq 0 "$RC" "agentbox promote SESSION"
+	assert_eq "two" "$(cat proj/a.txt)" "promoted: a.txt"
+	assert_eq "three" "$(cat proj/c.txt)" "promoted: c.txt"
+	"$AGENTBOX" discard "$SID" >/dev/null 2>&1
+	run_cmd "$AGENTBOX" audit verify "$META/audit"
+	assert_eq 0 "$RC" "the session's trail verifies"
+	run_cmd "$AGENTBOX" audit summary "$META/audit"
+	assert_contains "$OUT" "exec 2" "audit summary has a row per exec"
+	assert_eq 3 "$(grep -c '"event":"exec"' "$META/audit")" "three exec events"
+	grep -q '"event":"session".*"action":"end".*"reason":"stop"' "$META/audit" ||
+		fail "no session end event" "$(cat "$META/audit")"
+}
+
+case_background_server() {
+	trap stop_all EXIT
+	start -p python --net none --audit "$META/audit"
+	ex -- sh -c 'nohup python3 -m http.server 8765 --bind 127.0.0.1 >/dev/null 2>&1 &'
+	assert_eq 0 "$RC" "the exec that starts the server"
+	ex -- python3 -c '
+import time, urllib.request
+for i in range(50):
+    try:
+        print(urllib.request.urlopen("http://127.0.0.1:8765/").status); break
+    except OSError:
+        time.sleep(0.1)'
+	assert_eq 0 "$RC" "the next exec's request"
+	assert_eq 200 "$OUT" "the server started by an earlier exec answers"
+	# control: a fresh sandbox has no such server
+	run_cmd "$AGENTBOX" -p python --net none -- python3 -c '
+import urllib.request
+urllib.request.urlopen("http://127.0.0.1:8765/")'
+	[ "$RC" != 0 ] || fail "a plain run reached the session's server" "$(report)"
+}
+
+case_concurrent() {
+	trap stop_all EXIT
+	start -p shell
+	t0=$(date +%s%N)
+	for i in 1 2 3 4; do
+		"$AGENTBOX" exec "$SID" -- sh -c "sleep 1; echo out-$i" >"$META/c$i" 2>&1 &
+	done
+	wait
+	t1=$(date +%s%N)
+	for i in 1 2 3 4; do
+		assert_eq "out-$i" "$(cat "$META/c$i")" "concurrent exec $i"
+	done
+	[ $(((t1 - t0) / 1000000)) -lt 3500 ] || fail "four 1 s execs took $(((t1 - t0) / 1000000)) ms: not concurrent"
+}
+
+case_status_signals_stdin() {
+	trap stop_all EXIT
+	start -p shell
+	ex -- sh -c 'exit 3'
+	assert_eq 3 "$RC" "exit status"
+	ex -- sh -c 'kill -TERM $$'
+	assert_eq 143 "$RC" "death by a signal: 128+N"
+	ex -- /nonexistent
+	assert_eq 127 "$RC" "command not found"
+	ex --timeout 1s -- sleep 30
+	assert_eq 124 "$RC" "exec --timeout"
+	ex --env GREETING=hello --cwd /tmp -- sh -c 'echo "$GREETING $(pwd)"'
+	assert_eq "hello /tmp" "$OUT" "--env and --cwd"
+	printf 'line 1\nline 2\n' >"$META/in"
+	OUT=$("$AGENTBOX" exec "$SID" -- sh -c 'cat; echo err >&2' <"$META/in" 2>"$META/err2")
+	assert_eq "line 1
+line 2" "$OUT" "stdin and stdout pass through"
+	assert_eq err "$(cat "$META/err2")" "stderr passes through"
+	# a directory as stdin would be a way past the view (openat): refused; control: a file
+	"$AGENTBOX" exec "$SID" -- cat </ >/dev/null 2>"$META/err3"
+	assert_eq 125 "$?" "a directory passed as stdin"
+	assert_contains "$(cat "$META/err3")" "not directories" "the refusal"
+	OUT=$("$AGENTBOX" exec "$SID" -- cat <"$META/in")
+	assert_eq "line 1
+line 2" "$OUT" "control: a file as stdin"
+	# a signal to the client reaches the command (which reports it), as with a plain run
+	# (SIGINT would not do: a shell starts its background jobs with SIGINT ignored)
+	"$AGENTBOX" exec "$SID" -- sh -c 'trap "echo got-usr1; exit 7" USR1; sleep 20 & wait' \
+		>"$META/sig" 2>&1 &
+	pid=$!
+	sleep 1
+	kill -USR1 "$pid"
+	wait "$pid"
+	rc=$?
+	assert_eq 7 "$rc" "the command's status after the forwarded SIGUSR1"
+	assert_eq got-usr1 "$(cat "$META/sig")" "the command got SIGUSR1"
+	"$AGENTBOX" exec "$SID" -- sleep 20 &
+	pid=$!
+	sleep 1
+	kill -TERM "$pid"
+	wait "$pid"
+	assert_eq 143 "$?" "SIGTERM forwarded: the command died of it"
+}
+
+case_socket_from_inside() {
+	trap stop_all EXIT
+	start -p shell --rw /tmp --ro "$(dirname "$PY")"
+	sock="$RUNDIR/$SID.sock"
+	[ -S "$sock" ] || fail "control: no socket at $sock outside"
+	connect='import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+try:
+    s.connect(sys.argv[1]); print("connected")
+except OSError as e:
+    print("refused", e.errno)'
+	run_cmd "$PY" -c "$connect" "$sock"
+	assert_eq connected "$OUT" "control: the owner connects from outside"
+	ex -- "$PY" -c "$connect" "$sock"
+	assert_contains "$OUT" refused "a command inside connects to the control socket"
+	ex -- sh -c "ls -A '$RUNDIR' 2>&1; test -e '$sock' && echo visible"
+	assert_not_contains "$OUT" "$SID" "the session directory's entries inside"
+	assert_not_contains "$OUT" visible "the socket inside"
+	ex -- ls -A /tmp
+	assert_eq 0 "$RC" "control: /tmp is visible inside"
+	# another pid namespace with the owner's uid (what a sandbox's process is) is refused
+	# even with the socket in reach
+	if unshare --user --map-current-user --pid --fork true 2>/dev/null; then
+		run_cmd unshare --user --map-current-user --pid --fork --mount-proc \
+			"$AGENTBOX" exec "$SID" -- true
+		assert_eq 125 "$RC" "exec from another pid namespace"
+		assert_contains "$ERR" "pid namespace" "the refusal's reason"
+		grep -q . "$META/audit" 2>/dev/null || true
+	fi
+	ex -- true
+	assert_eq 0 "$RC" "control: exec from the owner's namespace"
+}
+
+case_start_inside() {
+	trap stop_all EXIT
+	start -p shell --ro "$(dirname "$AGENTBOX_BIN")" --ro "$AGENTBOX_PROFILES"
+	ex -- "$AGENTBOX_BIN" session start -p "$AGENTBOX_PROFILES/minimal.ini"
+	assert_eq 125 "$RC" "session start from inside a session"
+	assert_contains "$ERR" "user namespace" "the reason session start fails inside"
+	ex -- "$AGENTBOX_BIN" session list
+	assert_not_contains "$OUT" "$SID" "the outer session seen from inside"
+	run_cmd "$AGENTBOX" exec "$SID" -- "$AGENTBOX_BIN" exec "$SID" -- true
+	assert_eq 125 "$RC" "exec into the outer session from inside"
+	assert_contains "$ERR" "no live session" "the outer session's socket from inside"
+	ex -- "$AGENTBOX_BIN" --version
+	assert_eq 0 "$RC" "control: the binary runs inside"
+}
+
+# info_raw SOCKET: a raw INFO request; prints the reply's type, errno and text.
+INFO_PY='import socket, struct, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+try:
+    s.connect(sys.argv[1])
+except OSError as e:
+    print("connect-failed", e.errno); sys.exit(0)
+hdr = struct.pack("=IIiIQII", 0x41425831, 3, 0, 0, 0, 0, 0)
+try:
+    s.send(bytes(1036) + hdr)
+except OSError:  # a refusing supervisor may have closed already: its reply is queued
+    pass
+try:
+    r = s.recv(70000)
+except ConnectionResetError:  # the reply is still queued behind the reset
+    r = s.recv(70000)
+t, v = struct.unpack("=ii", r[:8])
+print(t, v, r[12:1036].split(b"\0")[0].decode())'
+
+case_other_user() {
+	trap stop_all EXIT
+	[ "$(id -u)" = 0 ] || not_applicable "needs root to act as a second user"
+	id agentbox-test >/dev/null 2>&1 || not_applicable "no user agentbox-test"
+	tu=$(id -u agentbox-test)
+	# the second user's own home and working directory, outside root's case directory
+	thome=$(mktemp -d /tmp/agentbox-session-other.XXXXXX)
+	remove_later "$thome"
+	chown "$tu:$(id -g agentbox-test)" "$thome"
+	as_test() {
+		setpriv --reuid="$tu" --regid="$(id -g agentbox-test)" --init-groups \
+			env -i HOME="$thome" PATH=/usr/bin:/bin \
+			AGENTBOX_PROFILE_PATH="$AGENTBOX_PROFILE_PATH" \
+			sh -c 'cd "$HOME" && exec "$@"' sh "$@"
+	}
+	as_test test -x "$AGENTBOX_BIN" || not_applicable "agentbox-test cannot run $AGENTBOX_BIN"
+	start -p shell
+	run_cmd as_test "$AGENTBOX_BIN" exec "$SID" -- true
+	assert_eq 125 "$RC" "agentbox-test execs into root's session"
+	run_cmd as_test "$PY" -c "$INFO_PY" "$RUNDIR/$SID.sock"
+	assert_contains "$OUT" "connect-failed 13" "agentbox-test connects to root's socket"
+	run_cmd "$PY" -c "$INFO_PY" "$RUNDIR/$SID.sock"
+	assert_contains "$OUT" "103 0" "control: root's INFO request to its own session"
+	# the other way: agentbox-test's session, root by id and by path
+	run_cmd as_test "$AGENTBOX_BIN" session start -p shell
+	assert_eq 0 "$RC" "agentbox-test starts a session"
+	tsid=$OUT
+	trap 'stop_all; as_test "$AGENTBOX_BIN" session stop "$tsid" >/dev/null 2>&1' EXIT
+	tsock=/tmp/agentbox-$tu/$tsid.sock
+	run_cmd "$AGENTBOX" exec "$tsid" -- true
+	assert_eq 125 "$RC" "root execs into agentbox-test's session by id"
+	run_cmd "$PY" -c "$INFO_PY" "$tsock"
+	assert_contains "$OUT" "102 1 another user" "root's request on agentbox-test's socket"
+	run_cmd as_test "$AGENTBOX_BIN" exec "$tsid" -- true
+	assert_eq 0 "$RC" "control: agentbox-test execs into its own session"
+	run_cmd as_test "$AGENTBOX_BIN" session stop "$tsid"
+	assert_eq 0 "$RC" "agentbox-test stops its session"
+}
+
+case_survive_stop() {
+	trap stop_all EXIT
+	m=agentbox-marker-$$-$RANDOM
+	start -p shell
+	ex -- sh -c "setsid sh -c 'sleep 300; true' $m-a >/dev/null 2>&1 </dev/null & \
+		(sh -c 'sleep 301; true' $m-b >/dev/null 2>&1 </dev/null &) ; \
+		nohup sh -c 'sleep 302; true' $m-c >/dev/null 2>&1 </dev/null &"
+	assert_eq 0 "$RC" "the exec leaving processes behind"
+	sleep 0.3
+	for s in a b c; do
+		pgrep -f "$m-$s" >/dev/null || fail "control: $m-$s did not outlive its exec"
+	done
+	run_cmd "$AGENTBOX" session stop "$SID"
+	assert_eq 0 "$RC" "session stop"
+	gone "$m" || fail "a process outlived session stop: $(pgrep -af "$m")"
+	run_cmd "$AGENTBOX" exec "$SID" -- true
+	assert_eq 125 "$RC" "exec into a stopped session"
+}
+
+case_session_timeout() {
+	trap stop_all EXIT
+	m=agentbox-marker-$$-$RANDOM
+	cat >to.ini <<-EOF
+		[sandbox]
+		include = $AGENTBOX_PROFILES/shell.ini
+		[limits]
+		session-timeout = 2s
+	EOF
+	start -p ./to.ini --audit "$META/audit"
+	ex -- sh -c "setsid sh -c 'sleep 300; true' $m >/dev/null 2>&1 </dev/null &"
+	sleep 0.3
+	pgrep -f "$m" >/dev/null || fail "control: the background process did not start"
+	run_cmd "$AGENTBOX" session list
+	assert_contains "$OUT" "$SID" "control: the session is live before its timeout"
+	sleep 2.5
+	gone "$m" || fail "a process outlived the session timeout"
+	run_cmd "$AGENTBOX" session list
+	assert_not_contains "$OUT" "$SID" "the session after its timeout"
+	grep -q '"limit":"session-timeout"' "$META/audit" || fail "no session-timeout limit event"
+	cat >idle.ini <<-EOF
+		[sandbox]
+		include = $AGENTBOX_PROFILES/shell.ini
+		[limits]
+		idle-timeout = 1s
+	EOF
+	start -p ./idle.ini
+	ex -- sleep 1.5
+	assert_eq 0 "$RC" "an exec longer than the idle timeout (not idle while it runs)"
+	sleep 2
+	run_cmd "$AGENTBOX" exec "$SID" -- true
+	assert_eq 125 "$RC" "exec after the idle timeout"
+}
+
+case_attribution() {
+	trap stop_all EXIT
+	start -p shell --audit "$META/audit"
+	# exec 1 makes a denied call, and stays
+	"$AGENTBOX" exec "$SID" -- sh -c 'unshare -U true 2>/dev/null; sleep 3' &
+	sleep 0.5
+	# exec 2: one call of its own, one from a process that left it (setsid, double fork)
+	ex -- sh -c '(setsid sh -c "sleep 0.5; unshare -U true 2>/dev/null" &); unshare -U true 2>/dev/null; sleep 1.5'
+	wait
+	run_cmd "$AGENTBOX" session stop "$SID"
+	ev=$(grep '"event":"syscall"' "$META/audit" | grep '"name":"unshare"')
+	assert_eq 1 "$(printf '%s\n' "$ev" | grep -c '"exec":1[,}]')" "events of exec 1"
+	assert_eq 1 "$(printf '%s\n' "$ev" | grep -c '"exec":2[,}]')" "events of exec 2"
+	assert_eq 1 "$(printf '%s\n' "$ev" | grep -c '"exec":"session"')" \
+		"the orphan's event names the session, not an exec"
+}
+
+case_kill_supervisor() {
+	trap stop_all EXIT
+	m=agentbox-marker-$$-$RANDOM
+	start -p shell
+	ex -- sh -c "setsid sh -c 'sleep 300; true' $m >/dev/null 2>&1 </dev/null &"
+	sleep 0.3
+	pgrep -f "$m" >/dev/null || fail "control: the background process did not start"
+	pid=$("$AGENTBOX" session list --json | "$PY" -c '
+import json, sys
+for l in sys.stdin:
+    d = json.loads(l)
+    if d["id"] == sys.argv[1]: print(d["pid"])' "$SID")
+	[ -n "$pid" ] || fail "the supervisor's pid is not in session list --json"
+	kill -KILL "$pid"
+	gone "$m" || fail "a process of the session outlived its supervisor: $(pgrep -af "$m")"
+	run_cmd "$AGENTBOX" session list
+	assert_not_contains "$OUT" "$SID" "session list after the supervisor died"
+}
+
+case_bad_ids() {
+	for id in ../../etc/passwd 0123 "$(printf 'a%.0s' $(seq 32))X" \
+		"$(printf 'A%.0s' $(seq 32))"; do
+		run_cmd "$AGENTBOX" exec "$id" -- true
+		assert_eq 125 "$RC" "exec into '$id'"
+		assert_contains "$ERR" "not a session id" "the refusal of '$id'"
+	done
+	run_cmd "$AGENTBOX" session start -p shell -- true
+	assert_eq 125 "$RC" "session start with a command"
+}
+
+run_case overlay_task case_overlay_task
+run_case background_server case_background_server
+run_case concurrent case_concurrent
+run_case status_signals_stdin case_status_signals_stdin
+run_case socket_from_inside case_socket_from_inside
+run_case start_inside case_start_inside
+run_case other_user case_other_user
+run_case survive_stop case_survive_stop
+run_case session_timeout case_session_timeout
+run_case attribution case_attribution
+run_case kill_supervisor case_kill_supervisor
+run_case bad_ids case_bad_ids
+finish
