@@ -27,7 +27,8 @@ static int parse(int argc, char **argv, struct session_request *q, struct ab_err
 	int i = 3;
 
 	q->kind = SESSION_EXEC;
-	for (; i < argc && strcmp(argv[i], "--"); i++) {
+	/* each option takes a value: two words at a time */
+	for (; i < argc && strcmp(argv[i], "--"); i += 2) {
 		const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!val || opt[0] != '-')
 			break;
@@ -47,7 +48,6 @@ static int parse(int argc, char **argv, struct session_request *q, struct ab_err
 			return ab_fail(e, 0, "option %s is unknown", opt),
 			       ab_hint(e, "see agentbox --help");
 		}
-		i++;
 	}
 	if (i < argc && !strcmp(argv[i], "--"))
 		i++;
