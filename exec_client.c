@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
@@ -75,10 +76,22 @@ static int send_request(int fd, const struct session_request *q, const int *fds,
 	return rc < 0 ? ab_fail(e, errno, "the session did not take the command") : 0;
 }
 
+/* A signal before the session said the command started: nothing to forward it to yet, and the
+ * session may not answer at all (stopped, wedged), so the signal does what it would do to any
+ * program. The session sees the hang-up and ends the command if it was about to start. */
+static void die_of(int signo, const sigset_t *old)
+{
+	signal(signo, SIG_DFL);
+	sigprocmask(SIG_SETMASK, old, NULL);
+	raise(signo);
+	_exit(128 + signo);
+}
+
 /* Until the command's status comes: the signals this process gets go on to the command. */
-static int wait_exit(int fd, int sigfd, struct ab_err *e)
+static int wait_exit(int fd, int sigfd, const sigset_t *old, struct ab_err *e)
 {
 	struct pollfd pfd[2] = {{fd, POLLIN, 0}, {sigfd, POLLIN, 0}};
+	bool started = false;
 
 	for (;;) {
 		struct signalfd_siginfo si;
@@ -91,6 +104,8 @@ static int wait_exit(int fd, int sigfd, struct ab_err *e)
 			return ab_fail(e, errno, "poll");
 		}
 		if ((pfd[1].revents & POLLIN) && read(sigfd, &si, sizeof(si)) == sizeof(si)) {
+			if (!started)
+				die_of((int)si.ssi_signo, old);
 			struct session_request q = {.kind = SESSION_SIGNAL,
 						    .signo = (int)si.ssi_signo};
 			if (send_request(fd, &q, NULL, 0, e) < 0)
@@ -107,6 +122,8 @@ static int wait_exit(int fd, int sigfd, struct ab_err *e)
 			       e->errnum = m.value, -1;
 		if (m.type == SESSION_REPLY_EXIT)
 			return m.value;
+		if (m.type == SESSION_REPLY_STARTED)
+			started = true;
 	}
 }
 
@@ -135,7 +152,7 @@ int exec_command(int argc, char **argv, struct ab_err *e)
 	    e->errnum == ECONNRESET) {
 		struct ab_err sent = *e;
 		*e = (struct ab_err){0};
-		rc = wait_exit(fd, sigfd, e);
+		rc = wait_exit(fd, sigfd, &old, e);
 		if (rc < 0 && sent.msg[0] && e->errnum == EPIPE)
 			*e = sent;
 	}

@@ -360,6 +360,18 @@ static int audit_refused(struct serve *s, const struct ucred *uc, const char *wh
 	return audit_emit(s->a, e);
 }
 
+/* Unread data at close would reset the connection before the refusal is read. Bounded, and
+ * stops at the peer's hang-up (0, again and again once it has closed): a refused peer must not
+ * hold the loop. */
+static void drain(int fd)
+{
+	char sink[64];
+
+	for (int k = 0; k < 8; k++)
+		if (recv(fd, sink, sizeof(sink), MSG_DONTWAIT | MSG_TRUNC) <= 0)
+			return;
+}
+
 static int on_accept(struct serve *s, struct ab_err *e)
 {
 	for (int k = 0; k < 16; k++) {
@@ -371,12 +383,8 @@ static int on_accept(struct serve *s, struct ab_err *e)
 			return 0;
 		why = s->n_clients >= MAX_CLIENTS ? "too many clients" : peer_refused(s, fd, &uc);
 		if (why) {
-			char sink[64];
 			reply(fd, SESSION_REPLY_ERROR, EPERM, 0, why);
-			/* unread data at close would reset the connection before the reply is read
-			 */
-			while (recv(fd, sink, sizeof(sink), MSG_DONTWAIT | MSG_TRUNC) >= 0)
-				;
+			drain(fd);
 			close(fd);
 			if (audit_refused(s, &uc, why, e) < 0)
 				return -1;

@@ -27,12 +27,22 @@ start() {
 	echo "$SID" >>"$META/sessions"
 }
 
+# bounded: a wedged session must fail its case, not hang the whole script
 stop_all() {
 	local s
 	[ -f "$META/sessions" ] || return 0
 	while read -r s; do
-		"$AGENTBOX" session stop "$s" >/dev/null 2>&1
+		timeout -s KILL "$CMD_LIMIT" "$AGENTBOX" session stop "$s" >/dev/null 2>&1
 	done <"$META/sessions"
+}
+
+# supervisor_pid: the pid of session $SID's supervisor, from session list --json.
+supervisor_pid() {
+	"$AGENTBOX" session list --json | "$PY" -c '
+import json, sys
+for l in sys.stdin:
+    d = json.loads(l)
+    if d["id"] == sys.argv[1]: print(d["pid"])' "$SID"
 }
 
 # ex ARGS...: agentbox exec $SID ARGS..., with OUT, ERR, RC. A session gone meanwhile is a
@@ -366,16 +376,37 @@ case_kill_supervisor() {
 	ex -- sh -c "setsid sh -c 'sleep 300; true' $m >/dev/null 2>&1 </dev/null &"
 	sleep 0.3
 	pgrep -f "$m" >/dev/null || fail "control: the background process did not start"
-	pid=$("$AGENTBOX" session list --json | "$PY" -c '
-import json, sys
-for l in sys.stdin:
-    d = json.loads(l)
-    if d["id"] == sys.argv[1]: print(d["pid"])' "$SID")
+	pid=$(supervisor_pid)
 	[ -n "$pid" ] || fail "the supervisor's pid is not in session list --json"
 	kill -KILL "$pid"
 	gone "$m" || fail "a process of the session outlived its supervisor: $(pgrep -af "$m")"
 	run_cmd "$AGENTBOX" session list
 	assert_not_contains "$OUT" "$SID" "session list after the supervisor died"
+}
+
+# A refused peer that has already hung up when the supervisor gets to it (found in CI: the
+# supervisor spun on the hang-up and every later exec hung); and a client whose session does
+# not answer still dies of a signal (timeout(1) ends it) instead of forwarding it to nothing.
+case_refused_peer_gone() {
+	trap 'kill -CONT "$pid" 2>/dev/null; stop_all' EXIT
+	start -p shell
+	sock="$RUNDIR/$SID.sock"
+	pid=$(supervisor_pid)
+	[ -n "$pid" ] || fail "the supervisor's pid is not in session list --json"
+	kill -STOP "$pid"
+	run_cmd unshare --user --map-current-user --pid --fork "$PY" -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1]); s.send(b"x"); s.close(); print("closed")' "$sock"
+	assert_eq closed "$OUT" "control: a peer from another pid namespace connected and left"
+	run_cmd timeout 2 "$AGENTBOX" exec "$SID" -- true
+	assert_eq 124 "$RC" "timeout(1) on an exec into a session that does not answer"
+	kill -CONT "$pid"
+	ex -- echo alive
+	assert_eq alive "$OUT" "an exec after the refused peer"
+	cpu=$(ps -o time= -p "$pid")
+	sleep 1
+	assert_eq "$cpu" "$(ps -o time= -p "$pid")" "the supervisor's CPU time while idle"
 }
 
 case_bad_ids() {
@@ -400,5 +431,6 @@ run_case survive_stop case_survive_stop
 run_case session_timeout case_session_timeout
 run_case attribution case_attribution
 run_case kill_supervisor case_kill_supervisor
+run_case refused_peer_gone case_refused_peer_gone
 run_case bad_ids case_bad_ids
 finish

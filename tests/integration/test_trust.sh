@@ -279,9 +279,16 @@ written() {
 # The lines of a `strace -f` trace made by the traced process and its threads (the CA is made
 # by one), not by pid 1 or the command, without their pid prefix.
 supervisor_lines() {
-	awk 'NR == 1 { keep[$1] = 1 }
-	     $1 in keep && /CLONE_THREAD/ { keep[$NF] = 1 }
-	     $1 in keep { sub(/^[0-9]+ +/, ""); print }' "$1"
+	awk 'FNR == NR {
+		if (FNR == 1) keep[$1] = 1
+		if (($1 in keep) && /CLONE_THREAD/) {
+			if (/unfinished/) pending[$1] = 1; else keep[$NF] = 1
+		} else if (($1 in pending) && /resumed>/) {
+			keep[$NF] = 1; delete pending[$1]
+		}
+		next
+	     }
+	     $1 in keep { sub(/^[0-9]+ +/, ""); print }' "$1" "$1"
 }
 
 # The supervisor (traced with its threads, without its children) opens for writing exactly what
