@@ -343,17 +343,6 @@ static void ensure_std_fds(void)
 	}
 }
 
-static void audit_error(struct audit *a, const struct ab_err *e)
-{
-	struct ab_err ignored;
-	struct json *j = audit_begin(a, "error");
-
-	json_kv_str(j, "message", e->msg);
-	if (e->errnum)
-		json_kv_int(j, "errno", e->errnum);
-	audit_emit(a, &ignored);
-}
-
 /* One line on stderr and a limit event for the rlimit that ended the run (the timeout's and
  * the disk limit's events were written by the supervisor when they fired). */
 static void report_limit(struct audit *a, const struct policy *p, const char *limit)
@@ -432,10 +421,8 @@ static int run(const struct policy *p, const struct cli *c)
 			rc = session_start(p, a, &protect, session_dir, c->json, &audited, &e);
 		strv_free(&guarded_files);
 		strv_free(&guarded_dirs);
-		if (rc < 0 && !audited) {
-			audit_error(a, &e);
-			run_audit_exit(a, NULL, EXIT_SETUP, &(struct ab_err){0});
-		}
+		if (rc < 0 && !audited)
+			run_audit_failed(a, &e);
 		audit_close(a);
 		return rc < 0 ? fail(&e) : 0;
 	}
@@ -443,8 +430,7 @@ static int run(const struct policy *p, const struct cli *c)
 	strv_free(&guarded_files);
 	strv_free(&guarded_dirs);
 	if (rc < 0) {
-		audit_error(a, &e);
-		run_audit_exit(a, NULL, EXIT_SETUP, &(struct ab_err){0});
+		run_audit_failed(a, &e);
 		audit_close(a);
 		return fail(&e);
 	}
@@ -467,7 +453,7 @@ static int audit_command(int argc, char **argv)
 	int rc;
 
 	if (argc != 4 || (strcmp(argv[2], "verify") && strcmp(argv[2], "summary")))
-		return fail(&(struct ab_err){0, "usage: agentbox audit verify|summary FILE"});
+		return fail(&(struct ab_err){.msg = "usage: agentbox audit verify|summary FILE"});
 	if (!strcmp(argv[2], "summary"))
 		rc = audit_summary(argv[3], stdout, &e);
 	else
@@ -515,7 +501,7 @@ int main(int argc, char **argv)
 	}
 	collect_vars(&vars, cwd, uid, sizeof(uid));
 	if (!(p = policy_new(&vars))) {
-		rc = fail(&(struct ab_err){ENOMEM, "out of memory"});
+		rc = fail(&(struct ab_err){.errnum = ENOMEM, .msg = "out of memory"});
 		goto out;
 	}
 	if (build_policy(&c, p, &e) < 0)

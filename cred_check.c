@@ -38,6 +38,7 @@ static void maybe_stop(struct proxy *px, const struct cred *cr, const char *wher
 	ab_fail(&e, 0, "credential %s: its placeholder was sent in %s, and on-leak = stop",
 		cr->pc->name, where);
 	ab_hint(&e, "see the credential event in the audit trail");
+	e.cause = "credential-leak";
 	proxy_audit_note(px, &e);
 }
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 __attribute__((format(printf, 2, 0))) static void append(struct ab_err *e, const char *fmt,
-							   va_list ap)
+							 va_list ap)
 {
 	size_t len = strnlen(e->msg, sizeof(e->msg));
 	if (len + 1 < sizeof(e->msg))
@@ -24,6 +24,7 @@ int ab_fail(struct ab_err *e, int errnum, const char *fmt, ...)
 	va_list ap;
 
 	e->errnum = errnum;
+	e->cause = NULL;
 	e->msg[0] = '\0';
 	va_start(ap, fmt);
 	append(e, fmt, ap);

@@ -186,12 +186,14 @@ int run_audit_prelude(const struct run *r, struct audit *a, struct ab_err *e)
 	return 0;
 }
 
-int run_audit_exit(struct audit *a, const struct sandbox_result *res, int status, struct ab_err *e)
+/* res NULL: the run failed before it had a result, for cause */
+static int exit_event(struct audit *a, const struct sandbox_result *res, int status,
+		      const char *cause, struct ab_err *e)
 {
 	struct json *j = audit_begin(a, "exit");
 
 	json_kv_int(j, "status", status);
-	json_kv_str(j, "cause", res ? res->cause : "setup-error");
+	json_kv_str(j, "cause", res ? res->cause : cause);
 	if (res && !strcmp(res->cause, "signaled"))
 		json_kv_int(j, "signal", res->code);
 	else if (res && !strcmp(res->cause, "exited"))
@@ -214,4 +216,21 @@ int run_audit_exit(struct audit *a, const struct sandbox_result *res, int status
 	audit_suppressed(a, j);
 	audit_chain(a, j);
 	return audit_emit(a, e);
+}
+
+int run_audit_exit(struct audit *a, const struct sandbox_result *res, int status, struct ab_err *e)
+{
+	return exit_event(a, res, status, res->cause, e);
+}
+
+void run_audit_failed(struct audit *a, const struct ab_err *failure)
+{
+	struct ab_err ignored;
+	struct json *j = audit_begin(a, "error");
+
+	json_kv_str(j, "message", failure->msg);
+	if (failure->errnum)
+		json_kv_int(j, "errno", failure->errnum);
+	audit_emit(a, &ignored);
+	exit_event(a, NULL, 125, failure->cause ? failure->cause : "setup-error", &ignored);
 }

@@ -713,16 +713,11 @@ _Noreturn void session_serve(const struct policy *p, struct audit *a,
 	close(report);
 	while (!s.end_reason)
 		if (round_trip(&s, &e) < 0 && !s.end_reason)
-			s.end_reason = "error";
+			s.end_reason = e.cause ? e.cause : "error";
 	end_session(&s, &e);
 failed:
 	session_report(report, NULL, &e);
-	{
-		struct ab_err ignored;
-		json_kv_str(audit_begin(a, "error"), "message", e.msg);
-		audit_emit(a, &ignored);
-		run_audit_exit(a, NULL, 125, &ignored);
-	}
+	run_audit_failed(a, &e);
 	audit_close(a);
 	unlink(path);
 	sandbox_close(&r);

@@ -10,6 +10,9 @@
 struct ab_err {
 	int errnum; /* errno of the failing call, 0 when the cause is not a syscall */
 	char msg[AB_ERR_MAX];
+	/* Set when the error is a policy stopping the run rather than a failed step: the exit
+	 * event's cause (e.g. "credential-leak"). NULL: "setup-error". ab_fail clears it. */
+	const char *cause;
 };
 
 /* Sets the message (printf-style) and appends ": strerror(errnum)" when errnum != 0.

@@ -11,7 +11,12 @@ int run_audit_prelude(const struct run *r, struct audit *a, struct ab_err *e);
 /* A warning event: what (a short word) and the message. */
 int run_audit_warn(struct audit *a, const char *what, const char *message, struct ab_err *e);
 
-/* The exit event: how the run ended (res NULL: setup failed), the counts and the chain. */
+/* The exit event: how the run ended, the counts and the chain. */
 int run_audit_exit(struct audit *a, const struct sandbox_result *res, int status, struct ab_err *e);
+
+/* A run that failed or was stopped by its policy: the error event (failure's message), then
+ * the exit event with status 125 and failure's cause ("setup-error" when it has none). Best
+ * effort: the caller reports failure whatever the trail says. */
+void run_audit_failed(struct audit *a, const struct ab_err *failure);
 
 #endif

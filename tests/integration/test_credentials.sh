@@ -260,6 +260,8 @@ t_on_leak_stop() {
 	[ "$RC" = 125 ] || fail "on-leak = stop did not end the run (rc $RC)" "$(report)"
 	assert_not_contains "$OUT" "survived" "the command after the leak"
 	assert_contains "$ERR" "on-leak = stop" "the cause on stderr"
+	assert_contains "$(grep '"event":"exit"' "$AUDIT")" '"cause":"credential-leak"' \
+		"the exit event's cause"
 }
 
 t_response_redacted() {
