@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "credential_file.h"
 
 extern char **environ;
 
@@ -140,7 +141,11 @@ int creds_prepare(const struct policy *p, struct creds **out, struct env_result 
 		return ab_fail(e, ENOMEM, "environment");
 	}
 	for (size_t i = 0; i < cs->n; i++) {
-		if (cs->v[i].pc->env && env_override(env, cs->v[i].pc->env, cs->v[i].ph) < 0) {
+		const struct policy_credential *pc = cs->v[i].pc;
+		char path[128];
+		if ((pc->env && env_override(env, pc->env, cs->v[i].ph) < 0) ||
+		    (pc->file_env && (cred_file_path(pc, path, sizeof(path)) < 0 ||
+				      env_override(env, pc->file_env, path) < 0))) {
 			creds_free(cs);
 			return ab_fail(e, ENOMEM, "environment");
 		}

@@ -16,6 +16,8 @@
 /* prefix + at least 20 random base62 characters (119 bits); at most what a header carries */
 #define CRED_MIN_RANDOM 20
 #define CRED_MAX_LENGTH 128
+/* a token file (.npmrc, hosts.yml) is a few lines */
+#define CRED_MAX_FILE 4096
 
 static const char *section_name(const char *section)
 {
@@ -52,6 +54,8 @@ void policy_credential_free(struct policy_credential *c)
 	free(c->template);
 	free(c->env);
 	free(c->prefix);
+	free(c->file);
+	free(c->file_env);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -247,12 +251,62 @@ static int on_query(const struct setting *s, struct policy_credential *c, const 
 	return set_place(s, c, CRED_PLACE_QUERY, NULL, v, e);
 }
 
-static int on_env(const struct setting *s, struct policy_credential *c, const char *v,
+/* env and file-env: a variable name into *field */
+static int on_var(const struct setting *s, char **field, const char *v, const char *example,
 		  struct ab_err *e)
 {
+	char fix[64];
+
+	snprintf(fix, sizeof(fix), "write e.g. %s = %s", s->key, example);
 	if (!*v || isdigit((unsigned char)*v) || !token_chars(v, strlen(v), "_"))
-		return bad(s, e, "not a variable name", "write e.g. env = OPENAI_API_KEY");
-	return policy_set_string(s, &c->env, v, e);
+		return bad(s, e, "not a variable name", fix);
+	return policy_set_string(s, field, v, e);
+}
+
+/* The file's text as one INI value: \n a line break, \t a tab, \\ a backslash; {} (at
+ * least once) the placeholder. */
+static int on_file(const struct setting *s, struct policy_credential *c, const char *v,
+		   struct ab_err *e)
+{
+	size_t n = strlen(v), k = 0;
+	char *text;
+
+	if (!strstr(v, "{}"))
+		return bad(s, e, "the text must hold {} where the placeholder goes",
+			   "write e.g. file = //registry.npmjs.org/:_authToken={}");
+	if (n > CRED_MAX_FILE)
+		return bad(s, e, "longer than 4096 bytes", "a token file is a few lines");
+	if (policy_claim_scalar(s, e) < 0)
+		return -1;
+	if (!(text = malloc(n + 2)))
+		return policy_oom(e);
+	for (size_t i = 0; i < n; i++) {
+		if (v[i] != '\\') {
+			text[k++] = v[i];
+			continue;
+		}
+		switch (v[++i]) {
+		case 'n':
+			text[k++] = '\n';
+			break;
+		case 't':
+			text[k++] = '\t';
+			break;
+		case '\\':
+			text[k++] = '\\';
+			break;
+		default:
+			free(text);
+			return bad(s, e, "an unknown escape", "use \\n, \\t or \\\\");
+		}
+	}
+	/* a text file ends with a line break */
+	if (!k || text[k - 1] != '\n')
+		text[k++] = '\n';
+	text[k] = '\0';
+	free(c->file);
+	c->file = text;
+	return 0;
 }
 
 static int on_prefix(const struct setting *s, struct policy_credential *c, const char *v,
@@ -306,9 +360,13 @@ int policy_credential_key(const struct setting *s, const char *v, struct ab_err 
 	if (!strcmp(s->key, "query"))
 		return on_query(s, c, v, e);
 	if (!strcmp(s->key, "env"))
-		return on_env(s, c, v, e);
+		return on_var(s, &c->env, v, "OPENAI_API_KEY", e);
 	if (!strcmp(s->key, "prefix"))
 		return on_prefix(s, c, v, e);
+	if (!strcmp(s->key, "file"))
+		return on_file(s, c, v, e);
+	if (!strcmp(s->key, "file-env"))
+		return on_var(s, &c->file_env, v, "NPM_CONFIG_USERCONFIG", e);
 	if (!strcmp(s->key, "length"))
 		return on_length(s, c, v, e);
 	if (!strcmp(s->key, "add")) {
@@ -325,7 +383,8 @@ int policy_credential_key(const struct setting *s, const char *v, struct ab_err 
 	}
 	ab_fail(e, 0, "unknown key '%s' in [%s]", s->key, s->section);
 	ab_hint(e, "a credential's keys are source, hosts, rules, header, basic, query, env, "
-		   "prefix, length, add and on-leak (docs/profile.md, Credentials)");
+		   "file, file-env, prefix, length, add and on-leak (docs/profile.md, "
+		   "Credentials)");
 	return policy_at_error(&s->at, e);
 }
 
@@ -393,10 +452,18 @@ static int finish_one(struct policy *p, struct policy_credential *c, struct ab_e
 		return ab_fail(e, 0, "[credential %s] does not say how it is sent", c->name),
 		       ab_hint(e, "add header = Authorization: Bearer {}, basic = USER:{} or "
 				  "query = NAME");
-	if (!c->env && !c->add)
+	if (!c->env && !c->file && !c->add)
 		return ab_fail(e, 0, "[credential %s] reaches the command in no way", c->name),
 		       ab_hint(e, "add env = VARIABLE (the command sees the placeholder there), "
-				  "or add = yes");
+				  "file = TEXT (a file holding it), or add = yes");
+	if (c->env && c->file_env && !strcmp(c->env, c->file_env))
+		return ab_fail(e, 0, "[credential %s]: env and file-env name one variable",
+			       c->name),
+		       ab_hint(e, "env holds the placeholder, file-env the file's path: use two "
+				  "names");
+	if (c->file_env && !c->file)
+		return ab_fail(e, 0, "[credential %s] has file-env but no file", c->name),
+		       ab_hint(e, "add file = the file's text, with {} for the placeholder");
 	if (c->add && c->place == CRED_PLACE_QUERY)
 		return ab_fail(e, 0, "[credential %s]: add = yes works with header and basic",
 			       c->name),

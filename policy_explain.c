@@ -4,6 +4,8 @@
 #include <limits.h>
 #include <stdio.h>
 
+#include "credential_file.h"
+
 static void json_strv(struct json *j, const char *key, const struct strv *sv)
 {
 	json_key(j, key);
@@ -52,6 +54,7 @@ static void explain_fs(const struct policy *p, struct json *j)
 static void explain_credentials(const struct policy *p, struct json *j)
 {
 	static const char *const place[] = {"none", "header", "basic", "query"};
+	char path[128];
 
 	json_key(j, "credentials");
 	json_arr_begin(j);
@@ -67,6 +70,9 @@ static void explain_credentials(const struct policy *p, struct json *j)
 		json_kv_str(j, c->place == CRED_PLACE_QUERY ? "parameter" : "template",
 			    c->template);
 		json_kv_str(j, "env", c->env);
+		if (c->file && cred_file_path(c, path, sizeof(path)) == 0)
+			json_kv_str(j, "file", path);
+		json_kv_str(j, "file_env", c->file_env);
 		json_kv_str(j, "prefix", c->prefix);
 		json_kv_uint(j, "length", c->length);
 		json_kv_bool(j, "add", c->add);

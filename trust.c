@@ -22,6 +22,7 @@
 #include <openssl/rand.h>
 
 #include "channel.h"
+#include "credential_file.h"
 #include "egress_rule.h"
 #include "http_rules.h"
 #include "mounts.h"
@@ -506,8 +507,9 @@ int trust_install(struct run *r, struct ab_err *e)
 		return 0;
 	/* made before the files come, in case they are not there yet; its size is a cap (the
 	 * largest two files receive accepts and a page each for the directory and rounding) */
-	mnt = mounts_new_tmpfs(2 * (TRUST_MAX_FILE + TRUST_CA_SLACK) + 4 * 4096, "0755", e);
-	if (mnt < 0 || receive(r, fds, size, e) < 0 ||
+	mnt = mounts_new_tmpfs(
+	    2 * (TRUST_MAX_FILE + TRUST_CA_SLACK) + 4 * 4096 + creds_files_size(r->p), "0755", e);
+	if (mnt < 0 || creds_write_files(r->creds, mnt, e) < 0 || receive(r, fds, size, e) < 0 ||
 	    copy_in(mnt, "ca.crt", fds[0], size[0], e) < 0 ||
 	    copy_in(mnt, "ca-bundle.crt", fds[1], size[1], e) < 0 ||
 	    mounts_attach_ro(mnt, TRUST_DIR, e) < 0)

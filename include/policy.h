@@ -85,6 +85,8 @@ struct policy_credential {
 	char *env;	    /* the variable holding the placeholder inside, or NULL */
 	char *prefix;	    /* the placeholder's fixed start ("sk-", "ghp_"), or NULL */
 	uint64_t length;    /* the placeholder's whole length; 0: prefix + 40 */
+	char *file;	    /* a file made inside from this text ({}: the placeholder), or NULL */
+	char *file_env;	    /* the variable holding that file's path inside, or NULL */
 	bool add;	    /* add the header when a request to a bound host lacks it */
 	bool stop;	    /* on-leak = stop: a leak ends the run */
 	struct origin at;   /* where the section began */

@@ -102,6 +102,33 @@ print(u.urlopen(r, timeout=15).read().decode())'
 	assert_contains "$OUT" "api ok" "Python urllib with the placeholder"
 }
 
+# A token file the profile generates (file, file-env): npm reads its _authToken from the .npmrc
+# agentbox made, holding the placeholder; `npm whoami` against a registry on the bound host
+# succeeds (the placeholder was replaced at the boundary), the file is read-only and holds no
+# real value; the same file pointed at the other host is refused as a leak.
+t_token_file() {
+	command -v npm >/dev/null || not_applicable "npm is not installed"
+	origin
+	local npmrc='//origin.test:'"$OP"'/api/:_authToken={}\n//other.test:'"$OP"'/api/:_authToken={}'
+	profile env:REAL_TOKEN "file = $npmrc" 'file-env = NPM_CONFIG_USERCONFIG'
+	local npm_env='export HOME=/tmp NPM_CONFIG_CACHE=/tmp/npm-cache NPM_CONFIG_UPDATE_NOTIFIER=false'
+	box npmrc sh -c 'f=$NPM_CONFIG_USERCONFIG; echo "path=$f"; cat "$f"
+		echo more >>"$f" 2>/dev/null && echo WRITABLE'
+	assert_contains "$OUT" "path=/run/agentbox/credential-api" "the file's path in file-env"
+	assert_contains "$OUT" "//origin.test:$OP/api/:_authToken=sk-" "the placeholder in the file"
+	assert_not_contains "$OUT" "$REAL" "the real value in the file"
+	assert_not_contains "$OUT" WRITABLE "a write to the token file"
+	box npm sh -c "$npm_env; npm whoami --registry https://origin.test:$OP/api/ 2>&1"
+	assert_eq 0 "$RC" "npm whoami with the generated .npmrc"
+	assert_contains "$OUT" "agentbox-test" "npm whoami's answer"
+	cred_event "npm's request" allow
+	no_real_in_audit
+	box npmleak sh -c "$npm_env; npm whoami --registry https://other.test:$OP/api/ 2>&1"
+	[ "$RC" != 0 ] || fail "npm whoami sent the placeholder to the other host and succeeded" \
+		"$(report)"
+	cred_event "npm's request to the other host" deny
+}
+
 # Nothing agentbox writes holds the value: its TMPDIR and state directory, the overlay's
 # changes, the audit trail, the working directory (control: the search finds a copy put there).
 t_not_on_disk() {
@@ -361,6 +388,7 @@ t_pid1_memory() {
 }
 
 run_case curl_bearer t_curl_bearer
+run_case token_file t_token_file
 run_case pid1_memory t_pid1_memory
 run_case not_on_disk t_not_on_disk
 run_case python_requests t_python_requests

@@ -481,6 +481,16 @@ static void test_profile(void **state)
 	assert_string_equal(p->fs[p->n_fs - 1].path, "/home/u/.tok");
 	policy_free(p);
 
+	/* a token file alone reaches the command; its text is decoded, and ends a line */
+	assert_int_equal(load(PROXY "[credential npm]\nsource = env:A\nhosts = x.test\nheader = "
+				    "Authorization: Bearer {}\nfile = //x.test/:_authToken={}\\n"
+				    "a\\tb\\\\c\nfile-env = NPM_CONFIG_USERCONFIG\n",
+			      &p, &e),
+			 0);
+	assert_string_equal(p->creds[0].file, "//x.test/:_authToken={}\na\tb\\c\n");
+	assert_string_equal(p->creds[0].file_env, "NPM_CONFIG_USERCONFIG");
+	policy_free(p);
+
 	expect_error(PROXY "[credential a]\nhosts = x.test\nheader = A: {}\nenv = A\n",
 		     "no source");
 	expect_error(PROXY "[credential a]\nsource = env:A\nheader = A: {}\nenv = A\n",
@@ -507,6 +517,18 @@ static void test_profile(void **state)
 	expect_error("[credential a]\nsource = env:A\nhosts = x.test\nheader = A: {}\nenv = A\n",
 		     "mode = proxy");
 	expect_error(PROXY "[credential a b]\nsource = env:A\n", "unknown section");
+	expect_error(PROXY "[credential a]\nsource = env:A\nhosts = x.test\nheader = A: {}\n"
+			   "file = token=x\n",
+		     "{} where the placeholder goes");
+	expect_error(PROXY "[credential a]\nsource = env:A\nhosts = x.test\nheader = A: {}\n"
+			   "file = a={}\\q\n",
+		     "unknown escape");
+	expect_error(PROXY "[credential a]\nsource = env:A\nhosts = x.test\nheader = A: {}\n"
+			   "env = A\nfile-env = B\n",
+		     "file-env but no file");
+	expect_error(PROXY "[credential a]\nsource = env:A\nhosts = x.test\nheader = A: {}\n"
+			   "env = A\nfile = t={}\nfile-env = A\n",
+		     "one variable");
 	expect_error(PROXY "[credential a]\nsecret = x\n", "unknown key");
 }
 

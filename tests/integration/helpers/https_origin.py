@@ -15,7 +15,8 @@ library only (ssl, http.server).
   200 "api ok" when the request carries it (Authorization: Bearer T, token T or Basic with
   password T, x-api-key: T, or the query parameter key=T), else 401; /api/echo-token also
   returns T in its X-Token response header (which agentbox must redact); with T,
-  /api/static/REL is /static/REL (a git repository only the token may clone).
+  /api/static/REL is /static/REL (a git repository only the token may clone), and
+  /api/-/whoami is npm's whoami ({"username":"agentbox-test"}) for a registry at /api/.
 
 LOGFILE gets one line per TLS connection and per request, so that a test can see what reached
 the origin (and what did not), and whether two requests shared a connection:
@@ -127,6 +128,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.path = self.path[len("/api"):]
             return self.static()
         body = b"api ok\n" if ok else b"api unauthorized\n"
+        if ok and self.path == "/api/-/whoami":
+            body = b'{"username":"agentbox-test"}'
         self.send_response(200 if ok else 401)
         self.send_header("Content-Length", str(len(body)))
         if not ok:
