@@ -30,12 +30,12 @@ const char *mount_op_name(enum mount_op_kind k)
 }
 
 struct root {
-	int fd;         /* the new root's tmpfs */
+	int fd;		 /* the new root's tmpfs */
 	dev_t owned[64]; /* tmpfs mounts agentbox made: the only places it creates mount points */
 	size_t n_owned;
 };
 
-static int openat2_fd(int dirfd, const char *path, int flags, uint64_t resolve)
+int mount_openat2(int dirfd, const char *path, int flags, uint64_t resolve)
 {
 	struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC), .resolve = resolve};
 	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
@@ -43,8 +43,8 @@ static int openat2_fd(int dirfd, const char *path, int flags, uint64_t resolve)
 
 static int in_root(struct root *r, const char *dest, int flags)
 {
-	return openat2_fd(r->fd, dest[1] ? dest + 1 : ".", flags,
-			  RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+	return mount_openat2(r->fd, dest[1] ? dest + 1 : ".", flags,
+			     RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
 }
 
 static bool owned(const struct root *r, dev_t dev)
@@ -133,7 +133,9 @@ static int ensure(struct root *r, const char *dest, bool dir, struct ab_err *e)
 		rc = mkdirat(pfd, name, 0755);
 	else
 		rc = (fd = openat(pfd, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW,
-				  0644)) < 0 ? -1 : close(fd);
+				  0644)) < 0
+			 ? -1
+			 : close(fd);
 	put_parent(r, pfd);
 	if (rc < 0 && errno != EEXIST)
 		return ab_fail(e, errno, "cannot create mount point %s", dest);
@@ -157,7 +159,7 @@ static int attach(struct root *r, int mntfd, const char *dest, bool dir, struct 
 	return 0;
 }
 
-static int set_attr(int mntfd, uint64_t set, bool recursive)
+int mount_set_attr(int mntfd, uint64_t set, bool recursive)
 {
 	struct mount_attr attr = {.attr_set = set};
 	return mount_setattr(mntfd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr,
@@ -165,7 +167,7 @@ static int set_attr(int mntfd, uint64_t set, bool recursive)
 }
 
 /* A detached tmpfs mount; the caller attaches it. */
-static int new_tmpfs(uint64_t size, const char *mode, unsigned attrs, struct ab_err *e)
+int mount_detached_tmpfs(uint64_t size, const char *mode, unsigned attrs, struct ab_err *e)
 {
 	char sz[32], inodes[32];
 	int fs, mnt;
@@ -194,7 +196,7 @@ static int new_tmpfs(uint64_t size, const char *mode, unsigned attrs, struct ab_
 static int mount_tmpfs(struct root *r, const char *dest, uint64_t size, const char *mode,
 		       struct ab_err *e)
 {
-	int mnt = new_tmpfs(size, mode, 0, e);
+	int mnt = mount_detached_tmpfs(size, mode, 0, e);
 	int rc;
 
 	if (mnt < 0)
@@ -206,9 +208,10 @@ static int mount_tmpfs(struct root *r, const char *dest, uint64_t size, const ch
 
 /* Opens a bind source on the host; a symlink anywhere on the path is refused, so a swap made
  * after the plan was resolved fails the run instead of redirecting the bind. */
-static int open_source(const char *source, struct ab_err *e)
+int mount_open_source(const char *source, struct ab_err *e)
 {
-	int fd = openat2_fd(AT_FDCWD, source, O_PATH, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	int fd =
+	    mount_openat2(AT_FDCWD, source, O_PATH, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 
 	if (fd >= 0)
 		return fd;
@@ -228,10 +231,11 @@ static int bind_fd(struct root *r, int src, const char *source, const char *dest
 
 	if (fstat(src, &st) < 0)
 		return ab_fail(e, errno, "fstat %s", source);
-	tree = open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+	tree =
+	    open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
 	if (tree < 0)
 		return ab_fail(e, errno, "cannot clone mount of %s", source);
-	if (set_attr(tree, attrs, true) < 0) {
+	if (mount_set_attr(tree, attrs, true) < 0) {
 		int err = errno;
 		close(tree);
 		return ab_fail(e, err, "cannot set mount flags on %s", source);
@@ -244,7 +248,7 @@ static int bind_fd(struct root *r, int src, const char *source, const char *dest
 static int bind(struct root *r, const char *source, const char *dest, uint64_t attrs,
 		struct ab_err *e)
 {
-	int src = open_source(source, e), rc;
+	int src = mount_open_source(source, e), rc;
 
 	if (src < 0)
 		return -1;
@@ -271,8 +275,9 @@ static int hide(struct root *r, const char *dest, struct ab_err *e)
 		/* /dev/null on a nodev mount: exists, but opening it fails with EACCES */
 		return bind(r, "/dev/null", dest,
 			    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID |
-				    MOUNT_ATTR_NOEXEC, e);
-	mnt = new_tmpfs(HIDE_TMPFS_SIZE, "0555", MOUNT_ATTR_RDONLY, e);
+				MOUNT_ATTR_NOEXEC,
+			    e);
+	mnt = mount_detached_tmpfs(HIDE_TMPFS_SIZE, "0555", MOUNT_ATTR_RDONLY, e);
 	if (mnt < 0)
 		return ab_context(e, "hide %s", dest);
 	rc = attach(r, mnt, dest, true, e);
@@ -332,14 +337,17 @@ static int guard_proc(int proc, struct ab_err *e)
 	static const char *const kernel[] = {"sys", "sysrq-trigger", "irq", "bus"};
 
 	for (size_t i = 0; i < sizeof(kernel) / sizeof(kernel[0]); i++) {
-		int tree = open_tree(proc, kernel[i], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+		int tree =
+		    open_tree(proc, kernel[i], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
 		int rc;
 		if (tree < 0 && errno == ENOENT)
 			continue;
 		if (tree < 0)
 			return ab_fail(e, errno, "cannot clone /proc/%s", kernel[i]);
-		rc = set_attr(tree, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-					    MOUNT_ATTR_NOEXEC, true) < 0 ||
+		rc = mount_set_attr(tree,
+				    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+					MOUNT_ATTR_NOEXEC,
+				    true) < 0 ||
 		     move_mount(tree, "", proc, kernel[i], MOVE_MOUNT_F_EMPTY_PATH) < 0;
 		close(tree);
 		if (rc)
@@ -360,8 +368,8 @@ static int mount_proc(struct root *r, const char *dest, bool guard, bool no_user
 		close(fs);
 		return ab_fail(e, rc, "cannot mount proc"), proc_hint(e);
 	}
-	mnt = fsmount(fs, FSMOUNT_CLOEXEC,
-		      MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+	mnt =
+	    fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
 	close(fs);
 	if (mnt < 0)
 		return ab_fail(e, errno, "cannot mount proc"), proc_hint(e);
@@ -401,7 +409,8 @@ static int dev_entry(int dev, int mnt, const char *name, bool dir, struct ab_err
 
 	if (dir ? mkdirat(dev, name, 0755) < 0
 		: (fd = openat(dev, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW,
-			       0644)) < 0 || close(fd) < 0)
+			       0644)) < 0 ||
+		      close(fd) < 0)
 		return ab_fail(e, errno, "/dev/%s", name);
 	if (move_mount(mnt, "", dev, name, MOVE_MOUNT_F_EMPTY_PATH) < 0)
 		return ab_fail(e, errno, "cannot mount /dev/%s", name);
@@ -414,15 +423,15 @@ static int dev_node(int dev, const char *name, struct ab_err *e)
 	int fd, tree, rc;
 
 	snprintf(src, sizeof(src), "/dev/%s", name);
-	if ((fd = open_source(src, e)) < 0)
+	if ((fd = mount_open_source(src, e)) < 0)
 		return -1;
 	tree = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
 	close(fd);
 	if (tree < 0)
 		return ab_fail(e, errno, "cannot clone %s", src);
-	rc = set_attr(tree, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false) < 0
-		     ? ab_fail(e, errno, "cannot set mount flags on %s", src)
-		     : dev_entry(dev, tree, name, false, e);
+	rc = mount_set_attr(tree, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false) < 0
+		 ? ab_fail(e, errno, "cannot set mount flags on %s", src)
+		 : dev_entry(dev, tree, name, false, e);
 	close(tree);
 	return rc;
 }
@@ -431,9 +440,9 @@ static int fill_dev(struct root *r, int dev, uint64_t shm_size, struct ab_err *e
 {
 	static const char *const nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
 	static const char *const links[][2] = {
-		{"pts/ptmx", "ptmx"},           {"/proc/self/fd", "fd"},
-		{"/proc/self/fd/0", "stdin"}, {"/proc/self/fd/1", "stdout"},
-		{"/proc/self/fd/2", "stderr"},
+	    {"pts/ptmx", "ptmx"},	   {"/proc/self/fd", "fd"},
+	    {"/proc/self/fd/0", "stdin"},  {"/proc/self/fd/1", "stdout"},
+	    {"/proc/self/fd/2", "stderr"},
 	};
 	int mnt, rc;
 
@@ -444,7 +453,7 @@ static int fill_dev(struct root *r, int dev, uint64_t shm_size, struct ab_err *e
 		return -1;
 	rc = dev_entry(dev, mnt, "pts", true, e);
 	close(mnt);
-	if (rc < 0 || (mnt = new_tmpfs(shm_size, "1777", 0, e)) < 0)
+	if (rc < 0 || (mnt = mount_detached_tmpfs(shm_size, "1777", 0, e)) < 0)
 		return -1;
 	rc = own(r, mnt, e) < 0 ? -1 : dev_entry(dev, mnt, "shm", true, e);
 	close(mnt);
@@ -456,12 +465,13 @@ static int fill_dev(struct root *r, int dev, uint64_t shm_size, struct ab_err *e
 
 static int mount_dev(struct root *r, uint64_t shm_size, struct ab_err *e)
 {
-	int dev = new_tmpfs(DEV_TMPFS_SIZE, "0755", 0, e), rc;
+	int dev = mount_detached_tmpfs(DEV_TMPFS_SIZE, "0755", 0, e), rc;
 
 	if (dev < 0)
 		return ab_context(e, "tmpfs /dev");
-	rc = own(r, dev, e) < 0 || attach(r, dev, "/dev", true, e) < 0 ? -1
-								       : fill_dev(r, dev, shm_size, e);
+	rc = own(r, dev, e) < 0 || attach(r, dev, "/dev", true, e) < 0
+		 ? -1
+		 : fill_dev(r, dev, shm_size, e);
 	close(dev);
 	return rc;
 }
@@ -477,8 +487,8 @@ static int apply_op(struct root *r, const struct mount_plan *plan, const struct 
 	case MOP_OVERLAY:
 		return attach(r, tree, op->dest, dir, e);
 	case MOP_TMPFS:
-		return mount_tmpfs(r, op->dest, op->size, !strcmp(op->dest, "/tmp") ? "1777" : "0755",
-				   e);
+		return mount_tmpfs(r, op->dest, op->size,
+				   !strcmp(op->dest, "/tmp") ? "1777" : "0755", e);
 	case MOP_HIDE:
 		return hide(r, op->dest, e);
 	case MOP_SYMLINK:
@@ -504,7 +514,7 @@ static int stage_root(struct root *r, struct ab_err *e)
 
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return ab_fail(e, errno, "cannot make mounts private");
-	mnt = new_tmpfs(1024 * 1024, "0755", 0, e);
+	mnt = mount_detached_tmpfs(1024 * 1024, "0755", 0, e);
 	if (mnt < 0)
 		return ab_context(e, "new root");
 	for (size_t i = 0; i < sizeof(stages) / sizeof(stages[0]); i++) {
@@ -514,13 +524,14 @@ static int stage_root(struct root *r, struct ab_err *e)
 		}
 	}
 	close(mnt);
-	return ab_fail(e, errno, "no directory to stage the new root on (tried /tmp, /mnt, "
-				 "/var/tmp, /run)");
+	return ab_fail(e, errno,
+		       "no directory to stage the new root on (tried /tmp, /mnt, "
+		       "/var/tmp, /run)");
 }
 
 static int pivot(struct root *r, struct ab_err *e)
 {
-	if (set_attr(r->fd, MOUNT_ATTR_RDONLY, false) < 0)
+	if (mount_set_attr(r->fd, MOUNT_ATTR_RDONLY, false) < 0)
 		return ab_fail(e, errno, "cannot make the new root read-only");
 	if (fchdir(r->fd) < 0)
 		return ab_fail(e, errno, "chdir to the new root");
@@ -533,225 +544,7 @@ static int pivot(struct root *r, struct ab_err *e)
 	return 0;
 }
 
-static bool is_bind(const struct mount_op *op)
-{
-	return !op->skipped && mount_op_is_bind(op);
-}
-
-static int set_layer(int fs, const char *key, int fd, struct ab_err *e)
-{
-	char path[64];
-
-	/* the layers go by the fds already opened without following symlinks */
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	if (fsconfig(fs, FSCONFIG_SET_STRING, key, path, 0) < 0)
-		return ab_fail(e, errno, "overlay %s", key);
-	return 0;
-}
-
-/* A new overlayfs: the host tree read-only below, the run's upper directory above. */
-static int overlay_tree(const struct mount_op *op, struct ab_err *e)
-{
-	static const char *const keys[] = {"lowerdir", "upperdir", "workdir"};
-	const char *paths[] = {op->source, op->upper, op->work};
-	int layer[3] = {-1, -1, -1}, fs = -1, mnt = -1;
-
-	if ((fs = fsopen("overlay", FSOPEN_CLOEXEC)) < 0) {
-		ab_fail(e, errno, "overlayfs is not available");
-		goto out;
-	}
-	for (int i = 0; i < 3; i++)
-		if ((layer[i] = open_source(paths[i], e)) < 0 ||
-		    set_layer(fs, keys[i], layer[i], e) < 0)
-			goto out;
-	/* in a user namespace overlayfs keeps its metadata in user.overlay.* xattrs */
-	if (fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
-	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
-		ab_fail(e, errno, "cannot create an overlay of %s", op->source);
-		ab_hint(e, "overlayfs must be allowed in user namespaces (Linux 5.11 or later)");
-		goto out;
-	}
-	mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
-	if (mnt < 0)
-		ab_fail(e, errno, "cannot mount the overlay of %s", op->source);
-out:
-	for (int i = 0; i < 3; i++)
-		if (layer[i] >= 0)
-			close(layer[i]);
-	if (fs >= 0)
-		close(fs);
-	return mnt;
-}
-
-/* Clones one bind source's mount tree (src: its O_PATH fd), flags set, ready to attach. */
-static int clone_source(const struct mount_op *op, int src, bool *dir, struct ab_err *e)
-{
-	uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-			 (op->kind == MOP_BIND_RO ? MOUNT_ATTR_RDONLY : 0);
-	struct stat st;
-	int tree;
-
-	if (op->kind == MOP_OVERLAY) {
-		*dir = true;
-		return overlay_tree(op, e);
-	}
-	if (fstat(src, &st) < 0)
-		return ab_fail(e, errno, "fstat %s", op->source);
-	*dir = S_ISDIR(st.st_mode);
-	tree = open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
-	if (tree < 0)
-		return ab_fail(e, errno, "cannot clone mount of %s", op->source);
-	if (set_attr(tree, attrs, true) < 0) {
-		int err = errno;
-		close(tree);
-		return ab_fail(e, err, "cannot set mount flags on %s", op->source);
-	}
-	return tree;
-}
-
-/* Op i's source, opened. Below a bind source already open (a protected path in its tree, a
- * nested bind) it is opened from there: one lookup of the tree's path serves all of it, so
- * every bind from that tree comes from the same directory, and a rename race on the path
- * has one moment to hit instead of one per bind. */
-static int open_op_source(const struct mount_plan *plan, const int *opened, size_t i,
-			  struct ab_err *e)
-{
-	const struct mount_op *op = &plan->ops[i];
-	size_t best = i;
-
-	for (size_t j = 0; j < i; j++) {
-		const struct mount_op *o = &plan->ops[j];
-		if (opened[j] >= 0 && o->kind != MOP_OVERLAY &&
-		    mount_path_under(op->source, o->source) &&
-		    (best == i || strlen(o->source) > strlen(plan->ops[best].source)))
-			best = j;
-	}
-	if (best < i) {
-		const char *above = plan->ops[best].source;
-		const char *rel = op->source + (strcmp(above, "/") ? strlen(above) : 0);
-		/* the same source twice (a file's "." would not open): the same fd again */
-		int fd = *rel ? openat2_fd(opened[best], rel + 1, O_PATH,
-					   RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-						   RESOLVE_NO_MAGICLINKS)
-			      : fcntl(opened[best], F_DUPFD_CLOEXEC, 0);
-		if (fd >= 0)
-			return fd;
-		return ab_fail(e, errno, "cannot open %s", op->source),
-		       ab_hint(e, errno == ELOOP ? "a symlink appeared on the path after the profile "
-						   "was read; check who can write there"
-						 : "check that nothing moves it while agentbox starts");
-	}
-	return open_source(op->source, e);
-}
-
-/* [limits] changes-size: the overlays' upper and work directories go on a tmpfs of that size,
- * mounted over the changes directory in the sandbox's own mount namespace (the host's view is
- * unchanged), with what is there already (the protected paths' stand-ins) copied in. The
- * supervisor gets the mount, to copy the upper layers out when the run ends. */
-static int changes_tmpfs(const struct mount_plan *plan, struct ab_err *e)
-{
-	static const char *const layers[] = {"upper", "work"};
-	int dir, mnt, rc = 0;
-
-	dir = openat2_fd(AT_FDCWD, plan->changes_dir, O_PATH | O_DIRECTORY,
-			 RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
-	if (dir < 0)
-		return ab_fail(e, errno, "cannot open %s", plan->changes_dir);
-	if ((mnt = new_tmpfs(plan->changes_size, "0700", 0, e)) < 0) {
-		close(dir);
-		return -1;
-	}
-	for (size_t i = 0; i < 2 && rc == 0; i++) {
-		int from = openat(dir, layers[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		int to = -1;
-		if (from < 0 || mkdirat(mnt, layers[i], 0700) < 0 ||
-		    (to = openat(mnt, layers[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
-			rc = ab_fail(e, errno, "changes-size: cannot set up %s/%s",
-				     plan->changes_dir, layers[i]);
-		} else {
-			rc = fs_copy_tree(from, to, 0, e);
-			close(to);
-		}
-		if (from >= 0)
-			close(from);
-	}
-	if (rc == 0 &&
-	    move_mount(mnt, "", dir, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-		rc = ab_fail(e, errno, "changes-size: cannot mount a tmpfs on %s",
-			     plan->changes_dir);
-	close(dir);
-	if (rc < 0) {
-		close(mnt);
-		if (!strstr(e->msg, "; fix: "))
-			ab_hint(e, "remove [limits] changes-size to keep the changes on disk");
-		return -1;
-	}
-	return mnt;
-}
-
-static int clone_sources(const struct mount_plan *plan, struct mount_sources *out,
-			 struct ab_err *e)
-{
-	int *opened = malloc((plan->n ? plan->n : 1) * sizeof(*opened));
-	int rc = 0;
-
-	if (!opened)
-		return ab_fail(e, ENOMEM, "mount plan");
-	for (size_t i = 0; i < plan->n; i++)
-		opened[i] = -1;
-	for (size_t i = 0; i < plan->n && rc == 0; i++) {
-		const struct mount_op *op = &plan->ops[i];
-		if (!is_bind(op))
-			continue;
-		if (op->kind != MOP_OVERLAY && (opened[i] = open_op_source(plan, opened, i, e)) < 0)
-			rc = -1;
-		else if ((out->fds[i] = clone_source(op, opened[i], &out->dirs[i], e)) < 0)
-			rc = -1;
-		if (rc < 0)
-			ab_context(e, "mount %s %s", mount_op_name(op->kind), op->dest);
-	}
-	for (size_t i = 0; i < plan->n; i++)
-		if (opened[i] >= 0)
-			close(opened[i]);
-	free(opened);
-	return rc;
-}
-
-int mounts_open_sources(const struct mount_plan *plan, struct mount_sources *out,
-			struct ab_err *e)
-{
-	out->changes_fs = -1;
-	/* before the overlays are made: their upper layers are on it */
-	if (plan->changes_size && plan->changes_dir &&
-	    (out->changes_fs = changes_tmpfs(plan, e)) < 0)
-		return -1;
-	out->fds = calloc(plan->n ? plan->n : 1, sizeof(*out->fds));
-	out->dirs = calloc(plan->n ? plan->n : 1, sizeof(*out->dirs));
-	out->n = plan->n;
-	if (!out->fds || !out->dirs)
-		return ab_fail(e, ENOMEM, "mount plan");
-	for (size_t i = 0; i < plan->n; i++)
-		out->fds[i] = -1;
-	/* every tree is cloned before the staging mount exists: no clone can contain it */
-	return clone_sources(plan, out, e);
-}
-
-void mounts_close_sources(struct mount_sources *src)
-{
-	for (size_t i = 0; src->fds && i < src->n; i++)
-		if (src->fds[i] >= 0)
-			close(src->fds[i]);
-	free(src->fds);
-	free(src->dirs);
-	src->fds = NULL;
-	src->dirs = NULL;
-	if (src->changes_fs >= 0)
-		close(src->changes_fs);
-	src->changes_fs = -1;
-}
-
-int mounts_apply(const struct mount_plan *plan, const struct mount_sources *src,
-		 struct ab_err *e)
+int mounts_apply(const struct mount_plan *plan, const struct mount_sources *src, struct ab_err *e)
 {
 	struct root r = {.fd = -1};
 	int rc = stage_root(&r, e);
@@ -773,13 +566,13 @@ int mounts_apply(const struct mount_plan *plan, const struct mount_sources *src,
 
 int mounts_new_tmpfs(uint64_t size, const char *mode, struct ab_err *e)
 {
-	return new_tmpfs(size, mode, MOUNT_ATTR_NOEXEC, e);
+	return mount_detached_tmpfs(size, mode, MOUNT_ATTR_NOEXEC, e);
 }
 
 /* path in the view, now the process's root: symlinks are followed inside it */
 static int view_open(const char *path, struct ab_err *e)
 {
-	int fd = openat2_fd(AT_FDCWD, path, O_PATH, RESOLVE_NO_MAGICLINKS);
+	int fd = mount_openat2(AT_FDCWD, path, O_PATH, RESOLVE_NO_MAGICLINKS);
 
 	return fd < 0 ? ab_fail(e, errno, "%s", path) : fd;
 }
@@ -788,9 +581,9 @@ int mounts_attach_ro(int mntfd, const char *dest, struct ab_err *e)
 {
 	int dfd, rc;
 
-	if (set_attr(mntfd,
-		     MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-		     true) < 0)
+	if (mount_set_attr(
+		mntfd, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+		true) < 0)
 		return ab_fail(e, errno, "cannot make the mount for %s read-only", dest);
 	if ((dfd = view_open(dest, e)) < 0)
 		return -1;
