@@ -283,19 +283,27 @@ serve() {
 	PORT=$(cat "$pf")
 }
 
+# mk_ca BASE CN: a self-signed test CA, BASE.pem and BASE.key.
+mk_ca() {
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+		-keyout "$1.key" -out "$1.pem" -subj "/O=agentbox-test/CN=$2" \
+		-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign
+}
+
+# mk_leaf BASE CA SAN: a server certificate for SAN (DNS:a,DNS:b) signed by CA (a mk_ca BASE).
+mk_leaf() {
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$1.key" \
+		-out "$1.csr" -subj "/CN=${3%%,*}" &&
+		printf 'subjectAltName=%s\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature\n' \
+			"$3" >"$1.ext" &&
+		openssl x509 -req -in "$1.csr" -CA "$2.pem" -CAkey "$2.key" -CAcreateserial -days 2 \
+			-extfile "$1.ext" -out "$1.pem"
+}
+
 # test_ca DIR SAN: a throw-away CA (DIR/ca.pem) and a server certificate signed by it
 # (DIR/srv.pem, DIR/srv.key) for SAN, e.g. DNS:localhost,IP:127.0.0.1.
 test_ca() {
-	local d=$1
-	mkdir -p "$d"
-	{
-		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-			-keyout "$d/ca.key" -out "$d/ca.pem" -subj /CN=agentbox-test-ca -days 2 &&
-			openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-				-keyout "$d/srv.key" -out "$d/srv.csr" -subj /CN=agentbox-test-server &&
-			printf 'subjectAltName=%s\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' \
-				"$2" >"$d/ext.cnf" &&
-			openssl x509 -req -in "$d/srv.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" \
-				-CAcreateserial -out "$d/srv.pem" -days 2 -extfile "$d/ext.cnf"
-	} >"$META/openssl.log" 2>&1 || fail "cannot make the test CA: $(cat "$META/openssl.log")"
+	mkdir -p "$1"
+	{ mk_ca "$1/ca" agentbox-test-ca && mk_leaf "$1/srv" "$1/ca" "$2"; } \
+		>"$META/openssl.log" 2>&1 || fail "cannot make the test CA: $(cat "$META/openssl.log")"
 }

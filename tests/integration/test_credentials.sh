@@ -12,21 +12,6 @@
 
 REAL=realSecret0123456789abcdefXYZ
 
-mk_ca() {
-	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
-		-keyout "$1.key" -out "$1.pem" -subj "/O=agentbox-test/CN=$2" \
-		-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign
-}
-
-mk_leaf() {
-	openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$1.key" \
-		-out "$1.csr" -subj "/CN=${3%%,*}" &&
-		printf 'subjectAltName=%s\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature\n' \
-			"$3" >"$1.ext" &&
-		openssl x509 -req -in "$1.csr" -CA "$2.pem" -CAkey "$2.key" -CAcreateserial -days 2 \
-			-extfile "$1.ext" -out "$1.pem"
-}
-
 # origin: the test CA, the origin (origin.test, other.test) on $OP with ORIGIN_TOKEN=$REAL.
 origin() {
 	local d=$META/pki

@@ -25,23 +25,6 @@ WOUT='CODE:%{http_code} NEW:%{num_connects} CONN:%header{x-origin-conn} DENIED:%
 
 # ------------------------------------------------------------- helpers ----
 
-# mk_ca BASE CN: a self-signed test CA, BASE.pem and BASE.key.
-mk_ca() {
-	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
-		-keyout "$1.key" -out "$1.pem" -subj "/O=agentbox-test/CN=$2" \
-		-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign
-}
-
-# mk_leaf BASE CA SAN: a server certificate for SAN (DNS:a,DNS:b) signed by CA (a mk_ca BASE).
-mk_leaf() {
-	openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$1.key" \
-		-out "$1.csr" -subj "/CN=${3%%,*}" &&
-		printf 'subjectAltName=%s\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature\n' \
-			"$3" >"$1.ext" &&
-		openssl x509 -req -in "$1.csr" -CA "$2.pem" -CAkey "$2.key" -CAcreateserial -days 2 \
-			-extfile "$1.ext" -out "$1.pem"
-}
-
 # pki: in $META/pki, the test CA (ca) and the origin's leaf for origin.test and other.test
 # (srv), an untrusted CA (rogue) and a leaf for bad.test it signed (bad). The test CA is also
 # $CASE/origin-ca.pem, for the clients that check what they are shown.
