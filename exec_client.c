@@ -78,12 +78,15 @@ static int send_request(int fd, const struct session_request *q, const int *fds,
 
 /* A signal before the session said the command started: nothing to forward it to yet, and the
  * session may not answer at all (stopped, wedged), so the signal does what it would do to any
- * program. The session sees the hang-up and ends the command if it was about to start. */
-static void die_of(int signo, const sigset_t *old)
+ * program: SIGWINCH nothing (the command starts with the terminal's size as it is then), the
+ * others end this process. The session sees the hang-up and ends the command if it was about
+ * to start. */
+static void before_start(int signo, const sigset_t *old)
 {
-	signal(signo, SIG_DFL);
-	sigprocmask(SIG_SETMASK, old, NULL);
-	raise(signo);
+	if (signo == SIGWINCH)
+		return;
+	if (signal(signo, SIG_DFL) != SIG_ERR && sigprocmask(SIG_SETMASK, old, NULL) == 0)
+		(void)raise(signo); /* does not return: the default action of these ends us */
 	_exit(128 + signo);
 }
 
@@ -104,11 +107,11 @@ static int wait_exit(int fd, int sigfd, const sigset_t *old, struct ab_err *e)
 			return ab_fail(e, errno, "poll");
 		}
 		if ((pfd[1].revents & POLLIN) && read(sigfd, &si, sizeof(si)) == sizeof(si)) {
-			if (!started)
-				die_of((int)si.ssi_signo, old);
 			struct session_request q = {.kind = SESSION_SIGNAL,
 						    .signo = (int)si.ssi_signo};
-			if (send_request(fd, &q, NULL, 0, e) < 0)
+			if (!started)
+				before_start((int)si.ssi_signo, old);
+			else if (send_request(fd, &q, NULL, 0, e) < 0)
 				return -1;
 		}
 		if (!(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))

@@ -401,6 +401,16 @@ s.connect(sys.argv[1]); s.send(b"x"); s.close(); print("closed")' "$sock"
 	assert_eq closed "$OUT" "control: a peer from another pid namespace connected and left"
 	run_cmd timeout 2 "$AGENTBOX" exec "$SID" -- true
 	assert_eq 124 "$RC" "timeout(1) on an exec into a session that does not answer"
+	# a terminal's resize meanwhile is no reason to end (SIGWINCH's default is to ignore it)
+	"$AGENTBOX" exec "$SID" -- true &
+	c=$!
+	sleep 0.3
+	kill -WINCH "$c"
+	sleep 0.2
+	kill -0 "$c" 2>/dev/null || fail "exec ended on a SIGWINCH before its command started"
+	kill -TERM "$c"
+	wait "$c"
+	assert_eq 143 "$?" "exec's status after SIGTERM before its command started"
 	kill -CONT "$pid"
 	ex -- echo alive
 	assert_eq alive "$OUT" "an exec after the refused peer"
