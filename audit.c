@@ -349,6 +349,19 @@ void audit_suppressed(const struct audit *a, struct json *j)
 	json_obj_end(j);
 }
 
+void audit_kv_exec(struct json *j, long exec)
+{
+	if (exec == -2)
+		return;
+	json_key(j, "exec");
+	if (exec > 0)
+		json_uint(j, (uint64_t)exec);
+	else if (exec == 0)
+		json_str(j, "session");
+	else
+		json_null(j);
+}
+
 void audit_counts(const struct audit *a, struct json *j)
 {
 	json_obj_begin(j);

@@ -54,6 +54,7 @@ static void request_event(struct conn *c, const char *decision, const char *reas
 	json_kv_uint(j, "port", c->port);
 	json_kv_str(j, "path", x->path);
 	json_kv_str(j, "rule", c->http_rule);
+	audit_kv_exec(j, c->exec);
 	if (x->status)
 		json_kv_uint(j, "status", (uint64_t)x->status);
 	if (reason)

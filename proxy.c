@@ -24,6 +24,7 @@
 #include "hostlimits.h"
 #include "http_proxy.h"
 #include "proxy_conn.h"
+#include "sock_owner.h"
 
 /* How long a captured connection may keep quiet before it is decided without its first bytes
  * (a protocol where the server speaks first). */
@@ -67,6 +68,7 @@ void conn_audit(struct conn *c, const char *decision, const char *reason)
 	if (c->addr[0])
 		json_kv_str(j, "address", c->addr);
 	json_kv_str(j, "rule", c->rule);
+	audit_kv_exec(j, c->exec);
 	if (c->http_rule)
 		json_kv_str(j, "http_rule", c->http_rule);
 	if (c->pin)
@@ -378,6 +380,24 @@ static void resume_listeners(struct proxy *px)
 	px->listeners_paused = false;
 }
 
+void proxy_attribute(struct proxy *px, pid_t pid1, long (*fn)(void *ctx, int pid), void *ctx)
+{
+	px->attrib = fn;
+	px->attrib_ctx = ctx;
+	px->attrib_pid1 = pid1;
+}
+
+/* Before the first byte is read: the process that connected is still there to be found. */
+static long attribute(struct proxy *px, int fd)
+{
+	pid_t pid;
+
+	if (!px->attrib)
+		return -2;
+	pid = sock_owner(px->attrib_pid1, fd);
+	return pid > 0 ? px->attrib(px->attrib_ctx, pid) : -1;
+}
+
 static void on_accept(struct proxy *px, int which)
 {
 	for (;;) {
@@ -397,6 +417,7 @@ static void on_accept(struct proxy *px, int which)
 			continue;
 		}
 		c->px = px;
+		c->exec = attribute(px, fd);
 		c->cl = (struct endpoint){c, CLIENT, fd, 0};
 		c->up = (struct endpoint){c, UPSTREAM, -1, 0};
 		c->to_up.pipe[0] = c->to_up.pipe[1] = -1;

@@ -105,21 +105,6 @@ void seccomp_monitor_attribute(struct seccomp_monitor *m, seccomp_attrib_fn fn, 
 	m->attrib_ctx = ctx;
 }
 
-/* "exec": the exec's number, "session" for a process no exec holds any more, null when the
- * process could not be placed (it left meanwhile). */
-static void json_exec(struct json *j, long exec)
-{
-	if (exec == -2)
-		return;
-	json_key(j, "exec");
-	if (exec > 0)
-		json_uint(j, (uint64_t)exec);
-	else if (exec == 0)
-		json_str(j, "session");
-	else
-		json_null(j);
-}
-
 static int audit_violation(struct audit *a, const struct violation_event *v, struct ab_err *e)
 {
 	struct json *j = audit_begin(a, "syscall");
@@ -138,7 +123,7 @@ static int audit_violation(struct audit *a, const struct violation_event *v, str
 		json_kv_str(j, "errno", v->err == ENOSYS ? "ENOSYS" : "EPERM");
 	json_kv_uint(j, "count", v->count);
 	json_kv_bool(j, "repeat", v->repeat);
-	json_exec(j, v->exec);
+	audit_kv_exec(j, v->exec);
 	return audit_emit(a, e);
 }
 

@@ -102,21 +102,26 @@ int session_connect(const char *id, struct ab_err *e)
 	return fd;
 }
 
+/* Bound under a name `session list` skips, and renamed once it listens: between bind and
+ * listen a connect is refused, which list takes for a dead session's socket and removes. */
 static int listen_at(const char *path, struct ab_err *e)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	int n;
 
 	if (fd < 0)
 		return ab_fail(e, errno, "socket");
-	if (strlen(path) >= sizeof(sa.sun_path)) {
+	n = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s.new", path);
+	if (n < 0 || (size_t)n >= sizeof(sa.sun_path)) {
 		close(fd);
 		return ab_fail(e, ENAMETOOLONG, "the session socket %s", path);
 	}
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0) {
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0 ||
+	    rename(sa.sun_path, path) < 0) {
 		ab_fail(e, errno, "cannot listen at %s", path);
 		close(fd);
+		unlink(sa.sun_path);
 		return -1;
 	}
 	return fd;

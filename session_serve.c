@@ -700,6 +700,8 @@ _Noreturn void session_serve(const struct policy *p, struct audit *a,
 		goto failed;
 	if (r.monitor)
 		seccomp_monitor_attribute(r.monitor, attribute, &s);
+	if (r.proxy)
+		proxy_attribute(r.proxy, r.pid1, attribute, &s);
 	s.t0 = s.last_active = now_ms();
 	gmtime_r(&wall, &tm);
 	strftime(s.started, sizeof(s.started), "%Y-%m-%dT%H:%M:%SZ", &tm);

@@ -53,6 +53,11 @@ int audit_summary(const char *path, FILE *out, struct ab_err *e);
 /* How many events of each type were written, as a JSON object (for the exit event). */
 void audit_counts(const struct audit *a, struct json *j);
 
+/* In a session's events: "exec": the number of the exec a process belongs to, "session" for
+ * one no exec holds any more, null when it could not be placed (it left meanwhile); -2 (not a
+ * session): no key at all. */
+void audit_kv_exec(struct json *j, long exec);
+
 /* Events a command can cause at will (net, dns, syscall, limit): past per_kind of one kind
  * they are counted, not written, after one limit event "audit-events" naming the kind. 0: no
  * cap. */

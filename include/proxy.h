@@ -5,6 +5,8 @@
 #ifndef AGENTBOX_PROXY_H
 #define AGENTBOX_PROXY_H
 
+#include <sys/types.h>
+
 #include "audit.h"
 #include "egress.h"
 #include "error.h"
@@ -25,6 +27,10 @@ struct creds;
  * proxy_stop), else NULL; creds: the run's credentials with their values (likewise), or NULL. */
 int proxy_start(struct proxy **out, const struct policy *p, const int fds[EGRESS_SOCKETS],
 		struct tls_ca *ca, const struct creds *creds, struct audit *a, struct ab_err *e);
+/* In a session: each connection's events name the exec that made it (audit_kv_exec), found
+ * from the process holding its other end (sock_owner.h, below pid1) and fn, which places a pid
+ * as the filter's notifications are placed. */
+void proxy_attribute(struct proxy *px, pid_t pid1, long (*fn)(void *ctx, int pid), void *ctx);
 /* Poll it for readability, then call proxy_dispatch. */
 int proxy_fd(const struct proxy *px);
 /* Handles what is ready; -1 only when the audit trail failed (the run must stop). */

@@ -82,6 +82,7 @@ struct conn {
 	struct conn *prev, *next;
 	struct endpoint cl, up;
 	enum state st;
+	long exec;	   /* in a session, the exec that made it (audit_kv_exec); else -2 */
 	const char *proto; /* "http", "connect", "socks", "capture" */
 	char *head;	   /* EGRESS_MAX_HEAD bytes until relaying starts, then NULL */
 	size_t head_len;
@@ -137,6 +138,9 @@ struct proxy {
 	struct conn *conns;
 	size_t n_conns;
 	size_t lookups; /* resolver threads still running */
+	long (*attrib)(void *ctx, int pid); /* a session's: proxy_attribute */
+	void *attrib_ctx;
+	pid_t attrib_pid1;
 	struct conn *graveyard;
 	char *chunk;		 /* RELAY_CHUNK bytes: see there */
 	size_t pipes, max_pipes; /* open, and at most: see RELAY_MAX_PIPES */

@@ -369,6 +369,26 @@ case_attribution() {
 		"the orphan's event names the session, not an exec"
 }
 
+# Connections are attributed too: the proxy finds the process holding the other end. Exec 1
+# (still running) and exec 2 each ask for a host of their own; exec 1's background process
+# asks again after exec 1 ended: the session's.
+case_net_attribution() {
+	trap stop_all EXIT
+	start -p shell --net proxy --allow allowed.test --audit "$META/audit"
+	ask='curl -sS -o /dev/null --max-time 5 -x "$http_proxy" http://$1/'
+	"$AGENTBOX" exec "$SID" -- sh -c "$ask; sleep 1.5" sh one.test &
+	sleep 0.7
+	ex -- sh -c "$ask" sh two.test
+	wait
+	ex -- sh -c "(setsid sh -c 'sleep 0.5; $ask' sh three.test &)"
+	sleep 1.5
+	run_cmd "$AGENTBOX" session stop "$SID"
+	for want in 'one.test.*"exec":1[,}]' 'two.test.*"exec":2[,}]' 'three.test.*"exec":"session"'; do
+		grep '"event":"net"' "$META/audit" | grep -q "$want" ||
+			fail "no net event matching $want" "$(grep '"event":"net"' "$META/audit")"
+	done
+}
+
 case_kill_supervisor() {
 	trap stop_all EXIT
 	m=agentbox-marker-$$-$RANDOM
@@ -440,6 +460,7 @@ run_case other_user case_other_user
 run_case survive_stop case_survive_stop
 run_case session_timeout case_session_timeout
 run_case attribution case_attribution
+run_case net_attribution case_net_attribution
 run_case kill_supervisor case_kill_supervisor
 run_case refused_peer_gone case_refused_peer_gone
 run_case bad_ids case_bad_ids
