@@ -53,6 +53,16 @@ int audit_summary(const char *path, FILE *out, struct ab_err *e);
 /* How many events of each type were written, as a JSON object (for the exit event). */
 void audit_counts(const struct audit *a, struct json *j);
 
+/* "decision": DECISION in the current event; a "deny" is tallied under the event's type,
+ * written or not (past the budget). */
+void audit_decision(struct audit *a, const char *decision);
+/* Tallies one refused action of a kind without an event of its own (a repeat the event of its
+ * first occurrence stands for). */
+void audit_denied(struct audit *a, const char *kind);
+/* The refusals so far by kind, every kind present (0 when none): {"net": N, "http": N,
+ * "dns": N, "credential": N, "syscall": N}. For the exit event and --result. */
+void audit_denials(const struct audit *a, struct json *j);
+
 /* Events a command can cause at will (net, dns, syscall, limit): past per_kind of one kind
  * they are counted, not written, after one limit event "audit-events" naming the kind. 0: no
  * cap. */
