@@ -32,6 +32,7 @@ struct audit {
 		const char *type;
 		uint64_t n;          /* written */
 		uint64_t suppressed; /* past the budget: counted, not written */
+		uint64_t denied;     /* actions refused (written, suppressed or coalesced) */
 	} counts[AUDIT_MAX_TYPES];
 	const char *cur_type;
 	uint64_t budget; /* events of each kind a command can cause at will; 0: no cap */
@@ -42,6 +43,9 @@ struct audit {
  * written, so that the trail cannot be used to fill the disk. */
 static const char *const budgeted[] = {"net", "http", "credential", "dns", "syscall", "limit",
 					    NULL};
+
+/* The kinds of action a run can refuse, each an event type (see audit_denials). */
+static const char *const denial_kinds[] = {"net", "http", "dns", "credential", "syscall", NULL};
 
 static int open_dest(const char *dest, char **path, struct ab_err *e)
 {
@@ -362,11 +366,40 @@ void audit_kv_exec(struct json *j, long exec)
 		json_null(j);
 }
 
+void audit_denied(struct audit *a, const char *kind)
+{
+	size_t i = slot(a, kind);
+	if (i < AUDIT_MAX_TYPES)
+		a->counts[i].denied++;
+}
+
+void audit_decision(struct audit *a, const char *decision)
+{
+	json_kv_str(&a->cur, "decision", decision);
+	/* tallied now: past the budget the event is not written, but the refusal counts */
+	if (decision && !strcmp(decision, "deny"))
+		audit_denied(a, a->cur_type);
+}
+
+void audit_denials(const struct audit *a, struct json *j)
+{
+	json_obj_begin(j);
+	for (size_t k = 0; denial_kinds[k]; k++) {
+		uint64_t n = 0;
+		for (size_t i = 0; i < AUDIT_MAX_TYPES && a->counts[i].type; i++)
+			if (!strcmp(a->counts[i].type, denial_kinds[k]))
+				n = a->counts[i].denied;
+		json_kv_uint(j, denial_kinds[k], n);
+	}
+	json_obj_end(j);
+}
+
 void audit_counts(const struct audit *a, struct json *j)
 {
 	json_obj_begin(j);
 	for (size_t i = 0; i < AUDIT_MAX_TYPES && a->counts[i].type; i++)
-		json_kv_uint(j, a->counts[i].type, a->counts[i].n);
+		if (a->counts[i].n) /* a slot may hold only denials (audit_denied) */
+			json_kv_uint(j, a->counts[i].type, a->counts[i].n);
 	json_obj_end(j);
 }
 

@@ -21,6 +21,7 @@
 #include "mounts.h"
 #include "overlay.h"
 #include "policy.h"
+#include "result.h"
 #include "run_audit.h"
 #include "sandbox.h"
 #include "session.h"
@@ -59,6 +60,8 @@ static const char usage[] =
 	"      --resolve NAME[:PORT]=ADDRESS[:PORT]\n"
 	"                           dial NAME at ADDRESS instead of its DNS answer (proxy mode)\n"
 	"      --timeout DURATION   wall-clock limit, e.g. 30s or 5m (exit status 124)\n"
+	"      --result DEST        when the run ends, one JSON line saying how: DEST is fd:N\n"
+	"                           (e.g. --result fd:3 3>FILE) or a file; --json is implied\n"
 	"      --chdir DIR          working directory inside the sandbox\n"
 	"      --explain            print the effective policy as JSON and exit\n"
 	"      --check              validate the profile and exit (0 valid, 125 not)\n"
@@ -66,8 +69,10 @@ static const char usage[] =
 	"\n"
 	"  agentbox session start [OPTIONS] -p PROFILE\n"
 	"                               a sandbox for many commands; prints its id\n"
-	"      --json               (session start) print id, socket and changes as JSON\n"
-	"  agentbox exec ID [--cwd DIR] [--env NAME=VALUE] [--timeout DURATION] -- COMMAND...\n"
+	"      --json               (session start) print id, socket and changes as JSON;\n"
+	"                           (a run, exec) with --result, which writes JSON anyway\n"
+	"  agentbox exec ID [--cwd DIR] [--env NAME=VALUE] [--timeout DURATION]\n"
+	"                [--result DEST] -- COMMAND...\n"
 	"                               run COMMAND in session ID\n"
 	"  agentbox session stop ID | list [--json]\n"
 	"                               end a session (its changes stay) | the live ones\n"
@@ -100,6 +105,7 @@ enum opt {
 	OPT_CHECK,
 	OPT_VERSION,
 	OPT_JSON,
+	OPT_RESULT,
 };
 
 /* Each command-line override maps onto one profile key. */
@@ -132,7 +138,10 @@ struct cli {
 	struct override *ov;
 	size_t n_ov;
 	bool explain, check;
-	bool session, json; /* session start [--json] */
+	bool session, json; /* session start [--json]; a run's --json wants --result */
+	const char *result; /* --result DEST */
+	char *result_path;  /* a file DEST, absolute: hidden from the sandbox */
+	int result_fd;	    /* -1 without --result */
 	char **command;
 };
 
@@ -179,6 +188,23 @@ static int add_override(struct cli *c, int opt, const char *value, const char *c
 	return 0;
 }
 
+/* --result goes with a run; a run's --json says only "as JSON", which is where --result
+ * writes: it needs --result, since the command's stdout is no place for it. */
+static int check_result(struct cli *c, const char *cwd, struct ab_err *e)
+{
+	if (c->result && (c->session || c->explain || c->check))
+		return ab_fail(e, 0, "--result is an option of a run and of exec"),
+		       ab_hint(e, c->session ? "session start --json prints the session's id"
+					     : "drop --result with --explain or --check");
+	if (c->json && !c->session && !c->result)
+		return ab_fail(e, 0, "--json needs --result DEST: where the JSON goes"),
+		       ab_hint(e, "e.g. --result fd:3 3>result.json (stdout is the command's)");
+	if (c->result && strncmp(c->result, "fd:", 3) && strcmp(c->result, "-") &&
+	    !(c->result_path = absolute(c->result, cwd)))
+		return ab_fail(e, ENOMEM, "options");
+	return 0;
+}
+
 /* 0: go on; 1: done, exit 0 (help, version); -1: error. */
 static int parse_args(int argc, char **argv, struct cli *c, const char *cwd, struct ab_err *e)
 {
@@ -201,6 +227,7 @@ static int parse_args(int argc, char **argv, struct cli *c, const char *cwd, str
 		{"check", no_argument, NULL, OPT_CHECK},
 		{"version", no_argument, NULL, OPT_VERSION},
 		{"json", no_argument, NULL, OPT_JSON},
+		{"result", required_argument, NULL, OPT_RESULT},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -228,10 +255,13 @@ static int parse_args(int argc, char **argv, struct cli *c, const char *cwd, str
 			c->check = true;
 			break;
 		case OPT_JSON:
-			if (!c->session)
-				return ab_fail(e, 0, "--json is an option of session start"),
-				       ab_hint(e, "see agentbox --help");
 			c->json = true;
+			break;
+		case OPT_RESULT:
+			if (c->result)
+				return ab_fail(e, 0, "--result given twice"),
+				       ab_hint(e, "one result per run");
+			c->result = optarg;
 			break;
 		case '?':
 			if (optopt)
@@ -255,7 +285,7 @@ static int parse_args(int argc, char **argv, struct cli *c, const char *cwd, str
 	if (!*c->command && !c->explain && !c->check && !c->session)
 		return ab_fail(e, 0, "no command given"),
 		       ab_hint(e, "agentbox -p PROFILE -- COMMAND [ARG...]");
-	return 0;
+	return check_result(c, cwd, e);
 }
 
 /* ${HOME}, ${USER}, ${UID}, ${CWD}, ${TMPDIR} for the profile. */
@@ -382,9 +412,30 @@ static void make_state_dir(void)
 		(void)fs_mkdirs(dir, &ignored);
 }
 
+/* --result: the run's object, written once at the end; failing that fails a clean run. */
+static int put_result(const struct cli *c, int status, const struct sandbox_result *res,
+		      const struct audit *a, const struct ab_err *err)
+{
+	struct ab_err e = {0};
+	struct json j;
+	int rc;
+
+	if (c->result_fd < 0)
+		return status;
+	json_init(&j);
+	result_run(&j, status, res, a, err);
+	rc = result_write(c->result_fd, json_text(&j), &e);
+	json_free(&j);
+	if (rc < 0) {
+		fprintf(stderr, "agentbox: %s\n", e.msg);
+		return status == 0 ? EXIT_SETUP : status;
+	}
+	return status;
+}
+
 static int run(const struct policy *p, const struct cli *c)
 {
-	const char *protected[64], *hidden[2];
+	const char *protected[64], *hidden[3];
 	char session_dir[PATH_MAX];
 	bool audited = false;
 	struct strv guarded_files = {0}, guarded_dirs = {0};
@@ -401,7 +452,7 @@ static int run(const struct policy *p, const struct cli *c)
 	    audit_open(&a, p->audit_file, &p->audit_redact, p->audit_on_failure, &e) < 0) {
 		strv_free(&guarded_files);
 		strv_free(&guarded_dirs);
-		return fail(&e);
+		return put_result(c, fail(&e), NULL, NULL, &e);
 	}
 	audit_set_budget(a, p->audit_event_budget);
 	/* agentbox's own files are visible only when the profile binds them, and read-only */
@@ -413,6 +464,8 @@ static int run(const struct policy *p, const struct cli *c)
 		protected[protect.n++] = p->profiles.v[i];
 	if (audit_path(a))
 		hidden[protect.n_hidden++] = audit_path(a);
+	if (c->result_path) /* the sandbox never sees where the result goes, as with the trail */
+		hidden[protect.n_hidden++] = c->result_path;
 	if (c->session) {
 		/* the control sockets are never reachable from inside, whatever the view shows */
 		rc = session_runtime_dir(session_dir, sizeof(session_dir), &e);
@@ -431,8 +484,9 @@ static int run(const struct policy *p, const struct cli *c)
 	strv_free(&guarded_dirs);
 	if (rc < 0) {
 		run_audit_failed(a, &e);
+		status = put_result(c, fail(&e), NULL, a, &e);
 		audit_close(a);
-		return fail(&e);
+		return status;
 	}
 	status = res.status;
 	if (res.limit)
@@ -442,6 +496,7 @@ static int run(const struct policy *p, const struct cli *c)
 		if (status == 0)
 			status = EXIT_SETUP;
 	}
+	status = put_result(c, status, &res, a, NULL);
 	audit_close(a);
 	return status;
 }
@@ -465,7 +520,7 @@ static int audit_command(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	struct cli c = {0};
+	struct cli c = {.result_fd = -1};
 	struct policy_vars vars;
 	struct policy *p = NULL;
 	struct ab_err e = {0};
@@ -499,13 +554,19 @@ int main(int argc, char **argv)
 		rc = rc > 0 ? 0 : fail(&e);
 		goto out;
 	}
+	/* before the profile: a bad one is a result too (setup-error) */
+	if (c.result && (c.result_fd = result_open(c.result, &e)) < 0) {
+		rc = fail(&e);
+		goto out;
+	}
 	collect_vars(&vars, cwd, uid, sizeof(uid));
 	if (!(p = policy_new(&vars))) {
-		rc = fail(&(struct ab_err){.errnum = ENOMEM, .msg = "out of memory"});
+		struct ab_err oom = {.errnum = ENOMEM, .msg = "out of memory"};
+		rc = put_result(&c, fail(&oom), NULL, NULL, &oom);
 		goto out;
 	}
 	if (build_policy(&c, p, &e) < 0)
-		rc = fail(&e);
+		rc = put_result(&c, fail(&e), NULL, NULL, &e);
 	else if (c.explain)
 		rc = explain(p);
 	else if (c.check)
@@ -517,6 +578,7 @@ out:
 	for (size_t i = 0; i < c.n_ov; i++)
 		free(c.ov[i].value);
 	free(c.ov);
+	free(c.result_path);
 	free(cwd);
 	return rc;
 }

@@ -16,7 +16,7 @@ static void cred_event(struct proxy *px, const struct cred *cr, const char *deci
 	struct json *j = audit_begin(px->a, "credential");
 	struct ab_err e;
 
-	json_kv_str(j, "decision", decision);
+	audit_decision(px->a, decision);
 	json_kv_str(j, "credential", cr->pc->name);
 	json_kv_str(j, "host", host);
 	if (method && *method)

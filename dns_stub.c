@@ -26,7 +26,7 @@ static void audit_dns(struct proxy *px, const struct dns_query *q, int rcode, co
 	char text[INET_ADDRSTRLEN];
 	struct ab_err e;
 
-	json_kv_str(j, "decision", rcode == DNS_NOERROR ? "allow" : "deny");
+	audit_decision(px->a, rcode == DNS_NOERROR ? "allow" : "deny");
 	json_kv_str(j, "name", q->name[0] ? q->name : NULL);
 	json_kv_uint(j, "type", q->qtype);
 	json_kv_str(j, "rcode", rcode_name(rcode));

@@ -48,7 +48,7 @@ static void request_event(struct conn *c, const char *decision, const char *reas
 	struct json *j = audit_begin(c->px->a, "http");
 	struct ab_err e;
 
-	json_kv_str(j, "decision", decision);
+	audit_decision(c->px->a, decision);
 	json_kv_str(j, "method", x->method);
 	json_kv_str(j, "host", c->name);
 	json_kv_uint(j, "port", c->port);

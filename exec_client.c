@@ -5,12 +5,14 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
 #include "channel.h"
+#include "result.h"
 #include "sandbox.h"
 #include "session.h"
 #include "session_proto.h"
@@ -20,20 +22,37 @@ static int usage(struct ab_err *e)
 {
 	return ab_fail(e, 0,
 		       "usage: agentbox exec SESSION [--cwd DIR] [--env NAME=VALUE] "
-		       "[--timeout DURATION] -- COMMAND [ARG...]");
+		       "[--timeout DURATION] [--result DEST [--json]] -- COMMAND [ARG...]");
 }
 
-static int parse(int argc, char **argv, struct session_request *q, struct ab_err *e)
+/* --result DEST, and --json, which only says what --result writes anyway */
+struct exec_opts {
+	const char *result;
+	bool json;
+};
+
+static int parse(int argc, char **argv, struct session_request *q, struct exec_opts *o,
+		 struct ab_err *e)
 {
 	int i = 3;
 
 	q->kind = SESSION_EXEC;
-	/* each option takes a value: two words at a time */
-	for (; i < argc && strcmp(argv[i], "--"); i += 2) {
+	/* every option but --json takes a value: two words at a time */
+	while (i < argc && strcmp(argv[i], "--")) {
 		const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(opt, "--json")) {
+			o->json = true;
+			i++;
+			continue;
+		}
 		if (!val || opt[0] != '-')
 			break;
-		if (!strcmp(opt, "--cwd")) {
+		i += 2;
+		if (!strcmp(opt, "--result")) {
+			if (o->result)
+				return ab_fail(e, 0, "--result given twice");
+			o->result = val;
+		} else if (!strcmp(opt, "--cwd")) {
 			free(q->cwd);
 			if (!(q->cwd = strdup(val)))
 				return ab_fail(e, ENOMEM, "options");
@@ -50,6 +69,9 @@ static int parse(int argc, char **argv, struct session_request *q, struct ab_err
 			       ab_hint(e, "see agentbox --help");
 		}
 	}
+	if (o->json && !o->result)
+		return ab_fail(e, 0, "--json needs --result DEST: where the JSON goes"),
+		       ab_hint(e, "e.g. --result fd:3 3>result.json (stdout is the command's)");
 	if (i < argc && !strcmp(argv[i], "--"))
 		i++;
 	if (i >= argc)
@@ -90,8 +112,31 @@ static void before_start(int signo, const sigset_t *old)
 	_exit(128 + signo);
 }
 
-/* Until the command's status comes: the signals this process gets go on to the command. */
-static int wait_exit(int fd, int sigfd, const sigset_t *old, struct ab_err *e)
+/* The object from EXIT alone (status and cause), through the shared outcome fields. */
+static void fallback_result(int status, const char *cause, char *out)
+{
+	struct sandbox_result res = {.status = status, .cause = cause};
+	struct json j;
+
+	if (!strcmp(cause, "exited"))
+		res.code = status;
+	else if (status > 128)
+		res.code = status - 128;
+	json_init(&j);
+	json_obj_begin(&j);
+	json_kv_int(&j, "v", RESULT_VERSION);
+	result_outcome(&j, status, &res, NULL);
+	json_kv_str(&j, "error",
+		    "the session's supervisor predates --result: only status and "
+		    "cause are known");
+	json_obj_end(&j);
+	snprintf(out, AB_ERR_MAX, "%s", json_text(&j) ? json_text(&j) : "");
+	json_free(&j);
+}
+
+/* Until the command's status comes: the signals this process gets go on to the command.
+ * result: the exec's --result object when the session sent one, "" otherwise. */
+static int wait_exit(int fd, int sigfd, const sigset_t *old, char *result, struct ab_err *e)
 {
 	struct pollfd pfd[2] = {{fd, POLLIN, 0}, {sigfd, POLLIN, 0}};
 	bool started = false;
@@ -123,26 +168,55 @@ static int wait_exit(int fd, int sigfd, const sigset_t *old, struct ab_err *e)
 		if (m.type == SESSION_REPLY_ERROR)
 			return ab_fail(e, 0, "the session refused the command: %s", m.text),
 			       e->errnum = m.value, -1;
-		if (m.type == SESSION_REPLY_EXIT)
+		if (m.type == SESSION_REPLY_RESULT)
+			snprintf(result, AB_ERR_MAX, "%s", m.text);
+		if (m.type == SESSION_REPLY_EXIT) {
+			if (!result[0]) /* a supervisor from before --result: status and cause */
+				fallback_result(m.value, m.text, result);
 			return m.value;
+		}
 		if (m.type == SESSION_REPLY_STARTED)
 			started = true;
 	}
+}
+
+/* The object for an exec that ended before the session said anything of its command. */
+static int setup_error_result(int rfd, const struct ab_err *err, struct ab_err *e)
+{
+	struct json j;
+	int rc;
+
+	json_init(&j);
+	json_obj_begin(&j);
+	json_kv_int(&j, "v", RESULT_VERSION);
+	result_outcome(&j, 125, NULL, NULL);
+	json_key(&j, "denials");
+	json_obj_begin(&j);
+	json_obj_end(&j);
+	json_kv_str(&j, "error", err->msg);
+	json_obj_end(&j);
+	rc = result_write(rfd, json_text(&j), e);
+	json_free(&j);
+	return rc;
 }
 
 int exec_command(int argc, char **argv, struct ab_err *e)
 {
 	static const int stdio[3] = {0, 1, 2};
 	struct session_request q = {0};
+	struct exec_opts o = {0};
+	char result[AB_ERR_MAX] = "";
 	sigset_t set, old;
-	int fd = -1, sigfd = -1, rc = -1;
+	int fd = -1, sigfd = -1, rfd = -1, rc = -1;
 
 	if (argc < 3)
 		return usage(e), 125;
 	sigemptyset(&set);
 	for (size_t i = 0; i < SANDBOX_N_FORWARDED; i++)
 		sigaddset(&set, sandbox_forwarded[i]);
-	if (parse(argc, argv, &q, e) < 0 || (fd = session_connect(argv[2], e)) < 0)
+	if (parse(argc, argv, &q, &o, e) < 0 || (o.result && (rfd = result_open(o.result, e)) < 0))
+		goto out;
+	if ((fd = session_connect(argv[2], e)) < 0)
 		goto out;
 	/* blocked before the request: a signal from now on reaches the command */
 	if (sigprocmask(SIG_BLOCK, &set, &old) < 0 ||
@@ -155,7 +229,7 @@ int exec_command(int argc, char **argv, struct ab_err *e)
 	    e->errnum == ECONNRESET) {
 		struct ab_err sent = *e;
 		*e = (struct ab_err){0};
-		rc = wait_exit(fd, sigfd, &old, e);
+		rc = wait_exit(fd, sigfd, &old, result, e);
 		if (rc < 0 && sent.msg[0] && e->errnum == EPIPE)
 			*e = sent;
 	}
@@ -165,5 +239,15 @@ out:
 		close(fd);
 	if (sigfd >= 0)
 		close(sigfd);
+	if (rfd >= 0) {
+		struct ab_err we = {0};
+		if (rc < 0)
+			setup_error_result(rfd, e, &we);
+		else if (result_write(rfd, result, &we) < 0) {
+			/* a result that cannot be written fails a clean exec, as for a run */
+			fprintf(stderr, "agentbox: %s\n", we.msg);
+			return rc == 0 ? 125 : rc;
+		}
+	}
 	return rc < 0 ? 125 : rc;
 }

@@ -61,7 +61,7 @@ void conn_audit(struct conn *c, const char *decision, const char *reason)
 	struct ab_err e;
 
 	c->audited = true;
-	json_kv_str(j, "decision", decision);
+	audit_decision(px->a, decision);
 	json_kv_str(j, "protocol", c->proto);
 	json_kv_str(j, "host", c->host[0] ? c->host : NULL);
 	json_kv_uint(j, "port", c->port);

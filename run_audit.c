@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "landlock.h"
+#include "result.h"
 
 static int audit_mounts(const struct mount_plan *plan, struct audit *a, struct ab_err *e)
 {
@@ -192,15 +193,8 @@ static int exit_event(struct audit *a, const struct sandbox_result *res, int sta
 {
 	struct json *j = audit_begin(a, "exit");
 
-	json_kv_int(j, "status", status);
-	json_kv_str(j, "cause", res ? res->cause : cause);
-	if (res && !strcmp(res->cause, "signaled"))
-		json_kv_int(j, "signal", res->code);
-	else if (res && !strcmp(res->cause, "exited"))
-		json_kv_int(j, "code", res->code);
+	result_outcome(j, status, res, cause); /* the fields --result shares */
 	if (res) {
-		json_kv_str(j, "limit", res->limit);
-		json_kv_uint(j, "duration_ms", res->duration_ms);
 		json_key(j, "rusage");
 		json_obj_begin(j);
 		json_kv_int(j, "max_rss_kb", res->ru.ru_maxrss);
@@ -210,6 +204,8 @@ static int exit_event(struct audit *a, const struct sandbox_result *res, int sta
 			    res->ru.ru_stime.tv_sec * 1000 + res->ru.ru_stime.tv_usec / 1000);
 		json_obj_end(j);
 	}
+	json_key(j, "denials");
+	audit_denials(a, j);
 	json_key(j, "counts");
 	audit_counts(a, j);
 	json_key(j, "suppressed");

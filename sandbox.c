@@ -286,6 +286,8 @@ int sandbox_run(const struct policy *p, struct audit *a, const struct mount_prot
 	if (sandbox_save_changes(&r, a, e) < 0)
 		rc = -1;
 out:
+	if (r.changes)
+		snprintf(res->changes, sizeof(res->changes), "%s", r.changes);
 	close_run(&r);
 	return rc;
 }

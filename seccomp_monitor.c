@@ -187,6 +187,7 @@ int seccomp_monitor_handle(struct seccomp_monitor *m, struct audit *a, struct ab
 		free(owned);
 		return 0;
 	}
+	audit_denied(a, "syscall"); /* each refusal, though repeats share one event */
 	argi = key_arg(name);
 	arg = argi >= 0 ? req->data.args[argi] : 0;
 	err = answer_errno(m, name);

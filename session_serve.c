@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "channel.h"
+#include "result.h"
 #include "run.h"
 #include "run_audit.h"
 #include "sandbox.h"
@@ -44,6 +45,7 @@ struct exec {
 	uint64_t t0, deadline; /* monotonic ms; deadline 0: none */
 	uint64_t timeout_ms;
 	int timeout_stage; /* 0 running, 1 SIGTERM sent, 2 SIGKILL sent */
+	uint64_t denied;   /* its refused system calls */
 };
 
 struct serve {
@@ -123,15 +125,19 @@ static pid_t parent_of(pid_t pid)
  * fork: pid 1 adopted it) is the session's; nothing inside can name another exec. */
 static long attribute(void *ctx, int pid)
 {
-	const struct serve *s = ctx;
+	struct serve *s = ctx;
 	pid_t cur = pid;
 
 	for (int hops = 0; hops < 4096 && cur > 0; hops++) {
 		if (cur == s->r->pid1)
 			return 0;
-		for (size_t i = 0; i < s->n_execs; i++)
-			if (s->execs[i].root == cur)
-				return s->execs[i].id;
+		for (size_t i = 0; i < s->n_execs; i++) {
+			if (s->execs[i].root != cur)
+				continue;
+			/* only refusals come here: the count its --result gives */
+			s->execs[i].denied++;
+			return s->execs[i].id;
+		}
 		cur = parent_of(cur);
 	}
 	return -1;
@@ -201,15 +207,25 @@ static int audit_exec(struct serve *s, const struct exec *x, const struct sandbo
 		json_str(j, x->argv.v[i]); /* redacted like every string of the trail */
 	json_arr_end(j);
 	json_kv_str(j, "cwd", x->cwd);
-	json_kv_int(j, "status", res->status);
-	json_kv_str(j, "cause", res->cause);
-	if (!strcmp(res->cause, "signaled") || !strcmp(res->cause, "session-ended"))
-		json_kv_int(j, "signal", res->code);
-	else if (!strcmp(res->cause, "exited"))
-		json_kv_int(j, "code", res->code);
-	json_kv_str(j, "limit", res->limit);
-	json_kv_uint(j, "duration_ms", now_ms() - x->t0);
+	result_outcome(j, res->status, res, NULL); /* the fields --result shares */
+	json_key(j, "denials");
+	json_obj_begin(j);
+	json_kv_uint(j, "syscall", x->denied);
+	json_obj_end(j);
 	return audit_emit(s->a, e);
+}
+
+/* The exec's status to its client, after its --result object (written there if asked for). */
+static void reply_exit(struct serve *s, const struct exec *x, const struct sandbox_result *res)
+{
+	struct json j;
+
+	json_init(&j);
+	result_exec(&j, res, s->a, x->id, x->denied);
+	if (json_text(&j) && strlen(json_text(&j)) < AB_ERR_MAX)
+		reply(x->client, SESSION_REPLY_RESULT, 0, x->id, json_text(&j));
+	json_free(&j);
+	reply(x->client, SESSION_REPLY_EXIT, res->status, x->id, res->cause);
 }
 
 static void free_exec(struct serve *s, struct exec *x)
@@ -288,10 +304,11 @@ static int exec_ended(struct serve *s, struct exec *x, int wait_status, struct a
 
 	supervise_status(wait_status, x->timeout_stage != 0, &res);
 	res.limit = x->timeout_stage ? "timeout" : NULL;
+	res.duration_ms = now_ms() - x->t0;
 	rc = audit_exec(s, x, &res, e);
 	if (x->client >= 0) {
 		struct client *c = find_client(s, x->client);
-		reply(x->client, SESSION_REPLY_EXIT, res.status, x->id, res.cause);
+		reply_exit(s, x, &res);
 		if (c)
 			drop_client(s, c);
 	}
@@ -640,13 +657,15 @@ static _Noreturn void end_session(struct serve *s, struct ab_err *e)
 	/* commands still running died with the namespace */
 	while (s->n_execs) {
 		struct exec *x = &s->execs[0];
-		struct sandbox_result xr = {
-		    .status = 128 + SIGKILL, .cause = "session-ended", .code = SIGKILL};
+		struct sandbox_result xr = {.status = 128 + SIGKILL,
+					    .cause = "session-ended",
+					    .code = SIGKILL,
+					    .duration_ms = now_ms() - x->t0};
 		if (audit_exec(s, x, &xr, e) < 0)
 			rc = -1;
 		if (x->client >= 0) {
 			struct client *c = find_client(s, x->client);
-			reply(x->client, SESSION_REPLY_EXIT, xr.status, x->id, xr.cause);
+			reply_exit(s, x, &xr);
 			if (c)
 				drop_client(s, c);
 		}

@@ -37,7 +37,7 @@ _agentbox()
 	--net)
 		COMPREPLY=($(compgen -W "none proxy host" -- "$cur"))
 		return ;;
-	--ro | --rw | --tmpfs | --hide | --overlay | --changes | --chdir | --audit | verify | summary | \
+	--ro | --rw | --tmpfs | --hide | --overlay | --changes | --chdir | --audit | --result | verify | summary | \
 		changes | diff | promote | discard)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return ;;
@@ -48,6 +48,6 @@ _agentbox()
 		COMPREPLY=($(compgen -W "audit changes diff promote discard" -- "$cur"))
 	fi
 	COMPREPLY+=($(compgen -W "-p --profile --audit --ro --rw --tmpfs --hide --overlay --changes --setenv --net
-		--allow --resolve --timeout --chdir --explain --check --version -h --help --" -- "$cur"))
+		--allow --resolve --timeout --result --chdir --explain --check --version -h --help --" -- "$cur"))
 }
 complete -F _agentbox agentbox

@@ -57,6 +57,15 @@ void audit_counts(const struct audit *a, struct json *j);
  * one no exec holds any more, null when it could not be placed (it left meanwhile); -2 (not a
  * session): no key at all. */
 void audit_kv_exec(struct json *j, long exec);
+/* "decision": DECISION in the current event; a "deny" is tallied under the event's type,
+ * written or not (past the budget). */
+void audit_decision(struct audit *a, const char *decision);
+/* Tallies one refused action of a kind without an event of its own (a repeat the event of its
+ * first occurrence stands for). */
+void audit_denied(struct audit *a, const char *kind);
+/* The refusals so far by kind, every kind present (0 when none): {"net": N, "http": N,
+ * "dns": N, "credential": N, "syscall": N}. For the exit event and --result. */
+void audit_denials(const struct audit *a, struct json *j);
 
 /* Events a command can cause at will (net, dns, syscall, limit): past per_kind of one kind
  * they are counted, not written, after one limit event "audit-events" naming the kind. 0: no

@@ -2,6 +2,7 @@
 #ifndef AGENTBOX_RUN_RESULT_H
 #define AGENTBOX_RUN_RESULT_H
 
+#include <limits.h>
 #include <stdint.h>
 #include <sys/resource.h>
 
@@ -17,6 +18,7 @@ struct sandbox_result {
 	const char *limit; /* the limit that ended the run ("timeout", "disk", ...), or NULL */
 	struct rusage ru;  /* of the whole sandbox */
 	uint64_t duration_ms;
+	char changes[PATH_MAX]; /* overlays: the changes directory, "" without */
 };
 
 #endif

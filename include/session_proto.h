@@ -45,6 +45,7 @@ enum session_reply {
 	SESSION_REPLY_ERROR,	     /* value: errno; text: the message */
 	SESSION_REPLY_INFO,	     /* text: the session as one JSON object */
 	SESSION_REPLY_STOPPED,
+	SESSION_REPLY_RESULT, /* just before EXIT; text: the exec's --result object (result.h) */
 };
 
 #endif

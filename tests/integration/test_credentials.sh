@@ -274,6 +274,10 @@ t_on_leak_stop() {
 	assert_contains "$ERR" "on-leak = stop" "the cause on stderr"
 	assert_contains "$(grep '"event":"exit"' "$AUDIT")" '"cause":"credential-leak"' \
 		"the exit event's cause"
+	REAL_TOKEN=$REAL run_cmd "$AGENTBOX" -p "$META/p.ini" --result "$META/result.json" -- \
+		sh -c 'curl -sS --max-time 15 -o /dev/null -H "X: $API_TOKEN" "https://other.test:'"$OP"'/x"; sleep 20'
+	assert_eq 125 "$RC" "on-leak = stop, again"
+	assert_contains "$(cat "$META/result.json")" '"cause":"credential-leak"' "--result's cause"
 }
 
 t_response_redacted() {
