@@ -1,6 +1,7 @@
 /* A small JSON reader for untrusted input (the MCP server's messages, policy --explain text):
  * the whole text is parsed into a tree, strictly (RFC 8259: no trailing commas, comments,
- * leading zeros, lone surrogates, raw control characters in strings, or text after the value),
+ * leading zeros, lone surrogates, strings that are not UTF-8, raw control characters in strings,
+ * or text after the value),
  * with nesting bounded by JSON_READ_MAX_DEPTH and each object's members by
  * JSON_READ_MAX_MEMBERS, and duplicate keys refused (two readers must never disagree on which
  * one counts). The caller bounds the text's length; the tree is at most a few times that. */
