@@ -241,7 +241,18 @@ def s_lifecycle(s, args):
     # args: a marker; the process carrying it must not outlive the server
     s.initialize()
     _, sc = s.run({"command": "(setsid sh -c 'exec -a %s sleep 300' &); echo $AGENTBOX_RUN_ID" % args[0]})
-    print("session: " + sc["stdout"].strip(), flush=True)
+    sid = sc["stdout"].strip()
+    print("session: " + sid, flush=True)
+    # the control: the session is listed and the marker runs, before the end
+    listed = subprocess.run([s.p.args[0], "session", "list"], capture_output=True, text=True).stdout
+    check(sid and sid in listed, "session %s not listed while the server runs: %s" % (sid, listed))
+    for _ in range(50):
+        if subprocess.run(["pgrep", "-f", args[0]], capture_output=True).returncode == 0:
+            break
+        time.sleep(0.1)
+    else:
+        raise Fail("the marker process never ran")
+    ok("the session is listed and the marker runs")
     if len(args) > 1 and args[1] == "kill":
         s.p.kill()
         s.p.wait()
