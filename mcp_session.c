@@ -16,9 +16,10 @@
 #include <unistd.h>
 
 #define SELF "/proc/self/exe"
-#define MAX_ARGS 256
-#define POLICY_CAP (4u << 20) /* the --explain text */
-#define LINE_CAP (256u << 10) /* one line of the trail; longer ones are not tallied */
+#define MAX_ARGS 256		/* the options given to mcp */
+#define MAX_ARGV (MAX_ARGS + 8) /* with the subcommand's own words */
+#define POLICY_CAP (4u << 20)	/* the --explain text */
+#define LINE_CAP (256u << 10)	/* one line of the trail; longer ones are not tallied */
 
 int mcp_buf_read(struct mcp_buf *b, int fd)
 {
@@ -161,11 +162,11 @@ void mcp_session_tally(struct mcp_session *s, unsigned long exec)
 
 static _Noreturn void child(const char *const *args, int out, int err, int keep_fd)
 {
-	const char *argv[MAX_ARGS + 2] = {"agentbox"};
+	const char *argv[MAX_ARGV + 2] = {"agentbox"};
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	size_t n = 0;
 
-	while (args[n] && n < MAX_ARGS)
+	while (args[n] && n < MAX_ARGV)
 		argv[n + 1] = args[n], n++;
 	if (null < 0 || dup2(null, 0) < 0 || (out >= 0 && dup2(out, 1) < 0) ||
 	    (err >= 0 && dup2(err, 2) < 0) || (keep_fd >= 0 && fcntl(keep_fd, F_SETFD, 0) < 0))
@@ -236,7 +237,7 @@ fail:
 
 static int load_policy(struct mcp_session *s, char **opts, int n, struct ab_err *e)
 {
-	const char *args[MAX_ARGS + 1] = {"--explain"};
+	const char *args[MAX_ARGS + 2] = {"--explain"};
 	struct mcp_buf out = {.cap = POLICY_CAP};
 	int status, rc;
 
@@ -308,7 +309,7 @@ static int parse_started(struct mcp_session *s, const struct mcp_buf *out, struc
 
 static int start_session(struct mcp_session *s, char **opts, int n, int wfd, struct ab_err *e)
 {
-	const char *args[MAX_ARGS + 6] = {"session", "start", "--json"};
+	const char *args[MAX_ARGV] = {"session", "start", "--json"};
 	struct mcp_buf out = {.cap = 64 * 1024};
 	char fdarg[32];
 	int k = 3, status, rc;
