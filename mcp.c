@@ -248,6 +248,11 @@ static void line(struct server *sv, char *text, size_t n)
 	jnode_free(&m);
 }
 
+static void too_long(struct server *sv)
+{
+	reply_error(sv, NULL, INVALID_REQUEST, "message over the 1 MiB limit: skipped");
+}
+
 /* Handles every whole line in the buffer; a line past the cap is answered and dropped. */
 static void lines(struct server *sv)
 {
@@ -260,6 +265,8 @@ static void lines(struct server *sv)
 		size_t end = (size_t)(nl - sv->in);
 		if (sv->discard)
 			sv->discard = false;
+		else if (end - start > MCP_MAX_MESSAGE)
+			too_long(sv);
 		else
 			line(sv, sv->in + start, end - start);
 		start = sv->scanned = end + 1;
@@ -269,8 +276,7 @@ static void lines(struct server *sv)
 	sv->scanned = sv->len;
 	if (sv->len > MCP_MAX_MESSAGE || (sv->discard && sv->len)) {
 		if (!sv->discard)
-			reply_error(sv, NULL, INVALID_REQUEST,
-				    "message over the 1 MiB limit: skipped");
+			too_long(sv);
 		sv->discard = true;
 		sv->len = sv->scanned = 0;
 	}
