@@ -15,7 +15,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define SELF "/proc/self/exe"
+/* This binary, by the path the kernel (or valgrind, which emulates the link) gives: a
+ * path execs the same way under a memory checker. */
+static char self[PATH_MAX];
 #define MAX_ARGS 256		/* the options given to mcp */
 #define MAX_ARGV (MAX_ARGS + 8) /* with the subcommand's own words */
 #define POLICY_CAP (4u << 20)	/* the --explain text */
@@ -171,7 +173,7 @@ static _Noreturn void child(const char *const *args, int out, int err, int keep_
 	if (null < 0 || dup2(null, 0) < 0 || (out >= 0 && dup2(out, 1) < 0) ||
 	    (err >= 0 && dup2(err, 2) < 0) || (keep_fd >= 0 && fcntl(keep_fd, F_SETFD, 0) < 0))
 		_exit(125);
-	execv(SELF, (char *const *)argv);
+	execv(self, (char *const *)argv);
 	_exit(127);
 }
 
@@ -377,23 +379,41 @@ static int start_watcher(struct mcp_session *s, struct ab_err *e)
 	return 0;
 }
 
+/* What the server holds of the session: the trail, the policy. */
+static void release(struct mcp_session *s)
+{
+	if (s->audit_fd >= 0)
+		close(s->audit_fd);
+	s->audit_fd = -1;
+	free(s->line.buf);
+	free(s->changes);
+	jnode_free(&s->policy);
+	s->line.buf = s->changes = NULL;
+}
+
 int mcp_session_start(struct mcp_session *s, char **opts, int n, struct ab_err *e)
 {
 	int wfd = -1, rc;
 
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
 	*s = (struct mcp_session){.audit_fd = -1, .watch = -1, .line = {.cap = LINE_CAP}};
+	if (len <= 0 || (size_t)len >= sizeof(self) - 1)
+		return ab_fail(e, len < 0 ? errno : ENAMETOOLONG, "/proc/self/exe");
+	self[len] = '\0';
 	if (n > MAX_ARGS)
 		return ab_fail(e, E2BIG, "too many options");
-	if (load_policy(s, opts, n, e) < 0 || open_trail(s, &wfd, e) < 0) {
-		if (wfd >= 0)
-			close(wfd);
-		return -1;
-	}
-	rc = start_session(s, opts, n, wfd, e);
+	rc = load_policy(s, opts, n, e);
+	if (rc == 0)
+		rc = open_trail(s, &wfd, e);
+	if (rc == 0)
+		rc = start_session(s, opts, n, wfd, e);
 	if (wfd >= 0)
 		close(wfd);
-	if (rc < 0)
+	if (rc < 0) {
+		release(s);
 		return -1;
+	}
 	/* a file the session created: read it from the start, keeping this session's lines */
 	if (!s->audit_pipe && !s->audit_off && s->audit_fd < 0) {
 		const char *file = jnode_str(jnode_get(&s->policy, "audit"), "file");
@@ -403,6 +423,7 @@ int mcp_session_start(struct mcp_session *s, char **opts, int n, struct ab_err *
 		const char *args[] = {"session", "stop", s->id, NULL};
 		int status;
 		(void)mcp_self(s, args, NULL, NULL, -1, &status, &(struct ab_err){0});
+		release(s);
 		return -1;
 	}
 	return 0;
@@ -427,11 +448,5 @@ void mcp_session_stop(struct mcp_session *s)
 	}
 	s->watcher = 0;
 	mcp_session_audit(s);
-	if (s->audit_fd >= 0)
-		close(s->audit_fd);
-	s->audit_fd = -1;
-	free(s->line.buf);
-	free(s->changes);
-	jnode_free(&s->policy);
-	s->line.buf = s->changes = NULL;
+	release(s);
 }
