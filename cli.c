@@ -18,6 +18,7 @@
 #include "error.h"
 #include "fsops.h"
 #include "guarded.h"
+#include "mcp.h"
 #include "mounts.h"
 #include "overlay.h"
 #include "policy.h"
@@ -76,6 +77,8 @@ static const char usage[] =
 	"                               run COMMAND in session ID\n"
 	"  agentbox session stop ID | list [--json]\n"
 	"                               end a session (its changes stay) | the live ones\n"
+	"  agentbox mcp -p PROFILE [OPTIONS]\n"
+	"                               an MCP server (stdio) owning one session\n"
 	"  agentbox audit verify FILE   check the hash chains of the runs in an audit file\n"
 	"  agentbox audit summary FILE  a table of each run: denials first\n"
 	"  agentbox changes|diff|promote|discard [--audit DEST] RUN_ID|DIR [PATH...]\n"
@@ -537,6 +540,10 @@ int main(int argc, char **argv)
 		return audit_command(argc, argv);
 	if (argc > 1 && overlay_is_command(argv[1]))
 		return overlay_command(argc, argv);
+	if (argc > 1 && !strcmp(argv[1], "mcp")) {
+		rc = mcp_command(argc, argv, &e);
+		return e.msg[0] ? fail(&e) : rc;
+	}
 	if (argc > 1 && !strcmp(argv[1], "exec")) {
 		rc = exec_command(argc, argv, &e);
 		return e.msg[0] ? fail(&e) : rc;

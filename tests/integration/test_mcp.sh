@@ -1,0 +1,127 @@
+#!/bin/bash
+# `agentbox mcp`: an MCP server on stdio owning one task session, driven by a stdlib-only
+# client (helpers/mcp_client.py). Lifecycle and version negotiation; runs that succeed, fail,
+# time out, flood their output (capped, the rest counted, no hang) or leave a process holding
+# the pipes; a refused call counted for its run only; a fetch of a host not allowed fails and is
+# counted (control: the same fetch of an allowed host works); changes and diff with overlays,
+# and no promote; every JSON-RPC error (malformed, batch, unknown method, bad params, before
+# initialize, oversized) answered with the server serving on; 200 pings in order; and the end:
+# stdin closed or the server killed -9, the session is gone with nothing of it left running.
+. "$(dirname "$0")/lib.sh"
+
+if ! "$AGENTBOX" -p minimal -- true 2>/dev/null; then
+	echo "n/a $TEST_NAME ($TEST_USER): no user namespaces here (sessions need them)"
+	exit 77
+fi
+
+# client SCENARIO MCP_ARGS... [-- SCENARIO_ARGS...]: runs the scenario; OUT has its lines.
+client() {
+	MCP_STDERR="$META/server.err" run_cmd "$PY" "$HELPERS/mcp_client.py" "$1" "$AGENTBOX" "${@:2}"
+	[ "$RC" = 0 ] || fail "scenario $1: status $RC" "$OUT" "$(tail -n 20 "$META/server.err")"
+}
+
+# gone ID MARKER: within 10 s, session ID is not listed and no process carries MARKER.
+gone() {
+	local i
+	for i in $(seq 50); do
+		if ! "$AGENTBOX" session list | grep -q "^$1 " && ! pgrep -f "$2" >/dev/null; then
+			return 0
+		fi
+		sleep 0.2
+	done
+	fail "session $1 still listed or a process with $2 still runs" \
+		"$("$AGENTBOX" session list)" "$(pgrep -af "$2")"
+}
+
+case_basics() {
+	client basics -p shell
+}
+
+# the profile's own trail: the server reads it from the file, and the file keeps it all
+case_audit_file() {
+	client basics -p shell --audit "$META/audit.jsonl"
+	assert_eq 6 "$(grep -c '"event":"exec"' "$META/audit.jsonl")" "exec events in the file"
+	grep -q '"event":"syscall".*"name":"unshare"' "$META/audit.jsonl" ||
+		fail "no unshare event in the file" "$(cat "$META/audit.jsonl")"
+}
+
+case_versions() {
+	for v in 2025-11-25 2025-06-18 2025-03-26 2024-11-05 1999-01-01; do
+		client versions -p shell -- "$v"
+	done
+}
+
+case_errors() {
+	client errors -p shell
+}
+
+case_limits() {
+	client limits -p shell
+}
+
+# net_profile [allow/resolve lines]: the shell profile in proxy mode, allowing what is given.
+net_profile() {
+	{
+		printf '[sandbox]\ninclude = %s/shell.ini\n[network]\nmode = proxy\ncapture = off\n' \
+			"$AGENTBOX_PROFILES"
+		printf '%s\n' "$@"
+	} >"$META/net.ini"
+}
+
+case_network() {
+	mkdir -p "$META/www" && echo body >"$META/www/file.txt"
+	serve www "$META/www"
+	net_profile
+	client network -p "$META/net.ini" -- "www.test:$PORT" deny
+	net_profile "allow = www.test" "resolve = www.test=127.0.0.1"
+	client network -p "$META/net.ini" -- "www.test:$PORT" allow
+}
+
+case_overlay() {
+	mkdir proj && echo orig >proj/file.txt
+	client overlay -p shell --overlay "$CASE/proj" -- "$CASE/proj"
+	assert_eq orig "$(cat proj/file.txt)" "the host's file after the session"
+	assert_absent proj/new.txt
+}
+
+case_end_of_input() {
+	local m=agentbox-mcp-marker-$$-$RANDOM sid
+	client lifecycle -p shell -- "$m"
+	sid=$(printf '%s\n' "$OUT" | sed -n 's/^session: //p')
+	[[ $sid =~ ^[0-9a-f]{32}$ ]] || fail "no session id" "$OUT"
+	gone "$sid" "$m"
+}
+
+case_killed() {
+	local m=agentbox-mcp-marker-$$-$RANDOM sid
+	client lifecycle -p shell -- "$m" kill
+	sid=$(printf '%s\n' "$OUT" | sed -n 's/^session: //p')
+	[[ $sid =~ ^[0-9a-f]{32}$ ]] || fail "no session id" "$OUT"
+	gone "$sid" "$m"
+}
+
+case_bad_start() {
+	run_cmd "$AGENTBOX" mcp -p no-such-profile-here
+	assert_eq 125 "$RC" "mcp with a missing profile"
+	assert_eq "" "$OUT" "stdout of a server that did not start"
+	assert_contains "$ERR" "no-such-profile-here" "the error names the profile"
+	printf '[sandbox]\ninclude = %s/shell.ini\n[audit]\nfile = -\n' "$AGENTBOX_PROFILES" \
+		>"$META/stdout-audit.ini"
+	run_cmd "$AGENTBOX" mcp -p "$META/stdout-audit.ini"
+	assert_eq 125 "$RC" "mcp with the audit trail on stdout"
+	assert_contains "$ERR" "cannot go to stdout" "the refusal says why"
+	run_cmd "$AGENTBOX" mcp
+	assert_eq 125 "$RC" "mcp without options"
+}
+
+run_case basics case_basics
+run_case audit_file case_audit_file
+run_case versions case_versions
+run_case errors case_errors
+run_case limits case_limits
+run_case network case_network
+run_case overlay case_overlay
+run_case end_of_input case_end_of_input
+run_case killed case_killed
+run_case bad_start case_bad_start
+finish
