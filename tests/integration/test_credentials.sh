@@ -85,6 +85,10 @@ t_curl_bearer() {
 r = u.Request("https://origin.test:'"$OP"'/api/chat", data=b"{}", headers={"Authorization": "Bearer " + os.environ["API_TOKEN"]})
 print(u.urlopen(r, timeout=15).read().decode())'
 	assert_contains "$OUT" "api ok" "Python urllib with the placeholder"
+	# gh's style: a token in the environment, sent as "Authorization: token T"
+	PLACE='header = Authorization: token {}' profile
+	box gh sh -c 'curl -sS --max-time 15 -H "Authorization: token $API_TOKEN" "https://origin.test:'"$OP"'/api/user"'
+	assert_contains "$OUT" "api ok" "gh-style Authorization: token with the placeholder"
 }
 
 # A token file the profile generates (file, file-env): npm reads its _authToken from the .npmrc
