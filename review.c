@@ -8,12 +8,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <sys/file.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -422,11 +424,13 @@ static int show_changes(const struct run_info *r, const struct changes *c, char 
 	return fflush(stdout) == 0 ? 0 : -1;
 }
 
-static int run_diff(const char *label, const char *old, const char *new)
+/* new_fd >= 0: the new side is that open file (diff reads it as /dev/fd/3), not new */
+static int run_diff(const char *label, const char *old, const char *new, int new_fd)
 {
 	char a[PATH_MAX * 4 + 4], b[PATH_MAX * 4 + 4];
 	char *argv[] = {"diff", "-u", "--label", a, "--label", b, (char *)old, (char *)new, NULL};
-	int status;
+	posix_spawn_file_actions_t fa;
+	int status, rc;
 	pid_t pid;
 
 	/* the labels are diff's header lines: a name with "\n+++ " in it must not forge one */
@@ -435,7 +439,19 @@ static int run_diff(const char *label, const char *old, const char *new)
 	printable(label, a + 1, sizeof(a) - 1);
 	printable(label, b + 1, sizeof(b) - 1);
 	fflush(stdout);
-	if (posix_spawnp(&pid, "diff", NULL, NULL, argv, environ) != 0)
+	if (posix_spawn_file_actions_init(&fa) != 0)
+		return -1;
+	if (new_fd >= 0) {
+		argv[7] = "/dev/fd/3";
+		/* new_fd is above 3 (open_upper), so the dup clears close-on-exec in diff */
+		if (posix_spawn_file_actions_adddup2(&fa, new_fd, 3) != 0) {
+			posix_spawn_file_actions_destroy(&fa);
+			return -1;
+		}
+	}
+	rc = posix_spawnp(&pid, "diff", &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc != 0)
 		return -1;
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
@@ -444,16 +460,64 @@ static int run_diff(const char *label, const char *old, const char *new)
 	return WIFEXITED(status) && WEXITSTATUS(status) <= 1 ? 0 : -1;
 }
 
+/* The upper layer's copy of c, opened beneath its tree with no symlink on the way, at fd 4 or
+ * above: a live session's command can swap any component of the path for a symlink to a host
+ * file (or a FIFO) while the changes are read outside. */
+static int open_upper(const struct run_info *r, const struct change *c, int flags)
+{
+	struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
+			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+					  RESOLVE_NO_MAGICLINKS};
+	char root[PATH_MAX];
+	int dir, fd, high, err;
+
+	if ((size_t)snprintf(root, sizeof(root), "%s/upper/%u", r->dir, c->tree) >= sizeof(root))
+		return errno = ENAMETOOLONG, -1;
+	if ((dir = open(root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return -1;
+	fd = (int)syscall(SYS_openat2, dir, c->rel, &how, sizeof(how));
+	err = errno;
+	close(dir);
+	if (fd < 0)
+		return errno = err, -1;
+	high = fcntl(fd, F_DUPFD_CLOEXEC, 4);
+	err = errno;
+	close(fd);
+	return errno = err, high;
+}
+
+/* A regular file's copy, read by diff through its fd; anything else now is refused. */
+static int diff_file(const struct run_info *r, const struct change *c, const char *host,
+		     struct ab_err *e)
+{
+	int fd = open_upper(r, c, O_RDONLY | O_NONBLOCK | O_NOCTTY), rc;
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		int err = fd < 0 ? errno : EINVAL;
+		if (fd >= 0)
+			close(fd);
+		return ab_fail(e, err, "%s: the changed file is no longer a regular file", host),
+		       ab_hint(e, "it changed while agentbox read it; stop the session first");
+	}
+	rc = run_diff(host, c->kind == CH_ADDED ? "/dev/null" : host, NULL, fd);
+	close(fd);
+	if (rc < 0)
+		return ab_fail(e, 0, "diff failed on %s", host),
+		       ab_hint(e, "diff (Debian's diffutils) must be on PATH");
+	return 0;
+}
+
 static int diff_one(const struct run_info *r, const struct change *c, struct ab_err *e)
 {
-	char host[PATH_MAX], upper[PATH_MAX * 2], target[PATH_MAX];
+	char host[PATH_MAX], target[PATH_MAX];
 	ssize_t n;
+	int fd;
 
 	if (!overlay_host_path(r, c->tree, c->rel, host, sizeof(host)))
 		return ab_fail(e, ENAMETOOLONG, "%s", c->rel);
-	snprintf(upper, sizeof(upper), "%s/upper/%u/%s", r->dir, c->tree, c->rel);
 	if (c->kind == CH_DELETED)
-		return run_diff(host, host, "/dev/null") < 0
+		return run_diff(host, host, "/dev/null", -1) < 0
 			   ? ab_fail(e, 0, "diff failed on %s", host)
 			   : 0;
 	if (S_ISDIR(c->mode)) {
@@ -463,9 +527,12 @@ static int diff_one(const struct run_info *r, const struct change *c, struct ab_
 		return 0;
 	}
 	if (S_ISLNK(c->mode)) {
-		n = readlink(upper, target, sizeof(target) - 1);
+		if ((fd = open_upper(r, c, O_PATH)) < 0)
+			return ab_fail(e, errno, "%s", host);
+		n = readlinkat(fd, "", target, sizeof(target) - 1);
+		close(fd);
 		if (n < 0)
-			return ab_fail(e, errno, "readlink %s", upper);
+			return ab_fail(e, errno, "readlink %s", host);
 		target[n] = '\0';
 		printf("symlink ");
 		print_escaped(host);
@@ -480,10 +547,7 @@ static int diff_one(const struct run_info *r, const struct change *c, struct ab_
 		printf(" (not promoted)\n");
 		return 0;
 	}
-	if (run_diff(host, c->kind == CH_ADDED ? "/dev/null" : host, upper) < 0)
-		return ab_fail(e, 0, "diff failed on %s", host),
-		       ab_hint(e, "diff (Debian's diffutils) must be on PATH");
-	return 0;
+	return diff_file(r, c, host, e);
 }
 
 /* ---------- discard ---------- */

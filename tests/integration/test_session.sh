@@ -439,6 +439,28 @@ s.connect(sys.argv[1]); s.send(b"x"); s.close(); print("closed")' "$sock"
 	assert_eq "$cpu" "$(ps -o time= -p "$pid")" "the supervisor's CPU time while idle"
 }
 
+# `diff` of a live session reads the upper layer outside while a command of the session keeps
+# swapping a changed file for a symlink to a host file (and for a FIFO): the host file's
+# content never shows, and diff never hangs. Control: the same diff shows the file's own lines.
+case_diff_live_swap() {
+	trap stop_all EXIT
+	mkdir -p "$CASE/w" "$META/host"
+	secret=host-secret-$RANDOM$RANDOM
+	echo "$secret" >"$META/host/secret"
+	start -p shell --overlay "$CASE/w"
+	ex -- sh -c "cd '$CASE/w' && echo start >f && (setsid sh -c 'while :; do
+		ln -sf $META/host/secret t; mv -T t f; echo mine >t; mv -T t f
+		rm -f p; mkfifo p; mv -T p f; echo mine >t; mv -T t f; done' >/dev/null 2>&1 &)"
+	seen=
+	for i in $(seq 40); do
+		run_cmd timeout 20 "$AGENTBOX" diff "$SID"
+		[ "$RC" != 124 ] || fail "diff hung on the live session"
+		assert_not_contains "$OUT" "$secret" "the host file's content in diff's output"
+		case $OUT in *"+mine"*) seen=1 ;; esac
+	done
+	[ -n "$seen" ] || fail "control: diff never showed the file's own line" "$(report)"
+}
+
 case_bad_ids() {
 	for id in ../../etc/passwd 0123 "$(printf 'a%.0s' $(seq 32))X" \
 		"$(printf 'A%.0s' $(seq 32))"; do
@@ -463,5 +485,6 @@ run_case attribution case_attribution
 run_case net_attribution case_net_attribution
 run_case kill_supervisor case_kill_supervisor
 run_case refused_peer_gone case_refused_peer_gone
+run_case diff_live_swap case_diff_live_swap
 run_case bad_ids case_bad_ids
 finish
