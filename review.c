@@ -466,8 +466,8 @@ static int run_diff(const char *label, const char *old, const char *new, int new
 static int open_upper(const struct run_info *r, const struct change *c, int flags)
 {
 	struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
-			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-					  RESOLVE_NO_MAGICLINKS};
+			       .resolve =
+				   RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
 	char root[PATH_MAX];
 	int dir, fd, high, err;
 
