@@ -123,24 +123,42 @@ static pid_t parent_of(pid_t pid)
 /* The exec whose first process is an ancestor of pid: the kernel's parent links, walked up to
  * pid 1, and roots the kernel named (SCM_CREDENTIALS). A process that left its exec (double
  * fork: pid 1 adopted it) is the session's; nothing inside can name another exec. */
-static long attribute(void *ctx, int pid)
+static long place(struct serve *s, int pid, struct exec **x)
 {
-	struct serve *s = ctx;
 	pid_t cur = pid;
 
+	*x = NULL;
 	for (int hops = 0; hops < 4096 && cur > 0; hops++) {
 		if (cur == s->r->pid1)
 			return 0;
 		for (size_t i = 0; i < s->n_execs; i++) {
 			if (s->execs[i].root != cur)
 				continue;
-			/* only refusals come here: the count its --result gives */
-			s->execs[i].denied++;
+			*x = &s->execs[i];
 			return s->execs[i].id;
 		}
 		cur = parent_of(cur);
 	}
 	return -1;
+}
+
+/* The filter's: a refused call, counted for its exec's --result. */
+static long attribute_refusal(void *ctx, int pid)
+{
+	struct exec *x;
+	long id = place(ctx, pid, &x);
+
+	if (x)
+		x->denied++;
+	return id;
+}
+
+/* The proxy's: a connection, allowed or not (its refusals are the session's count). */
+static long attribute_connection(void *ctx, int pid)
+{
+	struct exec *x;
+
+	return place(ctx, pid, &x);
 }
 
 /* ---------- execs ---------- */
@@ -718,9 +736,9 @@ _Noreturn void session_serve(const struct policy *p, struct audit *a,
 	if (sandbox_start(&r, a, protect, &e) < 0)
 		goto failed;
 	if (r.monitor)
-		seccomp_monitor_attribute(r.monitor, attribute, &s);
+		seccomp_monitor_attribute(r.monitor, attribute_refusal, &s);
 	if (r.proxy)
-		proxy_attribute(r.proxy, r.pid1, attribute, &s);
+		proxy_attribute(r.proxy, r.pid1, attribute_connection, &s);
 	s.t0 = s.last_active = now_ms();
 	gmtime_r(&wall, &tm);
 	strftime(s.started, sizeof(s.started), "%Y-%m-%dT%H:%M:%SZ", &tm);

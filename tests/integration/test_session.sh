@@ -378,8 +378,10 @@ case_net_attribution() {
 	ask='curl -sS -o /dev/null --max-time 5 -x "$http_proxy" http://$1/'
 	"$AGENTBOX" exec "$SID" -- sh -c "$ask; sleep 1.5" sh one.test &
 	sleep 0.7
-	ex -- sh -c "$ask" sh two.test
+	ex --result "$META/two.json" -- sh -c "$ask" sh two.test
 	wait
+	# a connection is no refused system call (the exec's count is of those)
+	assert_contains "$(cat "$META/two.json")" '"denials":{"syscall":0}' "exec 2's result"
 	ex -- sh -c "(setsid sh -c 'sleep 0.5; $ask' sh three.test &)"
 	sleep 1.5
 	run_cmd "$AGENTBOX" session stop "$SID"
