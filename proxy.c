@@ -394,6 +394,10 @@ static long attribute(struct proxy *px, int fd)
 
 	if (!px->attrib)
 		return -2;
+	/* a flood of connections must not hold the loop in /proc: past the budget, unplaced */
+	if (px->attrib_left == 0)
+		return -1;
+	px->attrib_left--;
 	pid = sock_owner(px->attrib_pid1, fd);
 	return pid > 0 ? px->attrib(px->attrib_ctx, pid) : -1;
 }
@@ -487,6 +491,7 @@ int proxy_dispatch(struct proxy *px, struct ab_err *e)
 	struct epoll_event evs[64];
 	int n = epoll_wait(px->epfd, evs, 64, 0);
 
+	px->attrib_left = PROXY_ATTRIB_PER_ROUND;
 	for (int i = 0; i < n; i++) {
 		struct endpoint *ep = evs[i].data.ptr;
 		if (ep == &px->timer_ep)

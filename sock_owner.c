@@ -13,8 +13,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-/* a sandbox's processes: bounded, like everything read from /proc */
-#define MAX_PIDS 4096
+/* Bounded, like everything read from /proc, and small: the proxy's loop waits for a lookup. A
+ * process with more fds than are left in the budget is not searched to its end (its socket
+ * may go unfound: the events then say null). */
+#define MAX_PIDS 1024
+#define MAX_FDS_READ 8192
+#define MAX_TCP_LINES 16384
 
 /* An address and port as /proc/net/tcp{,6} print them: the address's 32-bit words in the
  * kernel's byte order, the port as a number. */
@@ -48,7 +52,7 @@ static unsigned long find_inode(pid_t pid1, bool v6, const char *local, const ch
 	snprintf(path, sizeof(path), "/proc/%d/net/%s", (int)pid1, v6 ? "tcp6" : "tcp");
 	if (!(f = fopen(path, "re")))
 		return 0;
-	while (!inode && fgets(line, sizeof(line), f))
+	for (int k = 0; !inode && k < MAX_TCP_LINES && fgets(line, sizeof(line), f); k++)
 		if (sscanf(line, " %*d: %63s %63s %*x %*s %*s %*s %*u %*u %lu", l, r, &ino) == 3 &&
 		    !strcmp(l, local) && !strcmp(r, remote))
 			inode = ino;
@@ -56,7 +60,7 @@ static unsigned long find_inode(pid_t pid1, bool v6, const char *local, const ch
 	return inode;
 }
 
-static bool holds(pid_t pid, const char *link)
+static bool holds(pid_t pid, const char *link, size_t *budget)
 {
 	char path[64], target[64];
 	struct dirent *d;
@@ -66,10 +70,11 @@ static bool holds(pid_t pid, const char *link)
 	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
 	if (!(dir = opendir(path)))
 		return false;
-	while (!found && (d = readdir(dir))) {
+	while (!found && *budget && (d = readdir(dir))) {
 		ssize_t n;
 		if (d->d_name[0] == '.')
 			continue;
+		(*budget)--;
 		n = readlinkat(dirfd(dir), d->d_name, target, sizeof(target) - 1);
 		if (n <= 0)
 			continue;
@@ -113,7 +118,7 @@ pid_t sock_owner(pid_t pid1, int fd)
 	char p[64], l[64], link[48];
 	unsigned long inode;
 	pid_t *pids, owner = -1;
-	size_t n = 0;
+	size_t n = 0, budget = MAX_FDS_READ;
 
 	if (getpeername(fd, (struct sockaddr *)&peer, &pl) < 0 ||
 	    getsockname(fd, (struct sockaddr *)&local, &ll) < 0 ||
@@ -126,8 +131,8 @@ pid_t sock_owner(pid_t pid1, int fd)
 	snprintf(link, sizeof(link), "socket:[%lu]", inode);
 	pids[n++] = pid1;
 	/* breadth first: the list grows as it is read */
-	for (size_t i = 0; i < n && owner < 0; i++) {
-		if (holds(pids[i], link))
+	for (size_t i = 0; i < n && owner < 0 && budget; i++) {
+		if (holds(pids[i], link, &budget))
 			owner = pids[i];
 		else
 			add_children(pids[i], pids, &n);

@@ -141,6 +141,8 @@ struct proxy {
 	long (*attrib)(void *ctx, int pid); /* a session's: proxy_attribute */
 	void *attrib_ctx;
 	pid_t attrib_pid1;
+	unsigned attrib_left; /* lookups this dispatch round may still make */
+#define PROXY_ATTRIB_PER_ROUND 16
 	struct conn *graveyard;
 	char *chunk;		 /* RELAY_CHUNK bytes: see there */
 	size_t pipes, max_pipes; /* open, and at most: see RELAY_MAX_PIPES */
