@@ -162,9 +162,13 @@ static int wait_exit(int fd, int sigfd, const sigset_t *old, char *result, struc
 		if (!(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
 			continue;
 		rc = channel_recv(fd, &m);
-		if (rc <= 0)
-			return ab_fail(e, rc < 0 ? errno : EPIPE,
-				       "the session ended before telling the command's status");
+		if (rc <= 0) {
+			ab_fail(e, rc < 0 ? errno : EPIPE,
+				"the session ended before telling the command's status");
+			/* the command ran (or was starting): not a setup error */
+			e->cause = started ? "session-ended" : NULL;
+			return -1;
+		}
 		if (m.type == SESSION_REPLY_ERROR)
 			return ab_fail(e, 0, "the session refused the command: %s", m.text),
 			       e->errnum = m.value, -1;
@@ -180,7 +184,8 @@ static int wait_exit(int fd, int sigfd, const sigset_t *old, char *result, struc
 	}
 }
 
-/* The object for an exec that ended before the session said anything of its command. */
+/* The object for an exec that failed: before the session said anything of its command, or
+ * (cause session-ended) when the session went away while it ran. */
 static int setup_error_result(int rfd, const struct ab_err *err, struct ab_err *e)
 {
 	struct json j;
@@ -189,7 +194,7 @@ static int setup_error_result(int rfd, const struct ab_err *err, struct ab_err *
 	json_init(&j);
 	json_obj_begin(&j);
 	json_kv_int(&j, "v", RESULT_VERSION);
-	result_outcome(&j, 125, NULL, NULL);
+	result_outcome(&j, 125, NULL, err->cause);
 	json_key(&j, "denials");
 	json_obj_begin(&j);
 	json_obj_end(&j);

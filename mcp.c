@@ -36,6 +36,16 @@ struct server {
 	bool discard; /* the rest of an oversized line */
 };
 
+static bool wait_writable(void)
+{
+	struct pollfd p = {1, POLLOUT, 0};
+	int n;
+
+	while ((n = poll(&p, 1, -1)) < 0 && errno == EINTR)
+		;
+	return n == 1 && !(p.revents & (POLLERR | POLLNVAL));
+}
+
 static void send_line(struct server *sv, const char *text)
 {
 	size_t n = strlen(text), off = 0;
@@ -46,6 +56,9 @@ static void send_line(struct server *sv, const char *text)
 		size_t want = off < n ? n - off : 1;
 		ssize_t w = write(1, p, want);
 		if (w < 0 && errno == EINTR)
+			continue;
+		/* a client may hand over a non-blocking stdout: wait for room, not give up */
+		if (w < 0 && errno == EAGAIN && wait_writable())
 			continue;
 		if (w <= 0) {
 			sv->broken = true;

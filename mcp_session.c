@@ -348,8 +348,9 @@ static _Noreturn void watcher(int rfd, const char *id)
 	if (syscall(SYS_close_range, 4, ~0U, 0) < 0)
 		for (int fd = 4; fd < 65536; fd++)
 			close(fd);
-	if ((null = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0 || dup2(null, 1) < 0 ||
-	    dup2(null, 2) < 0)
+	/* stdin too: a client reading and writing one socket must see it closed when we end */
+	if ((null = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0 || dup2(null, 0) < 0 ||
+	    dup2(null, 1) < 0 || dup2(null, 2) < 0)
 		_exit(1);
 	for (;;) {
 		ssize_t n = read(3, &c, 1);

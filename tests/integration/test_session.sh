@@ -400,7 +400,13 @@ case_kill_supervisor() {
 	pgrep -f "$m" >/dev/null || fail "control: the background process did not start"
 	pid=$(supervisor_pid)
 	[ -n "$pid" ] || fail "the supervisor's pid is not in session list --json"
+	"$AGENTBOX" exec "$SID" --result "$META/k.json" -- sleep 30 &
+	c=$!
+	sleep 0.5
 	kill -KILL "$pid"
+	wait "$c"
+	assert_eq 125 "$?" "an exec whose supervisor was killed"
+	assert_contains "$(cat "$META/k.json")" '"cause":"session-ended"' "its --result"
 	gone "$m" || fail "a process of the session outlived its supervisor: $(pgrep -af "$m")"
 	run_cmd "$AGENTBOX" session list
 	assert_not_contains "$OUT" "$SID" "session list after the supervisor died"
