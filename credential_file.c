@@ -8,13 +8,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "trust.h"
+#include "run_dir.h"
 
 #define FILE_PREFIX "credential-"
 
 int cred_file_path(const struct policy_credential *pc, char *out, size_t size)
 {
-	int n = snprintf(out, size, "%s/" FILE_PREFIX "%s", TRUST_DIR, pc->name);
+	int n = snprintf(out, size, "%s/" FILE_PREFIX "%s", AGENTBOX_RUN_DIR, pc->name);
 
 	return n < 0 || (size_t)n >= size ? -1 : 0;
 }
@@ -92,7 +92,7 @@ int creds_write_files(const struct creds *cs, int dir, struct ab_err *e)
 			fd = -1;
 		}
 		if (fd < 0 || close(fd) < 0)
-			return ab_fail(e, errno, "%s/%s", TRUST_DIR, name),
+			return ab_fail(e, errno, "%s/%s", AGENTBOX_RUN_DIR, name),
 			       ab_context(e, "credential %s's file", c->pc->name);
 	}
 	return 0;

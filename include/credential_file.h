@@ -1,5 +1,5 @@
 /* A credential's token file (`file` in [credential NAME]): the text the profile gives, with the
- * run's placeholder for each {}, made by pid 1 in the run's trust directory (trust.h), so that
+ * run's placeholder for each {}, made by pid 1 in the run's directory inside (run_dir.h, with the trust files), so that
  * a tool which reads its token from a file (npm's .npmrc, gh's hosts.yml) holds the
  * placeholder too. Not a secret: the real value never reaches it. */
 #ifndef AGENTBOX_CREDENTIAL_FILE_H
@@ -11,7 +11,7 @@
 #include "error.h"
 #include "policy.h"
 
-/* The file's path inside: TRUST_DIR/credential-NAME. -1 when out does not hold it. */
+/* The file's path inside: AGENTBOX_RUN_DIR/credential-NAME. -1 when out does not hold it. */
 int cred_file_path(const struct policy_credential *pc, char *out, size_t size);
 
 /* The bytes the files of p's credentials take at most, for the tmpfs that holds them. */

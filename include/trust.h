@@ -12,6 +12,7 @@
 
 #include "error.h"
 #include "policy.h"
+#include "run_dir.h"
 #include "strv.h"
 
 struct audit;
@@ -20,7 +21,7 @@ struct run;
 /* Inside the sandbox: a read-only tmpfs holding the run's CA certificate (PEM) and the bundle
  * (the host's system bundle, then the CA); the bundle is also bound over TRUST_SYSTEM_BUNDLE
  * where the view shows that file. */
-#define TRUST_DIR "/run/agentbox"
+#define TRUST_DIR AGENTBOX_RUN_DIR
 #define TRUST_CA_FILE TRUST_DIR "/ca.crt"
 #define TRUST_BUNDLE_FILE TRUST_DIR "/ca-bundle.crt"
 #define TRUST_SYSTEM_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
