@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "utf8.h"
+
 void json_init(struct json *j)
 {
 	memset(j, 0, sizeof(*j));
@@ -116,35 +118,6 @@ static void put_u(struct json *j, unsigned cp)
 	put(j, tmp, 6);
 }
 
-/* Decodes one UTF-8 sequence at s (n bytes left). Returns its length, or 0 when invalid
- * (overlong forms, surrogates and code points above U+10FFFF are invalid). */
-static size_t utf8_decode(const unsigned char *s, size_t n, unsigned *cp)
-{
-	size_t len;
-	unsigned min, c = s[0];
-
-	if (c < 0xc2 || c > 0xf4)
-		return 0;
-	if (c < 0xe0) {
-		len = 2, min = 0x80, c &= 0x1f;
-	} else if (c < 0xf0) {
-		len = 3, min = 0x800, c &= 0x0f;
-	} else {
-		len = 4, min = 0x10000, c &= 0x07;
-	}
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = (c << 6) | (s[i] & 0x3f);
-	}
-	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	*cp = c;
-	return len;
-}
-
 static void put_escaped(struct json *j, const unsigned char *s, size_t n)
 {
 	size_t i = 0;
@@ -170,7 +143,7 @@ static void put_escaped(struct json *j, const unsigned char *s, size_t n)
 			put_u(j, c);
 			i++;
 		} else {
-			unsigned cp;
+			uint32_t cp;
 			size_t len = utf8_decode(s + i, n - i, &cp);
 			if (!len) {
 				put_u(j, 0xfffd);

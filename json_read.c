@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "utf8.h"
+
 struct reader {
 	const char *s;
 	size_t len, pos;
@@ -104,29 +106,6 @@ static int escape(struct reader *r, char *o, size_t *n)
 	return 0;
 }
 
-/* The length of the well-formed UTF-8 sequence at s (n > 0 bytes left), or 0 (RFC 3629: no
- * overlong form, surrogate or code point past U+10FFFF). */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
-	size_t len;
-
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-	else
-		return 0;
-	if (n < len || s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return len;
-}
-
 /* At the opening quote. The decoded text is never longer than the escaped one. */
 static int string(struct reader *r, char **out, size_t *len)
 {
@@ -146,7 +125,8 @@ static int string(struct reader *r, char **out, size_t *len)
 			return bad(r, "a control character in a string");
 		}
 		if (c >= 0x80) {
-			size_t k = utf8_len((const unsigned char *)r->s + r->pos, r->len - r->pos);
+			uint32_t cp;
+			size_t k = utf8_decode((const unsigned char *)r->s + r->pos, r->len - r->pos, &cp);
 			if (!k) {
 				free(o);
 				return bad(r, "a string is not valid UTF-8");

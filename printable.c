@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "utf8.h"
+
 /* The length of the valid UTF-8 sequence at s that may pass as it is, or 0 when its first byte
  * must be escaped: malformed, overlong, a surrogate, past U+10FFFF, a C1 control, or a
  * bidirectional embedding, override or isolate (U+202A-U+202E, U+2066-U+2069). */
@@ -15,22 +17,10 @@ static size_t passing_utf8(const unsigned char *s)
 
 	if (s[0] < 0x80)
 		return s[0] >= 0x20 && s[0] != 0x7f && s[0] != '\\';
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80) /* also stops at the terminating NUL */
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f) ||
-	    (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069))
+	/* the terminating NUL ends a cut sequence, as a missing byte would */
+	len = utf8_decode(s, strnlen((const char *)s, 4), &cp);
+	if (!len || (cp >= 0x80 && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) ||
+	    (cp >= 0x2066 && cp <= 0x2069))
 		return 0;
 	return len;
 }
