@@ -162,28 +162,6 @@ static int on_hosts(const struct setting *s, struct policy_credential *c, const 
 	return r;
 }
 
-static int on_rules(const struct setting *s, struct policy_credential *c, const char *v,
-		    struct ab_err *e)
-{
-	struct http_rules check = {0};
-	char *rule;
-	int r;
-
-	if (policy_expand_one(s, v, &rule, e) < 0)
-		return -1;
-	r = http_rules_add(&check, false, rule, e);
-	if (r == 0 && check.v[0].any_host)
-		r = ab_fail(e, 0, "a credential's rule names its host"),
-		ab_hint(e, "write METHOD HOST/PATH with one of its hosts");
-	http_rules_free(&check);
-	if (r == 0)
-		r = policy_push_item(&c->rules, rule, e);
-	else
-		policy_at_error(&s->at, e);
-	free(rule);
-	return r;
-}
-
 static int set_place(const struct setting *s, struct policy_credential *c, enum cred_place place,
 		     const char *header, const char *tmpl, struct ab_err *e)
 {
@@ -352,7 +330,7 @@ int policy_credential_key(const struct setting *s, const char *v, struct ab_err 
 	if (!strcmp(s->key, "hosts"))
 		return on_hosts(s, c, v, e);
 	if (!strcmp(s->key, "rules"))
-		return on_rules(s, c, v, e);
+		return policy_http_rule(s, v, false, true, &c->rules, e);
 	if (!strcmp(s->key, "header"))
 		return on_header(s, c, v, e);
 	if (!strcmp(s->key, "basic"))

@@ -7,8 +7,8 @@
 
 #include "http_rules.h"
 
-static int http_rule(const struct setting *s, const char *v, bool deny, struct strv *sv,
-		     struct ab_err *e)
+int policy_http_rule(const struct setting *s, const char *v, bool deny, bool named_host,
+		     struct strv *sv, struct ab_err *e)
 {
 	struct http_rules check = {0};
 	char *rule;
@@ -17,6 +17,9 @@ static int http_rule(const struct setting *s, const char *v, bool deny, struct s
 	if (policy_expand_one(s, v, &rule, e) < 0)
 		return -1;
 	r = http_rules_add(&check, deny, rule, e);
+	if (r == 0 && named_host && check.v[0].any_host)
+		r = ab_fail(e, 0, "a credential's rule names its host"),
+		ab_hint(e, "write METHOD HOST/PATH with one of its hosts");
 	http_rules_free(&check);
 	if (r == 0)
 		r = policy_push_item(sv, rule, e);
@@ -28,11 +31,11 @@ static int http_rule(const struct setting *s, const char *v, bool deny, struct s
 
 static int on_allow(const struct setting *s, const char *v, struct ab_err *e)
 {
-	return http_rule(s, v, false, &s->p->http_allow, e);
+	return policy_http_rule(s, v, false, false, &s->p->http_allow, e);
 }
 static int on_deny(const struct setting *s, const char *v, struct ab_err *e)
 {
-	return http_rule(s, v, true, &s->p->http_deny, e);
+	return policy_http_rule(s, v, true, false, &s->p->http_deny, e);
 }
 
 static const struct key_spec keys[] = {
