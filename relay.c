@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -201,6 +202,14 @@ static bool splice_out(struct conn *c, struct endpoint *dst, struct flow *f)
 	return true;
 }
 
+/* The next byte to read is TCP urgent data (SIOCATMARK; false when the socket cannot say). */
+static bool at_urgent_mark(int fd)
+{
+	int at = 0;
+
+	return ioctl(fd, SIOCATMARK, &at) == 0 && at;
+}
+
 /* One splice from src into the flow's (empty) pipe, counted as a read would be. False when the
  * connection was closed. */
 static bool splice_in(struct conn *c, struct endpoint *src, struct flow *f, uint64_t *counter)
@@ -210,10 +219,13 @@ static bool splice_in(struct conn *c, struct endpoint *src, struct flow *f, uint
 	    splice(src->fd, NULL, f->pipe[1], NULL, budget_left(c, outbound, RELAY_PIPE_SIZE),
 		   SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
 
-	/* 0 is not always the end: splice stops at TCP urgent data, which read() steps over (so
-	 * the copy path would relay what follows). Either way, the flow copies from here on, and
-	 * its next read tells the end from the rest. EINVAL: a socket splice cannot read. */
-	if (n == 0 || (n < 0 && errno == EINVAL)) {
+	/* splice stops at TCP urgent data, which read() steps over: at the mark it says EAGAIN
+	 * (0 on some kernels) while bytes wait behind it, and the level-triggered poll would call
+	 * it again at once, for ever. There (and at 0, the end or the mark, and at EINVAL, a
+	 * socket splice cannot read) the flow copies from here on: its read tells the end from
+	 * the rest, and steps over the urgent byte. */
+	if (n == 0 ||
+	    (n < 0 && (errno == EINVAL || (errno == EAGAIN && at_urgent_mark(src->fd))))) {
 		flow_close_pipe(c->px, f);
 		f->no_pipe = true;
 		return true;

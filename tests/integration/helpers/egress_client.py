@@ -38,7 +38,10 @@
 #   bulk HOST PORT UP DOWN urgent
 #                            the same with one byte of TCP urgent data (MSG_OOB) sent halfway
 #                            through, which the proxy's reads step over: the sink must still
-#                            get all UP bytes (UP_OK).
+#                            get all UP bytes (UP_OK). The sink pauses 1 s after the H line, so
+#                            that (with UP larger than the sockets' buffers) the urgent byte
+#                            comes behind bytes the proxy has not read yet: the mark its
+#                            splice meets.
 #   echo HOST PORT BYTES     a CONNECT tunnel to the sink's echo mode: BYTES bytes (the first is
 #                            'e') sent while a second thread reads the echo, then SHUT_WR and
 #                            the rest read to EOF. Prints SENT, RECEIVED, ECHO_OK:<BYTES>.
@@ -316,10 +319,10 @@ def cmd_bulk(host, port, up, down, urgent=None):
         out("CONNECT", code)
         return
     data = pseudo_random(up)
-    first = f"H{down}\n".encode() + (data[: up // 2] if urgent else data)
+    head = f"H{down} 1000\n" if urgent else f"H{down}\n"
+    first = head.encode() + (data[: up // 2] if urgent else data)
     sent, err = send_counted(s, first)
     if urgent and not err:
-        time.sleep(0.2)  # the proxy is splicing the first half by now
         sent += s.send(b"U", socket.MSG_OOB)
         more, err = send_counted(s, data[up // 2 :])
         sent += more

@@ -4,10 +4,13 @@
 # first byte is 'e' is echoed back instead (bench/egress's latency). A connection that starts
 # with "H<SIZE>\n" is hashed: everything after that line is counted and hashed (sha256) until
 # EOF, then the sink answers "<count> <sha256 hex>\n" and SIZE bytes of reply_bytes(SIZE) and
-# closes (test_egress.sh's bulk cases: the answer comes only after the client's half-close). One
+# closes (test_egress.sh's bulk cases: the answer comes only after the client's half-close);
+# "H<SIZE> <PAUSE_MS>\n" stops reading that connection for PAUSE_MS after the line, with a
+# small receive buffer, so that what the client sends meanwhile queues up in the proxy
+# (test_egress's urgent data). One
 # thread, one selector: thousands of connections cost it no threads. The port it listens on is
 # written to PORTFILE (atomically: PORTFILE.tmp, then renamed).
-import hashlib, os, random, resource, selectors, socket, sys
+import hashlib, os, random, resource, selectors, socket, sys, time
 
 
 def reply_bytes(size):
@@ -20,6 +23,7 @@ class Hashed:
 
     def __init__(self):
         self.line, self.size, self.count, self.sha = b"", None, 0, hashlib.sha256()
+        self.pause_ms = 0
 
     def feed(self, data):
         if self.size is None:
@@ -27,7 +31,9 @@ class Hashed:
             if b"\n" not in self.line:
                 return
             head, _, data = self.line.partition(b"\n")
-            self.size = int(head[1:])
+            fields = head[1:].split()
+            self.size = int(fields[0])
+            self.pause_ms = int(fields[1]) if len(fields) > 1 else 0
         self.count += len(data)
         self.sha.update(data)
 
@@ -50,8 +56,14 @@ with open(portfile + ".tmp", "w") as f:
     f.write(str(srv.getsockname()[1]))
 os.rename(portfile + ".tmp", portfile)
 buf = bytearray(1 << 20)
+paused = []  # (monotonic time to read again, socket, its Hashed)
 while True:
-    for key, _ in sel.select():
+    now = time.monotonic()
+    for p in [p for p in paused if p[0] <= now]:
+        paused.remove(p)
+        sel.register(p[1], selectors.EVENT_READ, p[2])
+    wait = min((p[0] for p in paused), default=now + 3600) - now
+    for key, _ in sel.select(max(wait, 0)):
         s = key.fileobj
         if s is srv:
             while True:
@@ -83,6 +95,12 @@ while True:
         data = sel.get_key(s).data
         if isinstance(data, Hashed):
             data.feed(bytes(buf[:n]))
+            if data.pause_ms:
+                # a small fixed buffer: what the client sends meanwhile stays in the proxy
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+                sel.unregister(s)
+                paused.append((time.monotonic() + data.pause_ms / 1000, s, data))
+                data.pause_ms = 0
         elif data == "echo":
             s.setblocking(True)
             s.sendall(memoryview(buf)[:n])
