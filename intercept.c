@@ -127,7 +127,7 @@ static bool contexts(struct proxy *px, char *why, size_t size)
 	if (px->tls_server && px->tls_client)
 		return true;
 	snprintf(why, size, "cannot set up TLS interception");
-	if (!OPENSSL_init_ssl(OPENSSL_INIT_NO_LOAD_CONFIG, NULL))
+	if (!OPENSSL_init_ssl(OPENSSL_INIT_NO_LOAD_CONFIG | OPENSSL_INIT_NO_ATEXIT, NULL))
 		return false;
 	if (!px->tls_server && !(px->tls_server = server_context()))
 		return false;
@@ -223,10 +223,15 @@ bool intercept_start(struct conn *c)
 		fail(c, "the client sent no TLS server name (SNI), which interception needs");
 		return false;
 	}
-	if (!contexts(c->px, why, sizeof(why)) || !(c->tls = exchange_new()) ||
-	    !setup_ssl(c, why, sizeof(why))) {
-		if (!c->tls)
-			snprintf(why, sizeof(why), "out of memory");
+	if (!contexts(c->px, why, sizeof(why))) {
+		fail(c, why); /* e.g. [network] ca holds a certificate OpenSSL cannot load */
+		return false;
+	}
+	if (!(c->tls = exchange_new())) {
+		fail(c, "out of memory");
+		return false;
+	}
+	if (!setup_ssl(c, why, sizeof(why))) {
 		fail(c, why);
 		return false;
 	}

@@ -118,6 +118,9 @@ static int child_setup(struct run *r, struct ab_err *e)
 	rc = mounts_open_sources(&r->plan, &src, e);
 	if (rc == 0 && r->maps_by_supervisor)
 		rc = become(r, e);
+	/* after become: files pid 1 creates need ids the namespace maps */
+	if (rc == 0)
+		rc = trust_stage(r, e);
 	if (rc == 0)
 		rc = mounts_apply(&r->plan, &src, e);
 	r->changes_fs = src.changes_fs; /* for the supervisor, with READY */

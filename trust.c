@@ -171,26 +171,66 @@ int trust_env(int (*set)(void *ctx, const char *name, const char *value), void *
 
 /* ---------- the supervisor: [network] ca ---------- */
 
+/* A certificate's outer shape, as X.509 gives it: SEQUENCE { tbsCertificate SEQUENCE,
+ * signatureAlgorithm SEQUENCE, signature BIT STRING } (a TRUSTED CERTIFICATE has its trust
+ * settings after it). Not OpenSSL's whole parse, which decodes the public key: the decoders'
+ * first use costs ~0.3 ms of a run's start-up. The proxy's upstream store parses the file in
+ * full at the first intercepted connection, and refuses that connection if it cannot. */
+static bool certificate_shaped(const unsigned char *der, long len, bool trailing)
+{
+	const unsigned char *p = der;
+	ASN1_SEQUENCE_ANY *seq = d2i_ASN1_SEQUENCE_ANY(NULL, &p, len);
+	bool ok = seq && sk_ASN1_TYPE_num(seq) == 3 &&
+		  ASN1_TYPE_get(sk_ASN1_TYPE_value(seq, 0)) == V_ASN1_SEQUENCE &&
+		  ASN1_TYPE_get(sk_ASN1_TYPE_value(seq, 1)) == V_ASN1_SEQUENCE &&
+		  ASN1_TYPE_get(sk_ASN1_TYPE_value(seq, 2)) == V_ASN1_BIT_STRING &&
+		  (trailing || p == der + len);
+
+	sk_ASN1_TYPE_pop_free(seq, ASN1_TYPE_free);
+	return ok;
+}
+
+/* The certificates among the file's PEM blocks (other blocks are skipped, as the store skips
+ * them); a certificate block that is not one, or PEM that does not decode, is an error. */
 static int count_certificates(int fd, int *n, struct ab_err *e)
 {
 	BIO *b = BIO_new_fd(fd, BIO_NOCLOSE);
-	STACK_OF(X509_INFO) *infos = b ? PEM_X509_INFO_read_bio(b, NULL, NULL, NULL) : NULL;
-	char detail[256] = "no detail from OpenSSL";
-	unsigned long err = ERR_peek_last_error();
+	char *name = NULL, *header = NULL, detail[256] = "no detail from OpenSSL";
+	unsigned char *der = NULL;
+	unsigned long err;
+	long len = 0;
+	int rc = 0;
 
 	*n = 0;
-	for (int i = 0; infos && i < sk_X509_INFO_num(infos); i++)
-		*n += sk_X509_INFO_value(infos, i)->x509 != NULL;
-	sk_X509_INFO_pop_free(infos, X509_INFO_free);
-	BIO_free(b);
-	if (infos) {
-		ERR_clear_error();
-		return 0;
+	if (!b)
+		return ab_fail(e, ENOMEM, "cannot read it");
+	while (rc == 0 && PEM_read_bio(b, &name, &header, &der, &len)) {
+		bool trusted = strcmp(name, PEM_STRING_X509_TRUSTED) == 0;
+
+		if (trusted || !strcmp(name, PEM_STRING_X509) ||
+		    !strcmp(name, PEM_STRING_X509_OLD)) {
+			if (certificate_shaped(der, len, trusted))
+				(*n)++;
+			else
+				rc = ab_fail(e, 0,
+					     "not readable as PEM (block %d, %s, is not a "
+					     "certificate)",
+					     *n + 1, name);
+		}
+		OPENSSL_free(name);
+		OPENSSL_free(header);
+		OPENSSL_free(der);
 	}
-	if (err)
+	/* the end of the file reads as "no start line"; anything else is bad PEM */
+	err = ERR_peek_last_error();
+	if (rc == 0 && err &&
+	    !(ERR_GET_LIB(err) == ERR_LIB_PEM && ERR_GET_REASON(err) == PEM_R_NO_START_LINE)) {
 		ERR_error_string_n(err, detail, sizeof(detail));
+		rc = ab_fail(e, 0, "not readable as PEM (%s)", detail);
+	}
 	ERR_clear_error();
-	return ab_fail(e, 0, "not readable as PEM (%s)", detail);
+	BIO_free(b);
+	return rc;
 }
 
 static const char anchor_fix[] = "give a PEM file with one or more -----BEGIN CERTIFICATE----- "
@@ -228,9 +268,9 @@ static int anchor_open(const char *path, struct ab_err *e)
 	return -1;
 }
 
-/* What the proxy will load into its upstream store (X509_STORE_load_file reads the same way):
- * at least one certificate, no block OpenSSL cannot parse. Read by the thread that makes the
- * CA (make_ca), off the run's serial start-up path. */
+/* What the proxy will load into its upstream store: PEM that decodes, at least one
+ * certificate block, each of a certificate's shape (certificate_shaped). Read by the thread
+ * that makes the CA (make_ca), once the CA is made. */
 int trust_check_anchor(const struct policy *p, struct ab_err *e)
 {
 	int fd, n = 0, rc;
@@ -297,6 +337,194 @@ static int seal(int fd, const char *name, struct ab_err *e)
 	return 0;
 }
 
+/* Whether the host has a system bundle (for the supervisor's warning; pid 1 copies it). */
+static bool have_system_bundle(void)
+{
+	struct stat st;
+
+	for (size_t i = 0; i < sizeof(system_bundles) / sizeof(system_bundles[0]); i++)
+		if (stat(system_bundles[i], &st) == 0 && S_ISREG(st.st_mode))
+			return true;
+	return false;
+}
+
+/* The CA's certificate in a sealed memfd, for pid 1. */
+static int ca_file(const char *pem, size_t len, struct ab_err *e)
+{
+	int fd = new_memfd("agentbox-ca.crt", e);
+
+	if (fd < 0)
+		return -1;
+	if (write_all(fd, pem, len) < 0 || seal(fd, "ca.crt", e) < 0) {
+		if (!e->msg[0])
+			ab_fail(e, errno, "the CA certificate");
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The CA is made by a thread of the supervisor, started right after the clone (pid 1 never
+ * shares its memory), while the main thread writes the run's first events and applies the
+ * cgroup, and pid 1 copies the system bundle and builds the view: OpenSSL's first use, the key
+ * and the certificate cost ~0.8 ms, which pid 1 would otherwise wait for. The certificate is
+ * posted (made) as soon as it exists; the thread then checks [network] ca while pid 1 installs
+ * the files, and the main thread joins it before the filter, so that no command starts with an
+ * anchor that does not read. The thread touches only OpenSSL, r->tls_ca and these fields; the
+ * main thread reads them after `made` (the CA's) or the join (the anchor's). */
+static struct {
+	pthread_t thread;
+	bool started;
+	struct run *r;
+	pthread_mutex_t lock;
+	pthread_cond_t posted;
+	bool made;
+	char *pem;
+	size_t len;
+	int rc, anchor_rc;
+	struct ab_err err, anchor_err;
+} maker = {.lock = PTHREAD_MUTEX_INITIALIZER, .posted = PTHREAD_COND_INITIALIZER};
+
+static void post_made(void)
+{
+	pthread_mutex_lock(&maker.lock);
+	maker.made = true;
+	pthread_cond_signal(&maker.posted);
+	pthread_mutex_unlock(&maker.lock);
+}
+
+static void wait_made(void)
+{
+	pthread_mutex_lock(&maker.lock);
+	while (!maker.made)
+		pthread_cond_wait(&maker.posted, &maker.lock);
+	pthread_mutex_unlock(&maker.lock);
+}
+
+static void *make_ca(void *arg)
+{
+	struct run *r = arg;
+	struct strv names = {0};
+
+	maker.rc = maker.anchor_rc = -1;
+	if (tls_ca_openssl_init(&maker.err) == 0 && trust_ca_names(r->p, &names, &maker.err) == 0 &&
+	    tls_ca_new((const char *const *)names.v, names.n, trust_ca_lifetime(r->p), &r->tls_ca,
+		       &maker.err) == 0 &&
+	    tls_ca_cert_pem(r->tls_ca, &maker.pem, &maker.len, &maker.err) == 0)
+		maker.rc = 0;
+	strv_free(&names);
+	post_made();
+	if (maker.rc == 0)
+		maker.anchor_rc = trust_check_anchor(r->p, &maker.anchor_err);
+	OPENSSL_thread_stop(); /* the thread's error queue and the like */
+	return NULL;
+}
+
+int trust_start(struct run *r, struct ab_err *e)
+{
+	if (!trust_intercepts(r->p))
+		return 0;
+	/* from here the supervisor holds a private key: no core dump of it, and no process of the
+	 * caller's may read its memory (pid 1, cloned before, keeps its own setting) */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return ab_fail(e, errno, "PR_SET_DUMPABLE");
+	maker.r = r;
+	maker.made = false;
+	if (pthread_create(&maker.thread, NULL, make_ca, r) != 0)
+		make_ca(r); /* no thread to be had: the same work, in line */
+	else
+		maker.started = true;
+	return 0;
+}
+
+static void join_maker(void)
+{
+	if (maker.started)
+		(void)pthread_join(maker.thread, NULL); /* fails only for a thread not joinable */
+	maker.started = false;
+}
+
+static int send_files(struct run *r, struct audit *a, struct ab_err *e)
+{
+	int fd;
+
+	if (!have_system_bundle() &&
+	    run_audit_warn(
+		a, "trust",
+		"no system CA bundle on the host: " TRUST_BUNDLE_FILE
+		" holds only the run's CA, and clients pointed at it trust no other host",
+		e) < 0)
+		return -1;
+	wait_made();
+	if (maker.rc < 0) {
+		*e = maker.err;
+		return -1;
+	}
+	if ((fd = ca_file(maker.pem, maker.len, e)) < 0)
+		return -1;
+	/* pid 1 gone: its reason is on the socket, for supervise_wait_ready */
+	if (channel_send_fds(r->sock[0], MSG_TRUST, 0, NULL, &fd, 1) < 0)
+		shutdown(r->sock[0], SHUT_WR);
+	close(fd);
+	return 0;
+}
+
+int trust_send(struct run *r, struct audit *a, struct ab_err *e)
+{
+	int rc;
+
+	if (!trust_intercepts(r->p))
+		return 0;
+	rc = send_files(r, a, e);
+	join_maker();
+	if (rc == 0 && maker.anchor_rc < 0) {
+		*e = maker.anchor_err;
+		rc = -1;
+	}
+	trust_end(r);
+	return rc;
+}
+
+void trust_end(struct run *r)
+{
+	if (maker.r != r)
+		return;
+	join_maker();
+	free(maker.pem);
+	maker.pem = NULL;
+}
+
+/* ---------- pid 1 ---------- */
+
+/* What trust_stage made for trust_install (pid 1's own copy of this file's statics). */
+static struct {
+	int dir;    /* the tmpfs, not attached yet */
+	int bundle; /* its ca-bundle.crt, open for the CA's certificate to be appended */
+} staged = {-1, -1};
+
+static int create_file(int dir, const char *name, struct ab_err *e)
+{
+	int fd = openat(dir, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0444);
+
+	return fd < 0 ? ab_fail(e, errno, "%s/%s", TRUST_DIR, name) : fd;
+}
+
+/* Appends size bytes of from (from its start) to fd: in the kernel, not a byte of it passes
+ * through pid 1's memory. */
+static int append(int fd, int from, off_t size, const char *name, struct ab_err *e)
+{
+	off_t done = 0;
+
+	while (done < size) {
+		ssize_t n = sendfile(fd, from, &done, (size_t)(size - done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return ab_fail(e, n < 0 ? errno : EIO, "%s/%s", TRUST_DIR, name);
+	}
+	return 0;
+}
+
 /* Copies the first system bundle the host has to out: 1, or 0 when it has none. */
 static int copy_system_bundle(int out, struct ab_err *e)
 {
@@ -319,6 +547,7 @@ static int copy_system_bundle(int out, struct ab_err *e)
 				       "most 16 MiB",
 				       path);
 		}
+		/* in the kernel: not a byte of it passes through pid 1's memory */
 		while (done < st.st_size) {
 			ssize_t n = sendfile(out, in, &done, (size_t)(st.st_size - done));
 			if (n < 0 && errno == EINTR)
@@ -337,143 +566,23 @@ static int copy_system_bundle(int out, struct ab_err *e)
 	return 0;
 }
 
-/* The two files, ca.crt and ca-bundle.crt, in sealed memfds (fds[0], fds[1]). */
-static int build_files(const char *pem, size_t len, int fds[2], bool *system, struct ab_err *e)
-{
-	int rc;
-
-	if ((fds[0] = new_memfd("agentbox-ca.crt", e)) < 0)
-		return -1;
-	if (write_all(fds[0], pem, len) < 0)
-		return ab_fail(e, errno, "the CA certificate");
-	if (seal(fds[0], "ca.crt", e) < 0 || (fds[1] = new_memfd("agentbox-ca-bundle.crt", e)) < 0)
-		return -1;
-	if ((rc = copy_system_bundle(fds[1], e)) < 0)
-		return -1;
-	*system = rc > 0;
-	if (write_all(fds[1], pem, len) < 0)
-		return ab_fail(e, errno, "the trust bundle");
-	return seal(fds[1], "ca-bundle.crt", e);
-}
-
-/* The CA is made by a thread of the supervisor, started right after the clone (pid 1 never
- * shares its memory), while the main thread writes the run's first events and applies the
- * cgroup: OpenSSL's first use, [network] ca, the key and the certificate cost ~1 ms, which
- * pid 1 would otherwise wait for. The thread touches only OpenSSL, its own memfds, r->tls_ca
- * and these fields; the main thread reads them after the join. */
-static struct {
-	pthread_t thread;
-	bool started;
-	struct run *r;
-	int fds[2];
-	bool system;
-	int rc;
-	struct ab_err err;
-} maker = {.fds = {-1, -1}};
-
-static void *make_ca(void *arg)
-{
-	struct run *r = arg;
-	struct strv names = {0};
-	char *pem = NULL;
-	size_t len;
-
-	maker.rc = -1;
-	if (tls_ca_openssl_init(&maker.err) == 0 && trust_check_anchor(r->p, &maker.err) == 0 &&
-	    trust_ca_names(r->p, &names, &maker.err) == 0 &&
-	    tls_ca_new((const char *const *)names.v, names.n, trust_ca_lifetime(r->p), &r->tls_ca,
-		       &maker.err) == 0 &&
-	    tls_ca_cert_pem(r->tls_ca, &pem, &len, &maker.err) == 0 &&
-	    build_files(pem, len, maker.fds, &maker.system, &maker.err) == 0)
-		maker.rc = 0;
-	free(pem);
-	strv_free(&names);
-	OPENSSL_thread_stop(); /* the thread's error queue and the like */
-	return NULL;
-}
-
-int trust_start(struct run *r, struct ab_err *e)
+int trust_stage(struct run *r, struct ab_err *e)
 {
 	if (!trust_intercepts(r->p))
 		return 0;
-	/* from here the supervisor holds a private key: no core dump of it, and no process of the
-	 * caller's may read its memory (pid 1, cloned before, keeps its own setting) */
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-		return ab_fail(e, errno, "PR_SET_DUMPABLE");
-	maker.r = r;
-	if (pthread_create(&maker.thread, NULL, make_ca, r) != 0)
-		make_ca(r); /* no thread to be had: the same work, in line */
-	else
-		maker.started = true;
+	/* its size is a cap: the largest bundle, the CA, the credentials' files and a page each
+	 * for the directory and rounding */
+	staged.dir = mounts_new_tmpfs(
+	    TRUST_MAX_FILE + 2 * TRUST_CA_SLACK + 4 * 4096 + creds_files_size(r->p), "0755", e);
+	if (staged.dir < 0 || creds_write_files(r->creds, staged.dir, e) < 0 ||
+	    (staged.bundle = create_file(staged.dir, "ca-bundle.crt", e)) < 0 ||
+	    copy_system_bundle(staged.bundle, e) < 0)
+		return ab_context(e, "the run's trust files");
 	return 0;
 }
 
-static void join_maker(void)
-{
-	if (maker.started)
-		(void)pthread_join(maker.thread, NULL); /* fails only for a thread not joinable */
-	maker.started = false;
-}
-
-int trust_send(struct run *r, struct audit *a, struct ab_err *e)
-{
-	if (!trust_intercepts(r->p))
-		return 0;
-	join_maker();
-	if (maker.rc < 0) {
-		*e = maker.err;
-		return -1;
-	}
-	if (!maker.system &&
-	    run_audit_warn(
-		a, "trust",
-		"no system CA bundle on the host: " TRUST_BUNDLE_FILE
-		" holds only the run's CA, and clients pointed at it trust no other host",
-		e) < 0)
-		return -1;
-	/* pid 1 gone: its reason is on the socket, for supervise_wait_ready */
-	if (channel_send_fds(r->sock[0], MSG_TRUST, 0, NULL, maker.fds, 2) < 0)
-		shutdown(r->sock[0], SHUT_WR);
-	trust_end(r);
-	return 0;
-}
-
-void trust_end(struct run *r)
-{
-	if (maker.r != r)
-		return;
-	join_maker();
-	for (int i = 0; i < 2; i++)
-		if (maker.fds[i] >= 0) {
-			close(maker.fds[i]);
-			maker.fds[i] = -1;
-		}
-}
-
-/* ---------- pid 1 ---------- */
-
-static int copy_in(int dir, const char *name, int from, off_t size, struct ab_err *e)
-{
-	int fd = openat(dir, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0444);
-	off_t done = 0;
-
-	if (fd < 0)
-		return ab_fail(e, errno, "%s/%s", TRUST_DIR, name);
-	/* in the kernel: not a byte of it passes through pid 1's memory */
-	while (done < size) {
-		ssize_t n = sendfile(fd, from, &done, (size_t)(size - done));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			int err = n < 0 ? errno : EIO;
-			close(fd);
-			return ab_fail(e, err, "%s/%s", TRUST_DIR, name);
-		}
-	}
-	return close(fd) < 0 ? ab_fail(e, errno, "%s/%s", TRUST_DIR, name) : 0;
-}
-
-static int receive(struct run *r, int fds[2], off_t size[2], struct ab_err *e)
+/* The CA's certificate from the supervisor: one sealed memfd, of a certificate's size. */
+static int receive(struct run *r, off_t *size, struct ab_err *e)
 {
 	int got[MAX_PASSED_FDS];
 	size_t n = 0;
@@ -481,38 +590,38 @@ static int receive(struct run *r, int fds[2], off_t size[2], struct ab_err *e)
 	int rc = channel_recv_fds(r->sock[1], &m, got, MAX_PASSED_FDS, &n);
 	struct stat st;
 
-	if (rc != 1 || m.type != MSG_TRUST || n != 2) {
+	if (rc != 1 || m.type != MSG_TRUST || n != 1) {
 		for (size_t i = 0; i < n; i++)
 			close(got[i]);
-		return ab_fail(e, rc < 0 ? errno : EPROTO, "no trust files from the supervisor");
+		return ab_fail(e, rc < 0 ? errno : EPROTO, "no CA certificate from the supervisor");
 	}
-	fds[0] = got[0];
-	fds[1] = got[1];
-	for (int i = 0; i < 2; i++) {
-		/* sealed: the size cannot change after this */
-		if (fstat(fds[i], &st) < 0 || !S_ISREG(st.st_mode) ||
-		    (uint64_t)st.st_size > TRUST_MAX_FILE + TRUST_CA_SLACK)
-			return ab_fail(e, EPROTO, "the supervisor's trust files");
-		size[i] = st.st_size;
+	/* sealed: the size cannot change after this */
+	if (fstat(got[0], &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > TRUST_CA_SLACK) {
+		close(got[0]);
+		return ab_fail(e, EPROTO, "the supervisor's CA certificate");
 	}
-	return 0;
+	*size = st.st_size;
+	return got[0];
 }
 
 int trust_install(struct run *r, struct ab_err *e)
 {
-	int fds[2] = {-1, -1}, mnt = -1, rc = -1;
-	off_t size[2] = {0, 0};
+	int ca = -1, crt = -1, rc = -1;
+	off_t size = 0;
 
 	if (!trust_intercepts(r->p))
 		return 0;
-	/* made before the files come, in case they are not there yet; its size is a cap (the
-	 * largest two files receive accepts and a page each for the directory and rounding) */
-	mnt = mounts_new_tmpfs(
-	    2 * (TRUST_MAX_FILE + TRUST_CA_SLACK) + 4 * 4096 + creds_files_size(r->p), "0755", e);
-	if (mnt < 0 || creds_write_files(r->creds, mnt, e) < 0 || receive(r, fds, size, e) < 0 ||
-	    copy_in(mnt, "ca.crt", fds[0], size[0], e) < 0 ||
-	    copy_in(mnt, "ca-bundle.crt", fds[1], size[1], e) < 0 ||
-	    mounts_attach_ro(mnt, TRUST_DIR, e) < 0)
+	if ((ca = receive(r, &size, e)) < 0 || (crt = create_file(staged.dir, "ca.crt", e)) < 0 ||
+	    append(crt, ca, size, "ca.crt", e) < 0 ||
+	    append(staged.bundle, ca, size, "ca-bundle.crt", e) < 0)
+		goto out;
+	if (close(crt) < 0 || close(staged.bundle) < 0) {
+		crt = staged.bundle = -1;
+		ab_fail(e, errno, "%s", TRUST_DIR);
+		goto out;
+	}
+	crt = staged.bundle = -1;
+	if (mounts_attach_ro(staged.dir, TRUST_DIR, e) < 0)
 		goto out;
 	for (size_t i = 0; i < r->plan.n; i++) {
 		const struct mount_op *op = &r->plan.ops[i];
@@ -522,10 +631,14 @@ int trust_install(struct run *r, struct ab_err *e)
 	}
 	rc = 0;
 out:
-	for (int i = 0; i < 2; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-	if (mnt >= 0)
-		close(mnt);
+	if (ca >= 0)
+		close(ca);
+	if (crt >= 0)
+		close(crt);
+	if (staged.bundle >= 0)
+		close(staged.bundle);
+	if (staged.dir >= 0)
+		close(staged.dir);
+	staged.dir = staged.bundle = -1;
 	return rc < 0 ? ab_context(e, "the run's trust files") : 0;
 }

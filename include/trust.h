@@ -56,21 +56,23 @@ int trust_env(int (*set)(void *ctx, const char *name, const char *value), void *
  * "PROFILE:LINE: [network] ca FILE: cause; fix: ...". Nothing to do without interception. */
 int trust_prepare(const struct policy *p, struct ab_err *e);
 
-/* [network] ca opens and holds at least one PEM certificate, and no block OpenSSL cannot parse
- * (what the proxy loads into its upstream store); 0 without the key. Errors read
- * "PROFILE:LINE: [network] ca FILE: cause; fix: ...". Called by trust_start's thread. */
+/* [network] ca opens, its PEM decodes, and it holds at least one certificate block, each of
+ * a certificate's outer shape (the proxy's upstream store parses it in full at the first
+ * intercepted connection); 0 without the key. Errors read "PROFILE:LINE: [network] ca FILE:
+ * cause; fix: ...". Called by trust_start's thread. */
 int trust_check_anchor(const struct policy *p, struct ab_err *e);
 
-/* Right after the clone: starts reading [network] ca and making the CA (r->tls_ca) and the two
- * files in memory, in a thread of the supervisor, while the run's first events are written
- * and pid 1 is let go.
+/* Right after the clone: starts making the CA (r->tls_ca), then reading [network] ca, in a
+ * thread of the supervisor, while the run's first events are written and pid 1 is let go.
  * Makes the supervisor non-dumpable first: it is about to hold a private key. */
 int trust_start(struct run *r, struct ab_err *e);
 
-/* After GO, when pid 1 waits for the files: waits for the CA and sends the files to pid 1. -1
- * when the CA could not be made or [network] ca holds no certificate OpenSSL reads (errors
- * read "PROFILE:LINE: [network] ca FILE: cause; fix: ..."). A failed send means pid 1 is gone:
- * the socket is shut and its reason is left for supervise_wait_ready, as with the filter. */
+/* After GO, when pid 1 waits for the files: makes them in memory (the system bundle, then the
+ * CA's certificate once made), sends them to pid 1, then waits for the check of [network] ca
+ * (before the filter is sent, so before any command starts). -1 when the CA could not be made
+ * or [network] ca holds no certificate OpenSSL reads (errors read "PROFILE:LINE: [network] ca
+ * FILE: cause; fix: ..."). A failed send means pid 1 is gone: the socket is shut and its
+ * reason is left for supervise_wait_ready, as with the filter. */
 int trust_send(struct run *r, struct audit *a, struct ab_err *e);
 
 /* Waits for trust_start's thread and closes what it left (every run that started it, before
@@ -79,8 +81,14 @@ void trust_end(struct run *r);
 
 /* ---------- pid 1 ---------- */
 
-/* After the pivot, before the capabilities are dropped: waits for the files, writes them into
- * a new tmpfs and mounts it (and the bundle) read-only where the plan's MOP_TRUST ops say. */
+/* Before the view is built (pid 1 still sees the host's files): makes the run's tmpfs (not
+ * attached yet), with the credentials' files and ca-bundle.crt holding the host's system
+ * bundle; while the supervisor makes the CA. */
+int trust_stage(struct run *r, struct ab_err *e);
+
+/* After the pivot, before the capabilities are dropped: waits for the CA's certificate, writes
+ * it as ca.crt and at the end of the bundle, and mounts the tmpfs (and the bundle) read-only
+ * where the plan's MOP_TRUST ops say. */
 int trust_install(struct run *r, struct ab_err *e);
 
 #endif

@@ -609,6 +609,28 @@ t_upstream_untrusted() {
 	assert_contains "$OUT" "CODE:200 " "control: the same origin once its CA is trusted"
 }
 
+# [network] ca is checked at start-up for what costs nothing (PEM that decodes, blocks of a
+# certificate's outer shape); the full parse is the upstream store's, at the first intercepted
+# connection. A block of the right shape that is no certificate: the run starts, the
+# connection is refused with the reason, nothing reaches the origin. Control: the real CA.
+t_anchor_unloadable() {
+	origin
+	"$PY" -c 'import base64, sys
+der = bytes([0x30, 11, 0x30, 3, 2, 1, 1, 0x30, 0, 3, 2, 0, 0])
+sys.stdout.write("-----BEGIN CERTIFICATE-----\n%s\n-----END CERTIFICATE-----\n" % base64.b64encode(der).decode())' \
+		>"$META/shaped.pem" || fail "cannot write the shaped block"
+	UPSTREAM_CA=$META/shaped.pem profile
+	curlw "https://origin.test:$OP/echo/unloadable"
+	box unloadable "${CURLW[@]}"
+	case "$OUT" in CODE:200*) fail "a request was answered with an anchor that does not load" "$(report)" ;; esac
+	has_event "the anchor's failure" host=origin.test "reason~cannot be loaded"
+	assert_not_reached "[A-Z]+ /echo/unloadable" "the request with an unloadable anchor"
+	UPSTREAM_CA= profile
+	curlw "https://origin.test:$OP/echo/loadable"
+	box loadable "${CURLW[@]}"
+	assert_contains "$OUT" "CODE:200 " "control: the same request with the test CA"
+}
+
 run_case trust_inside t_trust_inside
 run_case curl_allow_deny t_curl_allow_deny
 run_case keepalive_second_denied t_keepalive_second_denied
@@ -625,4 +647,5 @@ run_case smuggling t_smuggling
 run_case sni_mismatch t_sni_mismatch
 run_case alpn t_alpn
 run_case upstream_untrusted t_upstream_untrusted
+run_case anchor_unloadable t_anchor_unloadable
 finish
