@@ -127,7 +127,7 @@ static bool contexts(struct proxy *px, char *why, size_t size)
 	if (px->tls_server && px->tls_client)
 		return true;
 	snprintf(why, size, "cannot set up TLS interception");
-	if (!OPENSSL_init_ssl(OPENSSL_INIT_NO_LOAD_CONFIG | OPENSSL_INIT_NO_ATEXIT, NULL))
+	if (!OPENSSL_init_ssl(OPENSSL_INIT_NO_LOAD_CONFIG, NULL))
 		return false;
 	if (!px->tls_server && !(px->tls_server = server_context()))
 		return false;
