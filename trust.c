@@ -33,8 +33,9 @@
 
 /* A system bundle is ~200 KiB; anything this big is not one (and must not fill memory). */
 #define TRUST_MAX_FILE (16ull * 1024 * 1024)
-/* What the run's CA adds to the system bundle, at most. */
-#define TRUST_CA_SLACK 8192
+/* The run's CA certificate, at most: each of its names adds a name constraint (~31 bytes of
+ * PEM), and nothing else bounds how many names a profile gives. */
+#define TRUST_CA_MAX (1024ull * 1024)
 /* tls_ca_new accepts up to 10 years. */
 #define TRUST_MAX_LIFETIME_S (10ull * 365 * 86400)
 
@@ -172,19 +173,19 @@ int trust_env(int (*set)(void *ctx, const char *name, const char *value), void *
 /* ---------- the supervisor: [network] ca ---------- */
 
 /* A certificate's outer shape, as X.509 gives it: SEQUENCE { tbsCertificate SEQUENCE,
- * signatureAlgorithm SEQUENCE, signature BIT STRING } (a TRUSTED CERTIFICATE has its trust
- * settings after it). Not OpenSSL's whole parse, which decodes the public key: the decoders'
- * first use costs ~0.3 ms of a run's start-up. The proxy's upstream store parses the file in
- * full at the first intercepted connection, and refuses that connection if it cannot. */
-static bool certificate_shaped(const unsigned char *der, long len, bool trailing)
+ * signatureAlgorithm SEQUENCE, signature BIT STRING }; what follows it is ignored, as OpenSSL
+ * ignores it (a TRUSTED CERTIFICATE has its trust settings there). Not OpenSSL's whole parse,
+ * which decodes the public key: the decoders' first use costs ~0.3 ms of a run's start-up.
+ * The proxy's upstream store parses the file in full at the first intercepted connection, and
+ * refuses that connection if it cannot. */
+static bool certificate_shaped(const unsigned char *der, long len)
 {
 	const unsigned char *p = der;
 	ASN1_SEQUENCE_ANY *seq = d2i_ASN1_SEQUENCE_ANY(NULL, &p, len);
 	bool ok = seq && sk_ASN1_TYPE_num(seq) == 3 &&
 		  ASN1_TYPE_get(sk_ASN1_TYPE_value(seq, 0)) == V_ASN1_SEQUENCE &&
 		  ASN1_TYPE_get(sk_ASN1_TYPE_value(seq, 1)) == V_ASN1_SEQUENCE &&
-		  ASN1_TYPE_get(sk_ASN1_TYPE_value(seq, 2)) == V_ASN1_BIT_STRING &&
-		  (trailing || p == der + len);
+		  ASN1_TYPE_get(sk_ASN1_TYPE_value(seq, 2)) == V_ASN1_BIT_STRING;
 
 	sk_ASN1_TYPE_pop_free(seq, ASN1_TYPE_free);
 	return ok;
@@ -194,28 +195,32 @@ static bool certificate_shaped(const unsigned char *der, long len, bool trailing
  * them); a certificate block that is not one, or PEM that does not decode, is an error. */
 static int count_certificates(int fd, int *n, struct ab_err *e)
 {
-	BIO *b = BIO_new_fd(fd, BIO_NOCLOSE);
+	/* buffered: a BIO on an fd alone reads PEM a byte per read() */
+	BIO *raw = BIO_new_fd(fd, BIO_NOCLOSE), *buf = BIO_new(BIO_f_buffer());
+	BIO *b = raw && buf ? BIO_push(buf, raw) : NULL;
 	char *name = NULL, *header = NULL, detail[256] = "no detail from OpenSSL";
 	unsigned char *der = NULL;
 	unsigned long err;
 	long len = 0;
-	int rc = 0;
+	int rc = 0, block = 0;
 
 	*n = 0;
-	if (!b)
+	if (!b) {
+		BIO_free(raw);
+		BIO_free(buf);
 		return ab_fail(e, ENOMEM, "cannot read it");
+	}
 	while (rc == 0 && PEM_read_bio(b, &name, &header, &der, &len)) {
-		bool trusted = strcmp(name, PEM_STRING_X509_TRUSTED) == 0;
-
-		if (trusted || !strcmp(name, PEM_STRING_X509) ||
+		block++;
+		if (!strcmp(name, PEM_STRING_X509_TRUSTED) || !strcmp(name, PEM_STRING_X509) ||
 		    !strcmp(name, PEM_STRING_X509_OLD)) {
-			if (certificate_shaped(der, len, trusted))
+			if (certificate_shaped(der, len))
 				(*n)++;
 			else
 				rc = ab_fail(e, 0,
 					     "not readable as PEM (block %d, %s, is not a "
 					     "certificate)",
-					     *n + 1, name);
+					     block, name);
 		}
 		OPENSSL_free(name);
 		OPENSSL_free(header);
@@ -229,7 +234,7 @@ static int count_certificates(int fd, int *n, struct ab_err *e)
 		rc = ab_fail(e, 0, "not readable as PEM (%s)", detail);
 	}
 	ERR_clear_error();
-	BIO_free(b);
+	BIO_free_all(b);
 	return rc;
 }
 
@@ -351,9 +356,11 @@ static bool have_system_bundle(void)
 /* The CA's certificate in a sealed memfd, for pid 1. */
 static int ca_file(const char *pem, size_t len, struct ab_err *e)
 {
-	int fd = new_memfd("agentbox-ca.crt", e);
+	int fd;
 
-	if (fd < 0)
+	if (len > TRUST_CA_MAX)
+		return ab_fail(e, 0, "the run's CA certificate is over 1 MiB (too many names)");
+	if ((fd = new_memfd("agentbox-ca.crt", e)) < 0)
 		return -1;
 	if (write_all(fd, pem, len) < 0 || seal(fd, "ca.crt", e) < 0) {
 		if (!e->msg[0])
@@ -573,7 +580,7 @@ int trust_stage(struct run *r, struct ab_err *e)
 	/* its size is a cap: the largest bundle, the CA, the credentials' files and a page each
 	 * for the directory and rounding */
 	staged.dir = mounts_new_tmpfs(
-	    TRUST_MAX_FILE + 2 * TRUST_CA_SLACK + 4 * 4096 + creds_files_size(r->p), "0755", e);
+	    TRUST_MAX_FILE + 2 * TRUST_CA_MAX + 4 * 4096 + creds_files_size(r->p), "0755", e);
 	if (staged.dir < 0 || creds_write_files(r->creds, staged.dir, e) < 0 ||
 	    (staged.bundle = create_file(staged.dir, "ca-bundle.crt", e)) < 0 ||
 	    copy_system_bundle(staged.bundle, e) < 0)
@@ -596,7 +603,7 @@ static int receive(struct run *r, off_t *size, struct ab_err *e)
 		return ab_fail(e, rc < 0 ? errno : EPROTO, "no CA certificate from the supervisor");
 	}
 	/* sealed: the size cannot change after this */
-	if (fstat(got[0], &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > TRUST_CA_SLACK) {
+	if (fstat(got[0], &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > TRUST_CA_MAX) {
 		close(got[0]);
 		return ab_fail(e, EPROTO, "the supervisor's CA certificate");
 	}
@@ -608,6 +615,7 @@ int trust_install(struct run *r, struct ab_err *e)
 {
 	int ca = -1, crt = -1, rc = -1;
 	off_t size = 0;
+	bool closed;
 
 	if (!trust_intercepts(r->p))
 		return 0;
@@ -615,12 +623,13 @@ int trust_install(struct run *r, struct ab_err *e)
 	    append(crt, ca, size, "ca.crt", e) < 0 ||
 	    append(staged.bundle, ca, size, "ca-bundle.crt", e) < 0)
 		goto out;
-	if (close(crt) < 0 || close(staged.bundle) < 0) {
-		crt = staged.bundle = -1;
+	closed = close(crt) == 0;
+	closed = close(staged.bundle) == 0 && closed;
+	crt = staged.bundle = -1;
+	if (!closed) {
 		ab_fail(e, errno, "%s", TRUST_DIR);
 		goto out;
 	}
-	crt = staged.bundle = -1;
 	if (mounts_attach_ro(staged.dir, TRUST_DIR, e) < 0)
 		goto out;
 	for (size_t i = 0; i < r->plan.n; i++) {

@@ -9,7 +9,7 @@
 #include "egress.h"
 #include "error.h"
 
-/* MSG_TRUST: the run's trust files (trust.h), two sealed memfds, supervisor to pid 1. */
+/* MSG_TRUST: the run's CA certificate (trust.h), one sealed memfd, supervisor to pid 1. */
 /* A session (session.h) adds: MSG_EXEC, supervisor to pid 1: run a command (id: the exec's
  * number; the encoded request follows the message; its stdin, stdout and stderr come with it);
  * MSG_EXEC_STARTED, the exec's first process to the supervisor before it execs (the kernel's

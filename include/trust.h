@@ -67,8 +67,8 @@ int trust_check_anchor(const struct policy *p, struct ab_err *e);
  * Makes the supervisor non-dumpable first: it is about to hold a private key. */
 int trust_start(struct run *r, struct ab_err *e);
 
-/* After GO, when pid 1 waits for the files: makes them in memory (the system bundle, then the
- * CA's certificate once made), sends them to pid 1, then waits for the check of [network] ca
+/* After GO, while pid 1 builds its view: waits for the CA, sends its certificate to pid 1 (a
+ * sealed memfd; pid 1 has the system bundle), then waits for the check of [network] ca
  * (before the filter is sent, so before any command starts). -1 when the CA could not be made
  * or [network] ca holds no certificate OpenSSL reads (errors read "PROFILE:LINE: [network] ca
  * FILE: cause; fix: ..."). A failed send means pid 1 is gone: the socket is shut and its

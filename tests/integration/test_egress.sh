@@ -1064,7 +1064,7 @@ t_bulk_tunnel() {
 	net
 	assert_eq 16000000 "$(field bytes_out)" "bytes_out of the echoed transfer"
 	assert_eq 16000000 "$(field bytes_in)" "bytes_in of the echoed transfer"
-	# TCP urgent data halfway, behind 16 MB the proxy has not read yet (the sink pauses): a
+	# TCP urgent data halfway, behind bytes the proxy has not read yet (the sink pauses): a
 	# splice stops at the mark (and says EAGAIN, not 0), but the flow does not end: the copy
 	# path, like read(), steps over the urgent byte and relays the rest
 	pbox "$META/bulk.ini" urgent -- /usr/bin/python3 egress_client.py bulk 127.0.0.1 \

@@ -92,6 +92,19 @@ t_star_rule_names() {
 		"name constraints of a \`*\` rule"
 }
 
+# A CA for 300 names (a name constraint each): a certificate of more than 8 KiB, still made,
+# shown whole in the sandbox, and its names all there.
+t_many_names() {
+	local allow=allow i n
+	for i in $(seq 300); do allow+=" = host$i.example.test"$'\n'allow; done
+	profile "$META/p.ini" "${allow%$'\n'allow}" "deny = * */admin/*"
+	expect_exit 0 "$AGENTBOX" -p "$META/p.ini" -- cat /run/agentbox/ca.crt
+	printf '%s\n' "$OUT" >"$META/ca.crt"
+	n=$(wc -c <"$META/ca.crt")
+	[ "$n" -gt 8192 ] || fail "control: a CA of 300 names should be over 8 KiB, is $n bytes"
+	assert_eq 300 "$(permitted_names "$META/ca.crt" | wc -w)" "the CA's 300 names"
+}
+
 # Without /etc in the view, the trust files are still in /run/agentbox; nothing is bound in /etc.
 t_view_without_etc() {
 	printf '[sandbox]\ninclude = %s/minimal.ini\n[network]\nmode = proxy\n[http]\n%s\n' \
@@ -312,6 +325,7 @@ t_supervisor_writes() {
 	done
 	assert_eq 1 "$(grep -c '^memfd_create("agentbox-ca.crt"' "$META/trace.with")" \
 		"the CA's certificate made in a memfd"
+	assert_eq 1 "$(grep -c '^memfd_create(' "$META/trace.with")" "no other memfd"
 	assert_eq 0 "$(grep -c '^memfd_create(' "$META/trace.without")" "no memfd without interception"
 	written "$META/trace.without" >"$META/w.without"
 	written "$META/trace.with" >"$META/w.with"
@@ -405,6 +419,7 @@ t_supervisor_memory_closed() {
 
 run_case trust_files t_trust_files
 run_case star_rule_names t_star_rule_names
+run_case many_names t_many_names
 run_case view_without_etc t_view_without_etc
 run_case files_locked t_files_locked
 run_case files_locked_nested t_files_locked_nested

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <openssl/pem.h>
+
 #include "run_result.h"
 #include "strv.h"
 #include "tls_ca.h"
@@ -234,6 +236,32 @@ static void expect_ca_error(const char *path, const char *cause)
 	}
 }
 
+/* PEM of pem's certificate with two zero bytes after its DER, which OpenSSL ignores. */
+static char *with_trailing_bytes(const char *pem, size_t len)
+{
+	BIO *in = BIO_new_mem_buf(pem, (int)len), *out = BIO_new(BIO_s_mem());
+	char *name = NULL, *header = NULL, *text;
+	unsigned char *der = NULL, *longer;
+	long n = 0;
+	BUF_MEM *mem;
+
+	assert_non_null(in);
+	assert_non_null(out);
+	assert_int_equal(PEM_read_bio(in, &name, &header, &der, &n), 1);
+	assert_non_null(longer = calloc(1, (size_t)n + 2));
+	memcpy(longer, der, (size_t)n);
+	assert_true(PEM_write_bio(out, name, header, longer, n + 2) > 0);
+	BIO_get_mem_ptr(out, &mem);
+	assert_non_null(text = strndup(mem->data, mem->length));
+	OPENSSL_free(name);
+	OPENSSL_free(header);
+	OPENSSL_free(der);
+	free(longer);
+	BIO_free(in);
+	BIO_free(out);
+	return text;
+}
+
 static void test_anchor_file(void **state)
 {
 	const char *names[] = {"local.test"};
@@ -253,6 +281,13 @@ static void test_anchor_file(void **state)
 	assert_true(2 * len + 64 < sizeof(both));
 	snprintf(both, sizeof(both), "# a comment\n%s\nsome text\n%s", pem, pem);
 	assert_int_equal(prepare_with(write_file("two.pem", both, strlen(both)), &e), 0);
+	/* bytes after a certificate's DER: OpenSSL loads it, so the check takes it */
+	{
+		char *trailing = with_trailing_bytes(pem, len);
+		assert_int_equal(
+		    prepare_with(write_file("trailing.pem", trailing, strlen(trailing)), &e), 0);
+		free(trailing);
+	}
 
 	expect_ca_error(write_file("empty.pem", "", 0), "no PEM certificate in it");
 	expect_ca_error(write_file("text.pem", "hello\n", 6), "no PEM certificate in it");
@@ -274,8 +309,9 @@ static void test_anchor_file(void **state)
 		policy_free(p);
 	}
 	free(pem);
-	for (const char *const *f = (const char *[]){"one.pem", "two.pem", "empty.pem", "text.pem",
-						     "der.crt", "bad.pem", NULL};
+	for (const char *const *f =
+		 (const char *[]){"one.pem", "two.pem", "trailing.pem", "empty.pem", "text.pem",
+				  "der.crt", "bad.pem", NULL};
 	     *f; f++) {
 		snprintf(both, sizeof(both), "%s/%s", dir, *f);
 		unlink(both);
