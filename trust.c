@@ -359,7 +359,9 @@ static int ca_file(const char *pem, size_t len, struct ab_err *e)
 	int fd;
 
 	if (len > TRUST_CA_MAX)
-		return ab_fail(e, 0, "the run's CA certificate is over 1 MiB (too many names)");
+		return ab_fail(e, 0, "the run's CA certificate is over 1 MiB (too many names)"),
+		       ab_hint(e, "give [http] rules and [network] allow fewer host names, e.g. "
+				  "one *.example.com rule instead of many hosts below it");
 	if ((fd = new_memfd("agentbox-ca.crt", e)) < 0)
 		return -1;
 	if (write_all(fd, pem, len) < 0 || seal(fd, "ca.crt", e) < 0) {
