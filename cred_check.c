@@ -2,7 +2,8 @@
  * bound host, once the [http] rules allowed it, gets the real value in its credential's place;
  * a placeholder anywhere else (another host, header, the query, the body, a plain-HTTP request,
  * a CONNECT or SOCKS5 name, a DNS name) is refused and audited as a leak, and with on-leak =
- * stop ends the run. A response head carrying a real value gets the placeholder instead. */
+ * stop ends the run. The responses of a bound host are scrubbed of every form of a real value
+ * (cred_scrub.c), each find audited. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,7 +74,8 @@ bool cred_check_request(struct conn *c, char **head, size_t *n)
 
 	if (!cs)
 		return true;
-	creds_stream_free(&x->body);
+	creds_stream_free(&x->body[0]);
+	creds_stream_free(&x->body[1]);
 	canon = x->path && http_target_canon(x->path, strlen(x->path), &t, &why) == 0;
 	for (size_t i = 0; i < cs->n && canon; i++)
 		bound[i] = cred_bound(&cs->v[i], x->method, c->name, &t);
@@ -95,14 +97,21 @@ bool cred_check_request(struct conn *c, char **head, size_t *n)
 	return true;
 }
 
-bool cred_check_body(struct conn *c, const char *buf, size_t n)
+/* The payload is scanned as one stream, its chunked framing and trailers as another: a
+ * placeholder cut across chunks is whole in the first. */
+static struct creds_stream *body_stream(struct creds_stream *two, enum http_part part)
+{
+	return &two[part == HTTP_PART_DATA ? 0 : 1];
+}
+
+bool cred_check_body(struct conn *c, const char *buf, size_t n, enum http_part part)
 {
 	const struct creds *cs = c->px->creds;
 	int who;
 
 	if (!cs || !n)
 		return true;
-	who = creds_scan_stream(cs, &c->tls->body, buf, n);
+	who = creds_scan_stream(cs, body_stream(c->tls->body, part), buf, n);
 	if (who == CRED_NONE)
 		return true;
 	leak(c, who, "the request body", c->tls->path);
@@ -124,7 +133,7 @@ bool cred_check_plain(struct conn *c, const char *head, size_t n)
 	return false;
 }
 
-bool cred_check_plain_body(struct conn *c, const char *buf, size_t n)
+bool cred_check_plain_body(struct conn *c, const char *buf, size_t n, enum http_part part)
 {
 	const struct creds *cs = c->px->creds;
 	char why[256];
@@ -132,11 +141,11 @@ bool cred_check_plain_body(struct conn *c, const char *buf, size_t n)
 
 	if (!cs || !n)
 		return true;
-	if (!c->cred_body && !(c->cred_body = calloc(1, sizeof(*c->cred_body)))) {
+	if (!c->cred_body && !(c->cred_body = calloc(2, sizeof(*c->cred_body)))) {
 		conn_close(c, "out of memory");
 		return false;
 	}
-	who = creds_scan_stream(cs, c->cred_body, buf, n);
+	who = creds_scan_stream(cs, body_stream(c->cred_body, part), buf, n);
 	if (who == CRED_NONE)
 		return true;
 	if (who >= 0) {
@@ -156,7 +165,8 @@ void cred_conn_free(struct conn *c)
 {
 	if (!c->cred_body)
 		return;
-	creds_stream_free(c->cred_body);
+	creds_stream_free(&c->cred_body[0]);
+	creds_stream_free(&c->cred_body[1]);
 	free(c->cred_body);
 	c->cred_body = NULL;
 }
@@ -202,17 +212,64 @@ bool cred_check_dns(struct proxy *px, const char *name)
 	return false;
 }
 
-char *cred_redact_response(struct conn *c, const char *head, size_t n, size_t *out_n)
+bool cred_scrubs(const struct conn *c)
 {
+	const struct creds *cs = c->px->creds;
+
+	for (size_t i = 0; cs && i < cs->n; i++)
+		if (http_rules_cover(&cs->v[i].bind, c->name))
+			return true;
+	return false;
+}
+
+/* Where a real value was found: one credential event for each, the response and the place. */
+static void found_events(struct conn *c, uint32_t found, const char *where)
+{
+	const struct creds *cs = c->px->creds;
+	char why[160];
+
+	for (size_t i = 0; i < cs->n; i++) {
+		if (!(found >> i & 1))
+			continue;
+		snprintf(why, sizeof(why), "its real value in %s, replaced by its placeholder",
+			 where);
+		cred_event(c->px, &cs->v[i], "redact", why, c->name, c->method,
+			   c->tls ? c->tls->path : NULL);
+	}
+}
+
+char *cred_redact_response(struct conn *c, const char *head, size_t n, size_t *out_n,
+			   const char *where)
+{
+	uint32_t found;
 	bool oom;
 	char *out;
 
 	if (!c->px->creds)
 		return NULL;
-	out = creds_redact(c->px->creds, head, n, out_n, &oom);
-	if (out || !oom)
+	out = creds_redact(c->px->creds, head, n, out_n, &found, &oom);
+	if (out) {
+		found_events(c, found, where);
 		return out;
+	}
+	if (!oom)
+		return NULL;
 	/* fail closed: a head that may hold a real value is not passed on */
 	*out_n = 0;
 	return strdup("");
+}
+
+int cred_scrub_body(struct conn *c, const char *buf, size_t n, bool final, char **out,
+		    size_t *out_n)
+{
+	struct creds_scrub *st = &c->tls->scrub;
+	uint32_t before = st->found;
+
+	if (creds_scrub_stream(c->px->creds, st, buf, n, final, out, out_n) < 0) {
+		conn_close(c, "out of memory while scrubbing a response of credentials");
+		return -1;
+	}
+	if (st->found != before)
+		found_events(c, st->found & ~before, "the response body");
+	return 0;
 }

@@ -2,6 +2,8 @@
  * request head rewritten and the response head redacted. No sockets, no policy files. */
 #include "credential.h"
 
+#include "cred_encode.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,141 +13,6 @@
 #include <sys/random.h>
 
 static const char b62[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-static const char b64std[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-/* ---------- growing buffers ---------- */
-
-struct out {
-	char *s;
-	size_t n, cap;
-	bool oom;
-};
-
-static void put(struct out *o, const void *d, size_t n)
-{
-	if (o->oom)
-		return;
-	if (o->n + n + 1 > o->cap) {
-		size_t cap = (o->n + n + 1) * 2;
-		char *s = realloc(o->s, cap);
-		if (!s) {
-			o->oom = true;
-			return;
-		}
-		o->s = s;
-		o->cap = cap;
-	}
-	if (n)
-		memcpy(o->s + o->n, d, n);
-	o->n += n;
-	o->s[o->n] = '\0';
-}
-
-static void put_str(struct out *o, const char *s)
-{
-	put(o, s, strlen(s));
-}
-
-/* Wiped: an output buffer may have held a real value. */
-static void out_free(struct out *o)
-{
-	if (o->s)
-		explicit_bzero(o->s, o->cap);
-	free(o->s);
-	*o = (struct out){0};
-}
-
-/* ---------- encodings ---------- */
-
-static void b64_encode(struct out *o, const unsigned char *in, size_t n, const char *alpha)
-{
-	for (size_t i = 0; i < n; i += 3) {
-		uint32_t v = (uint32_t)in[i] << 16;
-		char q[4];
-		if (i + 1 < n)
-			v |= (uint32_t)in[i + 1] << 8;
-		if (i + 2 < n)
-			v |= in[i + 2];
-		q[0] = alpha[v >> 18 & 63];
-		q[1] = alpha[v >> 12 & 63];
-		q[2] = i + 1 < n ? alpha[v >> 6 & 63] : '=';
-		q[3] = i + 2 < n ? alpha[v & 63] : '=';
-		put(o, q, 4);
-	}
-}
-
-static int b64_value(char c)
-{
-	const char *p = c ? strchr(b64std, c) : NULL;
-
-	if (p)
-		return (int)(p - b64std);
-	return c == '-' ? 62 : c == '_' ? 63 : -1;
-}
-
-/* Standard or URL-safe, padding optional; false for anything else. */
-static bool b64_decode(struct out *o, const char *in, size_t n)
-{
-	uint32_t acc = 0;
-	int bits = 0;
-
-	while (n && in[n - 1] == '=')
-		n--;
-	for (size_t i = 0; i < n; i++) {
-		int v = b64_value(in[i]);
-		if (v < 0)
-			return false;
-		acc = acc << 6 | (uint32_t)v;
-		bits += 6;
-		if (bits >= 8) {
-			char c = (char)(acc >> (bits - 8) & 0xff);
-			bits -= 8;
-			put(o, &c, 1);
-		}
-	}
-	return true;
-}
-
-static int hexval(char c)
-{
-	return c >= '0' && c <= '9'   ? c - '0'
-	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
-	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
-				      : -1;
-}
-
-/* %XX decoded once; false when nothing was decoded. */
-static bool pct_decode(struct out *o, const char *in, size_t n)
-{
-	bool any = false;
-
-	for (size_t i = 0; i < n; i++) {
-		char c = in[i];
-		if (c == '%' && i + 2 < n && hexval(in[i + 1]) >= 0 && hexval(in[i + 2]) >= 0) {
-			c = (char)(hexval(in[i + 1]) << 4 | hexval(in[i + 2]));
-			i += 2;
-			any = true;
-		}
-		put(o, &c, 1);
-	}
-	return any;
-}
-
-static void pct_encode(struct out *o, const char *in, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)in[i];
-		char q[4];
-		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-		    strchr("-._~", c)) {
-			put(o, &in[i], 1);
-			continue;
-		}
-		snprintf(q, sizeof(q), "%%%02X", c);
-		put(o, q, 3);
-	}
-}
 
 /* ---------- search ---------- */
 
@@ -174,29 +41,29 @@ static int scan_plain(const struct creds *cs, const char *buf, size_t n, bool fo
 
 int creds_scan(const struct creds *cs, const char *buf, size_t n, bool fold)
 {
-	struct out a = {0}, b = {0};
+	struct cbuf a = {0}, b = {0};
 	int found = scan_plain(cs, buf, n, fold);
 
 	/* percent-encoded, twice at most (an encoded %): each decoding is searched again */
-	if (found == CRED_NONE && memchr(buf, '%', n) && pct_decode(&a, buf, n)) {
+	if (found == CRED_NONE && memchr(buf, '%', n) && cenc_pct_decode(&a, buf, n)) {
 		found = a.oom ? CRED_OOM : scan_plain(cs, a.s, a.n, fold);
-		if (found == CRED_NONE && memchr(a.s, '%', a.n) && pct_decode(&b, a.s, a.n))
+		if (found == CRED_NONE && memchr(a.s, '%', a.n) && cenc_pct_decode(&b, a.s, a.n))
 			found = b.oom ? CRED_OOM : scan_plain(cs, b.s, b.n, fold);
 	}
-	out_free(&a);
-	out_free(&b);
+	cbuf_free(&a);
+	cbuf_free(&b);
 	return found;
 }
 
 int creds_scan_stream(const struct creds *cs, struct creds_stream *st, const char *buf, size_t n)
 {
-	struct out j = {0};
+	struct cbuf j = {0};
 	int found;
 
-	put(&j, st->tail, st->len);
-	put(&j, buf, n);
+	cbuf_put(&j, st->tail, st->len);
+	cbuf_put(&j, buf, n);
 	if (j.oom)
-		return out_free(&j), CRED_OOM;
+		return cbuf_free(&j), CRED_OOM;
 	found = creds_scan(cs, j.s, j.n, false);
 	/* the last window bytes: enough for any form of a placeholder but its last byte */
 	free(st->tail);
@@ -206,7 +73,7 @@ int creds_scan_stream(const struct creds *cs, struct creds_stream *st, const cha
 		st->len = 0, found = found == CRED_NONE ? CRED_OOM : found;
 	else
 		memcpy(st->tail, j.s + j.n - st->len, st->len);
-	out_free(&j);
+	cbuf_free(&j);
 	return found;
 }
 
@@ -218,12 +85,12 @@ void creds_stream_free(struct creds_stream *st)
 
 /* ---------- the credentials ---------- */
 
-static void needle_set(struct cred *c, size_t k, struct out *o, bool fold)
+static void needle_set(struct cred *c, size_t k, struct cbuf *o, bool fold)
 {
 	c->needle[k] = o->s;
 	c->needle_len[k] = o->n;
 	c->needle_fold[k] = fold;
-	*o = (struct out){0};
+	*o = (struct cbuf){0};
 }
 
 /* The forms searched for: as written; base64 (both alphabets) of the placeholder after 0, 1 or
@@ -231,28 +98,28 @@ static void needle_set(struct cred *c, size_t k, struct out *o, bool fold)
 static int make_needles(struct cred *c)
 {
 	size_t k = 0;
-	struct out o = {0};
+	struct cbuf o = {0};
 
 	for (size_t i = 0; i < CRED_NEEDLES; i++)
 		free(c->needle[i]), c->needle[i] = NULL;
-	put(&o, c->ph, c->ph_len);
+	cbuf_put(&o, c->ph, c->ph_len);
 	needle_set(c, k++, &o, false);
 	for (int url = 0; url < 2; url++) {
 		for (size_t pad = 0; pad < 3; pad++) {
-			struct out raw = {0}, enc = {0};
+			struct cbuf raw = {0}, enc = {0};
 			size_t first, last;
-			put(&raw, "\0\0", pad);
-			put(&raw, c->ph, c->ph_len);
+			cbuf_put(&raw, "\0\0", pad);
+			cbuf_put(&raw, c->ph, c->ph_len);
 			if (raw.oom)
 				return free(raw.s), -1;
-			b64_encode(&enc, (unsigned char *)raw.s, raw.n, url ? b64url : b64std);
+			cenc_b64_encode(&enc, (unsigned char *)raw.s, raw.n, url ? cenc_b64url : cenc_b64std);
 			free(raw.s);
 			/* character i covers bits [6i, 6i+6): those wholly in the placeholder */
 			first = (pad * 8 + 5) / 6;
 			last = ((pad + c->ph_len) * 8) / 6; /* exclusive */
 			if (enc.oom || last <= first)
 				return free(enc.s), -1;
-			put(&o, enc.s + first, last - first);
+			cbuf_put(&o, enc.s + first, last - first);
 			free(enc.s);
 			needle_set(c, k++, &o, false);
 		}
@@ -260,7 +127,7 @@ static int make_needles(struct cred *c)
 	for (size_t i = 0; i < c->ph_len; i++) {
 		char q[3];
 		snprintf(q, sizeof(q), "%02x", (unsigned char)c->ph[i]);
-		put(&o, q, 2);
+		cbuf_put(&o, q, 2);
 	}
 	needle_set(c, k++, &o, true);
 	for (size_t i = 0; i < k; i++)
@@ -373,7 +240,7 @@ int creds_set_value(struct cred *c, const char *value, size_t n)
 	v[n] = '\0';
 	c->value = v;
 	c->value_len = n;
-	return 0;
+	return cred_forms_make(c);
 }
 
 void creds_free(struct creds *cs)
@@ -387,6 +254,7 @@ void creds_free(struct creds *cs)
 			explicit_bzero(c->value, size);
 			munmap(c->value, size);
 		}
+		cred_forms_free(c);
 		http_rules_free(&c->bind);
 		free(c->ph);
 		for (size_t k = 0; k < CRED_NEEDLES; k++)
@@ -401,6 +269,9 @@ bool cred_bound(const struct cred *c, const char *method, const char *host,
 {
 	const char *rule;
 
+	/* methods whose answer is the request itself: the origin would echo the real value */
+	if (!strcmp(method, "TRACE") || !strcmp(method, "TRACK"))
+		return false;
 	return http_rules_decide(&c->bind, method, host, t, &rule) == HTTP_ALLOW;
 }
 
@@ -409,20 +280,20 @@ bool cred_bound(const struct cred *c, const char *method, const char *host,
 /* piece with each placeholder of c replaced by with (into o) and removed (into rest); false
  * when it held none. */
 static bool substitute(const struct cred *c, const char *piece, size_t n, const char *with,
-		       size_t wn, struct out *o, struct out *rest)
+		       size_t wn, struct cbuf *o, struct cbuf *rest)
 {
 	const char *p = piece ? piece : "", *end = p + n, *hit;
 	bool any = false;
 
 	while ((hit = find(p, (size_t)(end - p), c->ph, c->ph_len, false))) {
-		put(o, p, (size_t)(hit - p));
-		put(rest, p, (size_t)(hit - p));
-		put(o, with, wn);
+		cbuf_put(o, p, (size_t)(hit - p));
+		cbuf_put(rest, p, (size_t)(hit - p));
+		cbuf_put(o, with, wn);
 		p = hit + c->ph_len;
 		any = true;
 	}
-	put(o, p, (size_t)(end - p));
-	put(rest, p, (size_t)(end - p));
+	cbuf_put(o, p, (size_t)(end - p));
+	cbuf_put(rest, p, (size_t)(end - p));
 	return any;
 }
 
@@ -436,17 +307,17 @@ static void leak_at(struct cred_result *r, int who, const char *what, const char
 
 /* The request line: a bound query credential's parameter gets its value. */
 static int request_line(const struct creds *cs, const bool *bound, const char *line, size_t n,
-			struct out *o, struct cred_result *r)
+			struct cbuf *o, struct cred_result *r)
 {
-	struct out rest = {0}, cur = {0}, next = {0};
+	struct cbuf rest = {0}, cur = {0}, next = {0};
 	int found;
 
-	put(&cur, line, n);
+	cbuf_put(&cur, line, n);
 	for (size_t i = 0; i < cs->n; i++) {
 		const struct cred *c = &cs->v[i];
 		const char *q, *p, *end;
 		size_t pn = strlen(c->pc->template);
-		struct out enc = {0};
+		struct cbuf enc = {0};
 		if (!bound[i] || c->pc->place != CRED_PLACE_QUERY || !c->value || cur.oom)
 			continue;
 		/* ?a=b&NAME=PLACEHOLDER&c: only that parameter's value */
@@ -454,70 +325,70 @@ static int request_line(const struct creds *cs, const bool *bound, const char *l
 		q = memchr(cur.s, '?', cur.n);
 		if (!q)
 			continue;
-		pct_encode(&enc, c->value, c->value_len);
-		put(&next, cur.s, (size_t)(q + 1 - cur.s));
+		cenc_pct_encode(&enc, c->value, c->value_len);
+		cbuf_put(&next, cur.s, (size_t)(q + 1 - cur.s));
 		for (p = q + 1; p < end;) {
 			const char *amp = memchr(p, '&', (size_t)(end - p));
 			const char *sp = memchr(p, ' ', (size_t)(end - p));
 			const char *stop = amp && (!sp || amp < sp) ? amp : sp ? sp : end;
 			if ((size_t)(stop - p) > pn && !memcmp(p, c->pc->template, pn) &&
 			    p[pn] == '=' && !enc.oom) {
-				struct out dropped = {0};
-				put(&next, p, pn + 1);
+				struct cbuf dropped = {0};
+				cbuf_put(&next, p, pn + 1);
 				if (substitute(c, p + pn + 1, (size_t)(stop - p - pn - 1), enc.s,
 					       enc.n, &next, &dropped))
 					r->used |= 1u << i;
-				out_free(&dropped);
+				cbuf_free(&dropped);
 			} else {
-				put(&next, p, (size_t)(stop - p));
+				cbuf_put(&next, p, (size_t)(stop - p));
 			}
 			if (stop == sp || stop == end) {
-				put(&next, stop, (size_t)(end - stop));
+				cbuf_put(&next, stop, (size_t)(end - stop));
 				break;
 			}
-			put(&next, "&", 1);
+			cbuf_put(&next, "&", 1);
 			p = stop + 1;
 		}
-		out_free(&enc);
-		out_free(&cur);
+		cbuf_free(&enc);
+		cbuf_free(&cur);
 		cur = next;
-		next = (struct out){0};
+		next = (struct cbuf){0};
 	}
 	/* what is left once each real value is taken out must hold no placeholder */
-	put(&rest, cur.s, cur.n);
+	cbuf_put(&rest, cur.s, cur.n);
 	for (size_t i = 0; i < cs->n && !rest.oom; i++) {
-		struct out pe = {0}, tmp = {0};
+		struct cbuf pe = {0}, tmp = {0};
 		if (!(r->used >> i & 1))
 			continue;
-		pct_encode(&pe, cs->v[i].value, cs->v[i].value_len);
+		cenc_pct_encode(&pe, cs->v[i].value, cs->v[i].value_len);
 		for (const char *h; !pe.oom && (h = memmem(rest.s, rest.n, pe.s, pe.n));) {
-			out_free(&tmp);
-			put(&tmp, rest.s, (size_t)(h - rest.s));
-			put(&tmp, h + pe.n, rest.n - (size_t)(h - rest.s) - pe.n);
-			out_free(&rest);
+			cbuf_free(&tmp);
+			cbuf_put(&tmp, rest.s, (size_t)(h - rest.s));
+			cbuf_put(&tmp, h + pe.n, rest.n - (size_t)(h - rest.s) - pe.n);
+			cbuf_free(&rest);
 			rest = tmp;
-			tmp = (struct out){0};
+			tmp = (struct cbuf){0};
 		}
-		out_free(&pe);
+		cbuf_free(&pe);
 	}
 	found = cur.oom || rest.oom || next.oom ? CRED_OOM : creds_scan(cs, rest.s, rest.n, false);
 	if (found >= 0)
 		leak_at(r, found, "the request-target", NULL, 0);
 	else
-		put(o, cur.s, cur.n);
-	out_free(&rest);
-	out_free(&cur);
-	out_free(&next);
+		cbuf_put(o, cur.s, cur.n);
+	cbuf_free(&rest);
+	cbuf_free(&cur);
+	cbuf_free(&next);
 	return found == CRED_OOM ? -1 : found >= 0;
 }
 
 /* One header line (no CRLF): a bound credential's header (or Basic) gets its value. */
 static int header_line(const struct creds *cs, const bool *bound, const char *line, size_t n,
-		       struct out *o, struct cred_result *r, uint32_t *seen)
+		       struct cbuf *o, struct cred_result *r, uint32_t *seen)
 {
 	const char *colon = memchr(line, ':', n), *v;
 	size_t nl = colon ? (size_t)(colon - line) : n, vn;
-	struct out rest = {0}, val = {0};
+	struct cbuf rest = {0}, val = {0};
 	int found;
 
 	if (!colon)
@@ -537,44 +408,44 @@ static int header_line(const struct creds *cs, const bool *bound, const char *li
 			if (!substitute(c, v, vn, c->value, c->value_len, &val, &rest))
 				goto reset;
 		} else {
-			struct out dec = {0}, sub = {0};
+			struct cbuf dec = {0}, sub = {0};
 			bool ok = vn > 6 && !strncasecmp(v, "Basic ", 6) &&
-				  b64_decode(&dec, v + 6, vn - 6) && !dec.oom &&
+				  cenc_b64_decode(&dec, v + 6, vn - 6) && !dec.oom &&
 				  substitute(c, dec.s, dec.n, c->value, c->value_len, &sub, &rest);
 			if (ok) {
-				put(&val, "Basic ", 6);
-				b64_encode(&val, (unsigned char *)sub.s, sub.n, b64std);
+				cbuf_put(&val, "Basic ", 6);
+				cenc_b64_encode(&val, (unsigned char *)sub.s, sub.n, cenc_b64std);
 			}
-			out_free(&dec);
-			out_free(&sub);
+			cbuf_free(&dec);
+			cbuf_free(&sub);
 			if (!ok)
 				goto reset;
 		}
 		r->used |= 1u << i;
 		found = rest.oom || val.oom ? CRED_OOM : creds_scan(cs, rest.s, rest.n, false);
 		if (found == CRED_NONE) {
-			put(o, line, (size_t)(v - line));
-			put(o, val.s, val.n);
+			cbuf_put(o, line, (size_t)(v - line));
+			cbuf_put(o, val.s, val.n);
 		}
 		goto done;
 	reset:
-		out_free(&val);
-		out_free(&rest);
+		cbuf_free(&val);
+		cbuf_free(&rest);
 	}
 plain:
 	found = creds_scan(cs, line, n, false);
 	if (found == CRED_NONE)
-		put(o, line, n);
+		cbuf_put(o, line, n);
 done:
 	if (found >= 0)
 		leak_at(r, found, "header", line, nl);
-	out_free(&rest);
-	out_free(&val);
+	cbuf_free(&rest);
+	cbuf_free(&val);
 	return found == CRED_OOM ? -1 : found >= 0;
 }
 
 /* add = yes: a bound credential's header the request lacked. */
-static void add_headers(const struct creds *cs, const bool *bound, uint32_t seen, struct out *o,
+static void add_headers(const struct creds *cs, const bool *bound, uint32_t seen, struct cbuf *o,
 			struct cred_result *r)
 {
 	for (size_t i = 0; i < cs->n; i++) {
@@ -582,24 +453,24 @@ static void add_headers(const struct creds *cs, const bool *bound, uint32_t seen
 		const char *hole = strstr(c->pc->template, "{}");
 		if (!bound[i] || !c->pc->add || !c->value || (seen >> i & 1) || !hole)
 			continue;
-		put_str(o, c->pc->header_name);
-		put(o, ": ", 2);
+		cbuf_put_str(o, c->pc->header_name);
+		cbuf_put(o, ": ", 2);
 		if (c->pc->place == CRED_PLACE_BASIC) {
-			struct out plain = {0};
-			put(&plain, c->pc->template, (size_t)(hole - c->pc->template));
-			put(&plain, c->value, c->value_len);
-			put(o, "Basic ", 6);
+			struct cbuf plain = {0};
+			cbuf_put(&plain, c->pc->template, (size_t)(hole - c->pc->template));
+			cbuf_put(&plain, c->value, c->value_len);
+			cbuf_put(o, "Basic ", 6);
 			if (plain.oom)
 				o->oom = true;
 			else
-				b64_encode(o, (unsigned char *)plain.s, plain.n, b64std);
-			out_free(&plain);
+				cenc_b64_encode(o, (unsigned char *)plain.s, plain.n, cenc_b64std);
+			cbuf_free(&plain);
 		} else {
-			put(o, c->pc->template, (size_t)(hole - c->pc->template));
-			put(o, c->value, c->value_len);
-			put_str(o, hole + 2);
+			cbuf_put(o, c->pc->template, (size_t)(hole - c->pc->template));
+			cbuf_put(o, c->value, c->value_len);
+			cbuf_put_str(o, hole + 2);
 		}
-		put(o, "\r\n", 2);
+		cbuf_put(o, "\r\n", 2);
 		r->used |= 1u << i;
 		r->added |= 1u << i;
 	}
@@ -608,7 +479,7 @@ static void add_headers(const struct creds *cs, const bool *bound, uint32_t seen
 int creds_request(const struct creds *cs, const bool *bound, const char *head, size_t n, char **out,
 		  size_t *out_n, struct cred_result *r)
 {
-	struct out o = {0};
+	struct cbuf o = {0};
 	const char *p = head, *end = head + n, *eol;
 	uint32_t seen = 0;
 	int rc;
@@ -619,12 +490,12 @@ int creds_request(const struct creds *cs, const bool *bound, const char *head, s
 		return -1;
 	if ((rc = request_line(cs, bound, p, (size_t)(eol - p), &o, r)) != 0)
 		goto fail;
-	put(&o, "\r\n", 2);
+	cbuf_put(&o, "\r\n", 2);
 	for (p = eol + 2; p < end && (eol = memmem(p, (size_t)(end - p), "\r\n", 2)) && eol > p;
 	     p = eol + 2) {
 		if ((rc = header_line(cs, bound, p, (size_t)(eol - p), &o, r, &seen)) != 0)
 			goto fail;
-		put(&o, "\r\n", 2);
+		cbuf_put(&o, "\r\n", 2);
 	}
 	add_headers(cs, bound, seen, &o, r);
 	/* the empty line, and whatever a malformed head has after its last CRLF: scanned too */
@@ -634,7 +505,7 @@ int creds_request(const struct creds *cs, const bool *bound, const char *head, s
 		rc = rc >= 0 ? 1 : -1;
 		goto fail;
 	}
-	put(&o, p, (size_t)(end - p));
+	cbuf_put(&o, p, (size_t)(end - p));
 	if (o.oom) {
 		rc = -1;
 		goto fail;
@@ -643,40 +514,7 @@ int creds_request(const struct creds *cs, const bool *bound, const char *head, s
 	*out_n = o.n;
 	return 0;
 fail:
-	out_free(&o);
+	cbuf_free(&o);
 	r->used = r->added = 0;
 	return rc;
-}
-
-/* ---------- responses ---------- */
-
-char *creds_redact(const struct creds *cs, const char *head, size_t n, size_t *out_n, bool *oom)
-{
-	struct out cur = {0};
-	bool any = false;
-
-	*oom = false;
-	put(&cur, head, n);
-	for (size_t i = 0; i < cs->n && !cur.oom; i++) {
-		const struct cred *c = &cs->v[i];
-		struct out next = {0}, dropped = {0};
-		struct cred real = {.ph = c->value, .ph_len = c->value_len};
-		if (!c->value || !c->value_len ||
-		    !substitute(&real, cur.s, cur.n, c->ph, c->ph_len, &next, &dropped)) {
-			out_free(&next);
-			out_free(&dropped);
-			continue;
-		}
-		any = true;
-		out_free(&dropped);
-		out_free(&cur);
-		cur = next;
-	}
-	if (cur.oom || !any) {
-		*oom = cur.oom;
-		out_free(&cur);
-		return NULL;
-	}
-	*out_n = cur.n;
-	return cur.s;
 }

@@ -3,10 +3,13 @@
  * [http] rules in http_check.c) before it goes up with the target the rules saw; the server's
  * plaintext cut into responses. One request at a time: the next one is held until the previous
  * one's response has ended, so a refusal is always the answer to its own request and no
- * response can be taken for another's. Each request is one "http" audit event. */
+ * response can be taken for another's. Each request is one "http" audit event. The responses
+ * of a host a credential is bound to are scrubbed of its real value (cred_check.c) in every
+ * part: heads, interim heads, bodies (a chunked one re-chunked), trailers. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "egress_rule.h"
@@ -36,7 +39,10 @@ void exchange_free(struct intercept *x)
 	free(x->resp);
 	free(x->held.buf);
 	free(x->path);
-	creds_stream_free(&x->body);
+	free(x->trailers.buf);
+	creds_stream_free(&x->body[0]);
+	creds_stream_free(&x->body[1]);
+	creds_scrub_free(&x->scrub);
 	free(x);
 }
 
@@ -121,6 +127,46 @@ static void begin_unread(struct conn *c)
 	c->http_rule = NULL;
 }
 
+/* A body on a method whose requests have none by custom: an origin that ignores it reads it as
+ * a second request, which no rule would have seen (CL.0). */
+static bool body_unexpected(const struct intercept *x, const struct http_event *ev)
+{
+	static const char *const none[] = {"GET", "HEAD", "OPTIONS", "TRACE", "TRACK"};
+	bool body = ev->framing == HTTP_FRAMING_CHUNKED ||
+		    (ev->framing == HTTP_FRAMING_LENGTH && ev->length > 0);
+
+	for (size_t i = 0; body && i < sizeof(none) / sizeof(none[0]); i++)
+		if (!strcmp(x->method, none[i]))
+			return true;
+	return false;
+}
+
+/* A head without its Accept-Encoding, asking for identity: the responses of a credential's
+ * host are scanned as they come, which a compressed body would hide from. false: no memory. */
+static bool ask_identity(char **head, size_t *n)
+{
+	const char *p = *head, *end = *head + *n, *eol;
+	char *out = malloc(*n + sizeof("Accept-Encoding: identity\r\n"));
+	size_t m = 0;
+
+	if (!out)
+		return false;
+	for (; p < end && (eol = memmem(p, (size_t)(end - p), "\r\n", 2)) && eol > p; p = eol + 2)
+		if (p == *head || strncasecmp(p, "accept-encoding:", 16)) {
+			memcpy(out + m, p, (size_t)(eol + 2 - p));
+			m += (size_t)(eol + 2 - p);
+		}
+	memcpy(out + m, "Accept-Encoding: identity\r\n", 27);
+	m += 27;
+	memcpy(out + m, p, (size_t)(end - p)); /* the empty line */
+	m += (size_t)(end - p);
+	explicit_bzero(*head, *n); /* it may hold a credential's value */
+	free(*head);
+	*head = out;
+	*n = m;
+	return true;
+}
+
 /* A request's head: checked, then sent up. false when it was refused (or the connection closed). */
 static bool request_head(struct conn *c, const struct http_event *ev)
 {
@@ -141,6 +187,14 @@ static bool request_head(struct conn *c, const struct http_event *ev)
 			 "the request's Host is not %.200s:%u, the host of its TLS "
 			 "connection",
 			 c->name, c->port);
+		http_check_refuse(c, 400, NULL, why);
+		return false;
+	}
+	if (body_unexpected(x, ev)) {
+		snprintf(why, sizeof(why),
+			 "a %s request with a body: an origin that does not read it would take "
+			 "it for a second request",
+			 x->method);
 		http_check_refuse(c, 400, NULL, why);
 		return false;
 	}
@@ -166,6 +220,13 @@ static bool request_head(struct conn *c, const struct http_event *ev)
 	if (!cred_check_request(c, &head, &m)) {
 		free(head);
 		return !c->dead;
+	}
+	x->scrubs = cred_scrubs(c);
+	if (x->scrubs && !ask_identity(&head, &m)) {
+		explicit_bzero(head, m);
+		free(head);
+		conn_close(c, "out of memory");
+		return false;
 	}
 	ok = intercept_send(c, false, head, m);
 	explicit_bzero(head, m); /* it may hold a credential's value */
@@ -236,7 +297,7 @@ bool exchange_from_client(struct conn *c, const char *buf, size_t n)
 			return !c->dead;
 		if (ev.type == HTTP_STREAM_BODY) {
 			x->req_bytes += ev.n;
-			if (!cred_check_body(c, buf + off, ev.n))
+			if (!cred_check_body(c, buf + off, ev.n, ev.part))
 				return !c->dead;
 			if (!intercept_send(c, false, buf + off, ev.n))
 				return false;
@@ -262,24 +323,160 @@ static bool upstream_broke(struct conn *c, const char *why)
 	return false;
 }
 
+/* A compressed body hides a real value from the scan: a credential's host was asked for
+ * identity, and a response that is compressed all the same is refused. */
+static bool compressed(const struct http_event *ev, char *why, size_t size)
+{
+	const char *p = ev->head, *end = ev->head + ev->head_len, *eol;
+
+	if (ev->framing == HTTP_FRAMING_NONE)
+		return false;
+	for (; p < end && (eol = memmem(p, (size_t)(end - p), "\r\n", 2)) && eol > p; p = eol + 2) {
+		const char *v = p + 17;
+		if ((size_t)(eol - p) < 17 || strncasecmp(p, "content-encoding:", 17))
+			continue;
+		while (v < eol && (*v == ' ' || *v == '\t'))
+			v++;
+		if (eol - v == 8 && !strncasecmp(v, "identity", 8))
+			continue;
+		snprintf(why, size,
+			 "the response is compressed (Content-Encoding: %.*s) and a credential's "
+			 "value could not be looked for in it; agentbox asked for identity",
+			 (int)(eol - v < 40 ? eol - v : 40), v);
+		return true;
+	}
+	return false;
+}
+
 static bool response_head(struct conn *c, const struct http_event *ev)
 {
 	struct intercept *x = c->tls;
-	char *redacted;
+	char *redacted, why[256];
 	size_t n = 0;
 	bool ok;
 
 	if (ev->status == 101) /* its Upgrade was never sent: a server that switches anyway */
 		return upstream_broke(c, "the upstream switched protocols (101) unasked");
 	x->interim = ev->status < 200;
+	if (x->scrubs && compressed(ev, why, sizeof(why))) {
+		http_check_refuse(c, 502, "credential", why);
+		return !c->dead;
+	}
 	if (!x->interim)
 		x->status = ev->status;
 	x->until_close = ev->framing == HTTP_FRAMING_CLOSE;
+	x->rechunk = x->scrubs && ev->framing == HTTP_FRAMING_CHUNKED;
 	x->resp_bytes += ev->head_len;
-	redacted = cred_redact_response(c, ev->head, ev->head_len, &n);
+	redacted = cred_redact_response(c, ev->head, ev->head_len, &n,
+					x->interim ? "an interim response head" : "the response head");
 	ok = intercept_send(c, true, redacted ? redacted : ev->head, redacted ? n : ev->head_len);
 	free(redacted);
 	return ok;
+}
+
+/* Scrubbed body bytes to the client; re-chunked, they make a chunk of their own (the
+ * origin's chunks were cut where a value might be). */
+static bool send_scrubbed(struct conn *c, const char *data, size_t n)
+{
+	char size[24];
+	struct plain chunk = {0};
+	bool ok;
+
+	if (!c->tls->rechunk || !n)
+		return !n || intercept_send(c, true, data, n);
+	snprintf(size, sizeof(size), "%zx\r\n", n);
+	if (!plain_put(&chunk, size, strlen(size)) || !plain_put(&chunk, data, n) ||
+	    !plain_put(&chunk, "\r\n", 2)) {
+		free(chunk.buf);
+		conn_close(c, "out of memory");
+		return false;
+	}
+	ok = intercept_send(c, true, chunk.buf, chunk.len);
+	free(chunk.buf);
+	return ok;
+}
+
+static bool scrub_piece(struct conn *c, const char *buf, size_t n, bool final)
+{
+	char *out;
+	size_t m;
+	bool ok;
+
+	if (cred_scrub_body(c, buf, n, final, &out, &m) < 0)
+		return false;
+	ok = send_scrubbed(c, out, m);
+	free(out);
+	return ok;
+}
+
+static bool response_body(struct conn *c, const struct http_event *ev, const char *buf)
+{
+	struct intercept *x = c->tls;
+
+	x->resp_bytes += ev->n;
+	if (!x->scrubs)
+		return intercept_send(c, true, buf, ev->n);
+	if (ev->part == HTTP_PART_FRAMING && x->rechunk)
+		return true; /* ours replaces it */
+	if (ev->part == HTTP_PART_TRAILER) {
+		if (plain_put(&x->trailers, buf, ev->n))
+			return true;
+		conn_close(c, "out of memory");
+		return false;
+	}
+	return scrub_piece(c, buf, ev->n, false);
+}
+
+/* A scrubbed body's end: what was held back, then the last chunk and the trailers. */
+static bool response_end(struct conn *c)
+{
+	struct intercept *x = c->tls;
+	struct plain t = x->trailers;
+	char *redacted = NULL;
+	size_t n = 0;
+	bool ok;
+
+	if (!x->scrubs)
+		return true;
+	if (!scrub_piece(c, "", 0, true))
+		return false;
+	creds_scrub_free(&x->scrub);
+	x->scrub.found = 0;
+	x->trailers = (struct plain){0};
+	if (!x->rechunk)
+		return true;
+	if (t.len)
+		redacted = cred_redact_response(c, t.buf, t.len, &n, "the trailers");
+	ok = intercept_send(c, true, "0\r\n", 3) &&
+	     intercept_send(c, true, redacted ? redacted : t.len ? t.buf : "\r\n",
+			    redacted ? n : t.len ? t.len : 2);
+	free(redacted);
+	free(t.buf);
+	return ok;
+}
+
+static bool only_line_ends(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != '\r' && p[i] != '\n')
+			return false;
+	return true;
+}
+
+/* Bytes after a complete response, before the next request went up: nothing asked for them,
+ * and they would be taken for the next response. The connection ends. */
+static bool stray_bytes(struct conn *c)
+{
+	struct intercept *x = c->tls;
+
+	request_event(c, "allow",
+		      "the upstream sent bytes after the response that no request asked for: "
+		      "the connection ends");
+	x->in_request = false;
+	free(x->held.buf);
+	x->held = (struct plain){0};
+	intercept_finish(c);
+	return !c->dead;
 }
 
 bool exchange_from_upstream(struct conn *c, const char *buf, size_t n)
@@ -306,13 +503,14 @@ bool exchange_from_upstream(struct conn *c, const char *buf, size_t n)
 		}
 		if (ev.type == HTTP_STREAM_HEAD && !response_head(c, &ev))
 			return false;
-		if (ev.type == HTTP_STREAM_BODY) {
-			x->resp_bytes += ev.n;
-			if (!intercept_send(c, true, buf + off, ev.n))
-				return false;
-		}
+		if (ev.type == HTTP_STREAM_BODY && !response_body(c, &ev, buf + off))
+			return false;
 		if (ev.type == HTTP_STREAM_END && !x->interim) {
+			if (!response_end(c))
+				return false;
 			x->answered = true;
+			if (!only_line_ends(buf + off, n - off))
+				return stray_bytes(c);
 			if (!next_request(c))
 				return false;
 		}
@@ -327,6 +525,8 @@ bool exchange_upstream_ended(struct conn *c)
 	free(x->held.buf); /* requests that came after: nothing can answer them now */
 	x->held = (struct plain){0};
 	if (x->in_request && x->status && x->until_close) {
+		if (!response_end(c))
+			return false;
 		x->answered = true;
 		x->req_done = true; /* nothing more can go up */
 		if (!next_request(c))

@@ -338,13 +338,31 @@ static const char *chunked_byte(struct http_stream *s, unsigned char c)
 	}
 }
 
-/* Walks the chunked framing over buf up to the message's end; a refused byte is not consumed
- * (the bytes before it are reported as body first, then BAD). */
-static size_t chunked(struct http_stream *s, const char *buf, size_t len)
+static enum http_part part_of(int state)
+{
+	switch (state) {
+	case S_DATA:
+		return HTTP_PART_DATA;
+	case S_TRAILER:
+	case S_TRAILER_NAME:
+	case S_TRAILER_VALUE:
+	case S_TRAILER_LF:
+	case S_LAST_LF:
+		return HTTP_PART_TRAILER;
+	default:
+		return HTTP_PART_FRAMING;
+	}
+}
+
+/* Walks the chunked framing over buf up to the message's end or the end of one kind of bytes
+ * (*part); a refused byte is not consumed (the bytes before it are reported as body first,
+ * then BAD). */
+static size_t chunked(struct http_stream *s, const char *buf, size_t len, enum http_part *part)
 {
 	size_t i = 0;
 
-	while (i < len && s->state != S_END) {
+	*part = part_of(s->state);
+	while (i < len && s->state != S_END && part_of(s->state) == *part) {
 		const char *why;
 		if (s->state == S_DATA) {
 			size_t n = s->left < len - i ? (size_t)s->left : len - i;
@@ -367,6 +385,7 @@ static size_t body(struct http_stream *s, const char *buf, size_t len, struct ht
 {
 	size_t n;
 
+	ev->part = HTTP_PART_DATA;
 	if (s->state == S_CLOSE) {
 		n = len;
 	} else if (s->state == S_BODY) {
@@ -374,7 +393,7 @@ static size_t body(struct http_stream *s, const char *buf, size_t len, struct ht
 		if ((s->left -= n) == 0)
 			s->state = S_END;
 	} else {
-		n = chunked(s, buf, len);
+		n = chunked(s, buf, len, &ev->part);
 	}
 	if (n == 0 && s->state == S_BAD)
 		return refuse(s, ev, s->why);

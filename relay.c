@@ -279,7 +279,8 @@ static bool http_feed(struct conn *c, const char *buf, size_t n)
 		used = http_stream_feed(c->request, buf + off, n - off, &ev);
 		if (ev.type == HTTP_STREAM_BAD)
 			return http_refuse(c, ev.why);
-		if (ev.type == HTTP_STREAM_BODY && !cred_check_plain_body(c, buf + off, ev.n))
+		if (ev.type == HTTP_STREAM_BODY &&
+		    !cred_check_plain_body(c, buf + off, ev.n, ev.part))
 			return false;
 		if (ev.type == HTTP_STREAM_BODY && !flow_put(&c->to_up, buf + off, ev.n)) {
 			conn_close(c, "out of memory");

@@ -19,6 +19,21 @@
 #define CRED_MAX_VALUE 16384
 /* placeholder as written, base64 x 6, hex */
 #define CRED_NEEDLES 8
+/* a real value as written, base64 x 6 (standard, then URL-safe; 0, 1, 2 bytes before it), hex */
+#define CRED_FORMS 8
+
+/* One form a real value is looked for in, and what overwrites it (cred_scrub.c). */
+struct cred_form {
+	const char *find; /* the value in this form; NULL until the value is known */
+	const char *put;  /* the placeholder, repeated or cut to the value's length, in this form */
+	size_t len;	  /* of both */
+	bool fold;	  /* compared ignoring ASCII case */
+	/* base64: the alphabet, and the stand-in's share of the characters before and after
+	 * (lead_bits low bits of the one before, trail_bits high bits of the one after) */
+	const char *alpha;
+	char lead, trail;
+	unsigned char lead_bits, trail_bits;
+};
 
 struct cred {
 	const struct policy_credential *pc;
@@ -31,6 +46,9 @@ struct cred {
 	char *needle[CRED_NEEDLES];
 	size_t needle_len[CRED_NEEDLES];
 	bool needle_fold[CRED_NEEDLES]; /* compared ignoring case (hex) */
+	struct cred_form form[CRED_FORMS]; /* the real value's forms, once it is read */
+	char *forms_mem;		   /* ... kept here: mlocked, wiped on free */
+	size_t forms_size;
 };
 
 struct creds {
@@ -86,8 +104,29 @@ struct cred_result {
 int creds_request(const struct creds *cs, const bool *bound, const char *head, size_t n, char **out,
 		  size_t *out_n, struct cred_result *r);
 
-/* A response head with every real value replaced by its placeholder: malloc'd (*out_n bytes),
- * or NULL with *oom false when none is in it. */
-char *creds_redact(const struct creds *cs, const char *head, size_t n, size_t *out_n, bool *oom);
+/* ---------- responses (cred_scrub.c) ---------- */
+
+/* The forms of c's real value (called by creds_set_value); -1 when out of memory. */
+int cred_forms_make(struct cred *c);
+void cred_forms_free(struct cred *c);
+
+/* A head (a response's, an interim one's, a trailer section) with every form of every real
+ * value overwritten, the value as written by its placeholder: malloc'd (*out_n bytes, *found
+ * bit i for credential i), or NULL with *oom false when none is in it. */
+char *creds_redact(const struct creds *cs, const char *head, size_t n, size_t *out_n,
+		   uint32_t *found, bool *oom);
+
+/* A body read in pieces, scrubbed of every form of every real value without changing its
+ * length. Bytes that may start a form cut off by the piece's end are held back for the next
+ * piece; final: the body has ended, nothing is held. */
+struct creds_scrub {
+	char *held;
+	size_t len;
+	uint32_t found; /* bit i: credential i's value was found so far */
+};
+/* 0 with *out (malloc'd, *out_n bytes; NULL when 0) the bytes to send now; -1 out of memory. */
+int creds_scrub_stream(const struct creds *cs, struct creds_scrub *st, const char *buf, size_t n,
+		       bool final, char **out, size_t *out_n);
+void creds_scrub_free(struct creds_scrub *st);
 
 #endif

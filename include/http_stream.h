@@ -10,7 +10,8 @@
  *  - HEAD: check ev.method, ev.target, ev.host against the rules. Refused: answer 403 and
  *    close. Allowed: send the head upstream (rewritten from ev.head, ev.head_len).
  *  - BODY: send the ev.n bytes just consumed (those before buf + off) upstream as they are;
- *    they include any chunked framing.
+ *    they include any chunked framing. ev.part says what they are: payload, chunked framing
+ *    (size lines, extensions, CRLFs) or the trailer section; one event holds one kind.
  *  - END: the request is complete, nothing consumed; what follows is the next request, not yet
  *    checked. The proxy may stop here, keep the rest of buf and feed it later.
  *  - BAD: answer 400 (ev.why) and close; nothing consumed, and nothing more is ever reported.
@@ -49,6 +50,13 @@ enum http_framing {
 	HTTP_FRAMING_CLOSE,   /* responses: the body runs until the server closes (no END) */
 };
 
+/* What a BODY event's bytes are. */
+enum http_part {
+	HTTP_PART_DATA,	   /* the message's payload (chunk data, or the whole body) */
+	HTTP_PART_FRAMING, /* chunk-size lines with their extensions, and the CRLFs after data */
+	HTTP_PART_TRAILER, /* after the last chunk: the trailer lines and the final CRLF */
+};
+
 struct http_event {
 	enum http_stream_event type;
 	/* HEAD: the head, request line to the blank line; it and the spans into it stay valid
@@ -62,6 +70,7 @@ struct http_event {
 	enum http_framing framing;
 	uint64_t length; /* HTTP_FRAMING_LENGTH: the body's length */
 	size_t n;	 /* BODY: bytes consumed, all of them body */
+	enum http_part part; /* BODY: what they are */
 	const char *why; /* BAD: what is wrong (a static string) */
 };
 

@@ -24,7 +24,11 @@ struct intercept {
 	char why[320]; /* what a TLS callback refused, for the audit */
 	/* the HTTP exchanges (exchange.c) */
 	struct http_stream *req, *resp;
-	struct creds_stream body; /* the request body's leak scan (cred_check.c) */
+	struct creds_stream body[2]; /* the request body's leak scans (cred_check.c) */
+	struct creds_scrub scrub;    /* the response body's scrub of real values (ditto) */
+	struct plain trailers;	     /* ... its trailer section, scrubbed whole at its end */
+	bool scrubs;		     /* the host is a credential's: its responses are scrubbed */
+	bool rechunk;		     /* ... a chunked one is sent in chunks of our own */
 	struct plain held; /* the client's bytes after a complete request, before its response */
 	bool in_request;   /* a request is being read or answered */
 	bool req_done;	   /* its body has ended */

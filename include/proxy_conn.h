@@ -17,6 +17,7 @@
 #include "dns.h"
 #include "egress.h"
 #include "hostlimits.h"
+#include "http_stream.h"
 #include "sniff.h"
 
 /* One read's worth of relayed bytes, in a buffer the whole loop shares: what the other side takes
@@ -104,7 +105,7 @@ struct conn {
 	const char *refused; /* why the rest of the client's bytes were refused, audited at close */
 	char *target;	     /* plain HTTP under [http] rules: the canonical target sent up */
 	const char *http_rule; /* ... and the [http] rule that allowed it (NULL: none decided) */
-	struct creds_stream *cred_body; /* plain HTTP with credentials: its body's leak scan */
+	struct creds_stream *cred_body; /* plain HTTP with credentials: its body's leak scans (2) */
 	struct intercept *tls;		/* HTTPS interception (intercept.c), else NULL */
 	unsigned port;
 	const char *rule;
@@ -291,13 +292,14 @@ void intercept_stop(struct proxy *px);
  * bound credentials put in (*head replaced), or refused for a placeholder where it may not go
  * (403, audited; false). */
 bool cred_check_request(struct conn *c, char **head, size_t *n);
-/* A piece of that request's body: false when it carried a placeholder (refused). */
-bool cred_check_body(struct conn *c, const char *buf, size_t n);
+/* A piece of that request's body (its payload and its chunked framing are scanned apart, each
+ * across pieces): false when it carried a placeholder (refused). */
+bool cred_check_body(struct conn *c, const char *buf, size_t n, enum http_part part);
 /* A plain-HTTP request head: false when it carried a placeholder (refused). */
 bool cred_check_plain(struct conn *c, const char *head, size_t n);
 /* A piece of a plain-HTTP request's body: false when it carried a placeholder (the connection
  * is closed: the head went up already). */
-bool cred_check_plain_body(struct conn *c, const char *buf, size_t n);
+bool cred_check_plain_body(struct conn *c, const char *buf, size_t n, enum http_part part);
 /* What the connection's checks hold. */
 void cred_conn_free(struct conn *c);
 /* The requested host (and a captured connection's server name): false when it held a
@@ -305,9 +307,19 @@ void cred_conn_free(struct conn *c);
 bool cred_check_name(struct conn *c);
 /* A DNS query's name: false when it held a placeholder (audited; the caller refuses). */
 bool cred_check_dns(struct proxy *px, const char *name);
-/* A response head with the real values put back to placeholders: malloc'd, or NULL when it
- * holds none. */
-char *cred_redact_response(struct conn *c, const char *head, size_t n, size_t *out_n);
+/* Whether the responses of this connection's host are scrubbed of real values as they come:
+ * a credential is bound to it (no other host is ever sent one). */
+bool cred_scrubs(const struct conn *c);
+/* A head from the upstream (where: "the response head", "an interim response head", "the
+ * trailers") with every form of a real value overwritten (a credential event for each one
+ * found): malloc'd, or NULL when it holds none. */
+char *cred_redact_response(struct conn *c, const char *head, size_t n, size_t *out_n,
+			   const char *where);
+/* A piece of a response body, scrubbed without a change of length: 0 with *out (malloc'd,
+ * *out_n bytes) what may go to the client now; final: the body ended. -1: out of memory
+ * (the connection was closed). */
+int cred_scrub_body(struct conn *c, const char *buf, size_t n, bool final, char **out,
+		    size_t *out_n);
 
 /* ---------- dns_stub.c ---------- */
 

@@ -87,6 +87,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t n, out_n = 0, cut;
 	bool oom, raw;
 	int rc, whole, a;
+	uint32_t found;
 
 	if (size < 2)
 		return 0;
@@ -121,7 +122,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	creds_stream_free(&st);
 	if (raw)
 		CHECK(a >= 0);
-	out = creds_redact(cs, in, n, &out_n, &oom);
+	out = creds_redact(cs, in, n, &out_n, &found, &oom);
 	if (out) {
 		CHECK(!memmem(out, out_n, V0, strlen(V0)));
 		free(out);

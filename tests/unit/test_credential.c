@@ -376,14 +376,16 @@ static void test_redact_response(void **state)
 	struct creds *cs = fixed(p);
 	const char *h = "HTTP/1.1 200 OK\r\nX-Token: " REAL "\r\nX-B: ghvalue\r\n\r\n";
 	size_t n;
+	uint32_t found;
 	bool oom;
-	char *out = creds_redact(cs, h, strlen(h), &n, &oom);
+	char *out = creds_redact(cs, h, strlen(h), &n, &found, &oom);
 
 	(void)state;
 	assert_non_null(out);
+	assert_int_equal(found, 3);
 	assert_string_equal(out, "HTTP/1.1 200 OK\r\nX-Token: " PH "\r\nX-B: " PH2 "\r\n\r\n");
 	free(out);
-	assert_null(creds_redact(cs, "HTTP/1.1 200 OK\r\n\r\n", 19, &n, &oom));
+	assert_null(creds_redact(cs, "HTTP/1.1 200 OK\r\n\r\n", 19, &n, &found, &oom));
 	assert_false(oom);
 	creds_free(cs);
 	policy_free(p);

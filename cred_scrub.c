@@ -1,0 +1,407 @@
+/* The response side of credential brokering (include/credential.h): a real value is never
+ * handed to the command. Each credential's value is looked for in the forms the request side
+ * recognises a placeholder in (as written in any case, base64 in both alphabets at the three
+ * alignments, hex in either case), each byte of it also percent-encoded once or twice, and
+ * every match is overwritten. A body keeps its length (its framing was sent before its bytes
+ * are read): the value becomes its placeholder when the two have the same length, else the
+ * placeholder repeated or cut to the value's length, in the same encoding. A head may change
+ * length, so there the value as written becomes the placeholder itself. */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+
+#include "cred_encode.h"
+#include "credential.h"
+
+enum match { M_NO, M_PARTIAL, M_FULL };
+
+/* ---------- the forms, made once a value is known ---------- */
+
+static bool b64_char(const char *alpha, char c)
+{
+	return c && memchr(alpha, c, 64);
+}
+
+static unsigned b64_bits(const char *alpha, char c)
+{
+	return (unsigned)((const char *)memchr(alpha, c, 64) - alpha);
+}
+
+/* What takes the value's place in a body: the placeholder, repeated or cut to n bytes. */
+static void stand_in(const struct cred *c, struct cbuf *o, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		cbuf_put(o, &c->ph[i % c->ph_len], 1);
+}
+
+/* Base64 at pad bytes into its group: the characters that hold the value's bits alone, and
+ * the boundary characters' share of them (lead: the low bits of the one before, trail: the
+ * high bits of the one after). */
+static void b64_form(struct cred_form *f, const char *bytes, size_t n, size_t pad,
+		     const char *alpha, struct cbuf *o)
+{
+	struct cbuf raw = {0}, enc = {0};
+	size_t first = (pad * 8 + 5) / 6, last = ((pad + n) * 8) / 6;
+
+	cbuf_put(&raw, "\0\0", pad);
+	cbuf_put(&raw, bytes, n);
+	if (!raw.oom)
+		cenc_b64_encode(&enc, (unsigned char *)raw.s, raw.n, alpha);
+	cbuf_free(&raw);
+	if (enc.oom || raw.oom) {
+		o->oom = true;
+		cbuf_free(&enc);
+		return;
+	}
+	cbuf_put(o, enc.s + first, last - first);
+	f->lead = first ? enc.s[first - 1] : 0;
+	f->lead_bits = first ? (unsigned char)(first * 6 - pad * 8) : 0;
+	f->trail_bits = (unsigned char)((pad + n) * 8 - last * 6);
+	f->trail = f->trail_bits ? enc.s[last] : 0;
+	f->alpha = alpha;
+	cbuf_free(&enc);
+}
+
+static void hex_form(const char *bytes, size_t n, struct cbuf *o)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < n; i++) {
+		char q[2] = {digits[(unsigned char)bytes[i] >> 4], digits[bytes[i] & 15]};
+		cbuf_put(o, q, 2);
+	}
+}
+
+/* Form k of value v (find) or of its stand-in r (put) into o. */
+static void form_text(struct cred_form *f, size_t k, const char *bytes, size_t n, struct cbuf *o)
+{
+	if (k == 0)
+		cbuf_put(o, bytes, n);
+	else if (k <= 6)
+		b64_form(f, bytes, n, (k - 1) % 3, k <= 3 ? cenc_b64std : cenc_b64url, o);
+	else
+		hex_form(bytes, n, o);
+}
+
+void cred_forms_free(struct cred *c)
+{
+	if (c->forms_mem) {
+		explicit_bzero(c->forms_mem, c->forms_size);
+		munmap(c->forms_mem, c->forms_size);
+	}
+	c->forms_mem = NULL;
+	c->forms_size = 0;
+	memset(c->form, 0, sizeof(c->form));
+}
+
+/* The forms live in one locked page run of their own, like the value: they are the value. */
+static int forms_place(struct cred *c, struct cbuf *find, struct cbuf *put)
+{
+	size_t total = 0, at = 0;
+
+	for (size_t k = 0; k < CRED_FORMS; k++)
+		total += find[k].n + put[k].n + 2;
+	c->forms_size = (total + 4095) & ~(size_t)4095;
+	c->forms_mem = mmap(NULL, c->forms_size, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (c->forms_mem == MAP_FAILED) {
+		c->forms_mem = NULL;
+		return -1;
+	}
+	(void)mlock(c->forms_mem, c->forms_size);
+	(void)madvise(c->forms_mem, c->forms_size, MADV_DONTDUMP);
+	for (size_t k = 0; k < CRED_FORMS; k++) {
+		struct cred_form *f = &c->form[k];
+		f->find = memcpy(c->forms_mem + at, find[k].s, find[k].n + 1);
+		at += find[k].n + 1;
+		f->put = memcpy(c->forms_mem + at, put[k].s, put[k].n + 1);
+		at += put[k].n + 1;
+		f->len = find[k].n;
+		f->fold = k == 0 || k == 7;
+	}
+	return 0;
+}
+
+int cred_forms_make(struct cred *c)
+{
+	struct cbuf find[CRED_FORMS] = {0}, put[CRED_FORMS] = {0}, r = {0};
+	bool oom = false;
+	int rc = -1;
+
+	cred_forms_free(c);
+	stand_in(c, &r, c->value_len);
+	for (size_t k = 0; k < CRED_FORMS && !r.oom; k++) {
+		struct cred_form keep;
+		form_text(&c->form[k], k, r.s, r.n, &put[k]);
+		keep = c->form[k]; /* the stand-in's boundary characters */
+		form_text(&c->form[k], k, c->value, c->value_len, &find[k]);
+		c->form[k].lead = keep.lead;
+		c->form[k].trail = keep.trail;
+		oom |= find[k].oom || put[k].oom || !find[k].n || find[k].n != put[k].n;
+	}
+	if (!r.oom && !oom)
+		rc = forms_place(c, find, put);
+	for (size_t k = 0; k < CRED_FORMS; k++) {
+		c->form[k].find = rc == 0 ? c->form[k].find : NULL;
+		cbuf_free(&find[k]);
+		cbuf_free(&put[k]);
+	}
+	cbuf_free(&r);
+	return rc;
+}
+
+/* ---------- matching ---------- */
+
+/* The byte at b[i] as an origin may have written it: itself, %XX, or %25XX. */
+static enum match unit(const char *b, size_t n, size_t i, bool final, unsigned char *c,
+		       size_t *used)
+{
+	int hi, lo;
+
+	*c = (unsigned char)b[i];
+	*used = 1;
+	if (b[i] != '%')
+		return M_FULL;
+	if (i + 3 > n)
+		return final ? M_FULL : M_PARTIAL;
+	if ((hi = cenc_hexval(b[i + 1])) < 0 || (lo = cenc_hexval(b[i + 2])) < 0)
+		return M_FULL;
+	*c = (unsigned char)(hi << 4 | lo);
+	*used = 3;
+	if (*c != '%')
+		return M_FULL;
+	if (i + 5 > n)
+		return final ? M_FULL : M_PARTIAL;
+	if ((hi = cenc_hexval(b[i + 3])) >= 0 && (lo = cenc_hexval(b[i + 4])) >= 0)
+		*c = (unsigned char)(hi << 4 | lo), *used = 5;
+	return M_FULL;
+}
+
+static bool same(unsigned char a, char want, bool fold)
+{
+	unsigned char w = (unsigned char)want;
+
+	if (fold && a >= 'A' && a <= 'Z')
+		a = (unsigned char)(a + 32);
+	if (fold && w >= 'A' && w <= 'Z')
+		w = (unsigned char)(w + 32);
+	return a == w;
+}
+
+/* Whether form f starts at b[i]: *span its bytes in the stream. */
+static enum match match_form(const struct cred_form *f, const char *b, size_t n, size_t i,
+			     bool final, size_t *span)
+{
+	size_t j = i;
+
+	for (size_t k = 0; k < f->len; k++) {
+		unsigned char c;
+		size_t used;
+		if (j >= n)
+			return final ? M_NO : M_PARTIAL;
+		if (unit(b, n, j, final, &c, &used) == M_PARTIAL)
+			return M_PARTIAL;
+		if (!same(c, f->find[k], f->fold)) {
+			if (b[j] != '%' || !same('%', f->find[k], false))
+				return M_NO;
+			used = 1; /* a '%' of the value itself */
+		}
+		j += used;
+	}
+	/* a base64 form's last character shares bits with the next one, fixed below */
+	if (f->trail_bits && j == n && !final)
+		return M_PARTIAL;
+	*span = j - i;
+	return M_FULL;
+}
+
+/* ---------- scrubbing ---------- */
+
+struct scrub {
+	const struct creds *cs;
+	const char *b;
+	size_t n;
+	bool final; /* nothing follows: no match can be cut off */
+	bool exact; /* a head: the value as written becomes the placeholder itself */
+	struct cbuf out;
+	size_t copied; /* b[0, copied) is in out */
+	size_t hold;   /* where the bytes kept for the next piece start (n: none) */
+	uint32_t found;
+};
+
+static void first_bytes(const struct creds *cs, bool table[256])
+{
+	memset(table, 0, 256);
+	table['%'] = true;
+	for (size_t i = 0; i < cs->n; i++)
+		for (size_t k = 0; k < CRED_FORMS; k++) {
+			const struct cred_form *f = &cs->v[i].form[k];
+			unsigned char c = f->find ? (unsigned char)f->find[0] : 0;
+			if (!f->find)
+				continue;
+			table[c] = true;
+			if (f->fold && c >= 'a' && c <= 'z')
+				table[c - 32] = true;
+			if (f->fold && c >= 'A' && c <= 'Z')
+				table[c + 32] = true;
+		}
+}
+
+/* The value's share of a boundary character, given the stand-in's: bits is how many, low
+ * (lead) or high (trail) ones. */
+static char boundary(const struct cred_form *f, char old, char with, unsigned bits, bool low)
+{
+	unsigned mask = low ? (1u << bits) - 1 : ((1u << bits) - 1) << (6 - bits);
+	unsigned v = (b64_bits(f->alpha, old) & ~mask) | (b64_bits(f->alpha, with) & mask);
+
+	return f->alpha[v & 63];
+}
+
+/* b[at, at + span) holds form f of c's value; lead: b[at - 1] is the last byte of out. */
+static void replace(struct scrub *s, const struct cred *c, const struct cred_form *f, size_t at,
+		    size_t span, bool lead)
+{
+	bool head_raw = s->exact && f == &c->form[0];
+
+	if (f->lead_bits && lead && b64_char(f->alpha, s->b[at - 1]))
+		s->out.s[s->out.n - 1] = boundary(f, s->out.s[s->out.n - 1], f->lead,
+						  f->lead_bits, true);
+	if (head_raw && span == f->len)
+		cbuf_put(&s->out, c->ph, c->ph_len);
+	else if (head_raw)
+		cenc_pct_encode(&s->out, c->ph, c->ph_len);
+	else
+		for (size_t i = 0; i < span; i++)
+			cbuf_put(&s->out, &f->put[i % f->len], 1);
+	s->copied = at + span;
+	if (f->trail_bits && s->copied < s->n && b64_char(f->alpha, s->b[s->copied])) {
+		char t = boundary(f, s->b[s->copied], f->trail, f->trail_bits, false);
+		cbuf_put(&s->out, &t, 1);
+		s->copied++;
+	}
+}
+
+/* The forms of every value at b[i]: M_FULL (replaced, s->copied moved on), M_PARTIAL (one may
+ * run past the end), or M_NO. */
+static enum match try_at(struct scrub *s, size_t i)
+{
+	enum match any = M_NO;
+
+	for (size_t v = 0; v < s->cs->n; v++) {
+		const struct cred *c = &s->cs->v[v];
+		for (size_t k = 0; k < CRED_FORMS && c->form[k].find; k++) {
+			size_t span = 0;
+			enum match m = match_form(&c->form[k], s->b, s->n, i, s->final, &span);
+			if (m == M_FULL) {
+				bool lead = i > s->copied;
+				cbuf_put(&s->out, s->b + s->copied, i - s->copied);
+				replace(s, c, &c->form[k], i, span, lead && !s->out.oom);
+				s->found |= 1u << v;
+				return M_FULL;
+			}
+			if (m == M_PARTIAL)
+				any = M_PARTIAL;
+		}
+	}
+	return any;
+}
+
+/* Holds back from i, and the character before it when a base64 form could start at i (its
+ * first character shares bits with that one). */
+static void hold_from(struct scrub *s, size_t i)
+{
+	if (i > s->copied && (b64_char(cenc_b64std, s->b[i - 1]) || b64_char(cenc_b64url, s->b[i - 1])))
+		i--;
+	s->hold = i;
+}
+
+static void scrub_run(struct scrub *s)
+{
+	bool table[256];
+	size_t i = 0;
+
+	first_bytes(s->cs, table);
+	s->hold = s->n;
+	while (i < s->n) {
+		enum match m;
+		if (!table[(unsigned char)s->b[i]]) {
+			i++;
+			continue;
+		}
+		m = try_at(s, i);
+		if (m == M_FULL) {
+			i = s->copied;
+			continue;
+		}
+		if (m == M_PARTIAL && !s->final) {
+			hold_from(s, i);
+			break;
+		}
+		i++;
+	}
+	/* a form may start right after the last byte: the boundary character stays here */
+	if (!s->final && s->hold == s->n)
+		hold_from(s, s->n);
+	if (s->hold > s->copied)
+		cbuf_put(&s->out, s->b + s->copied, s->hold - s->copied);
+}
+
+int creds_scrub_stream(const struct creds *cs, struct creds_scrub *st, const char *buf, size_t n,
+		       bool final, char **out, size_t *out_n)
+{
+	struct cbuf joined = {0};
+	struct scrub s = {.cs = cs, .final = final};
+
+	*out = NULL;
+	*out_n = 0;
+	cbuf_put(&joined, st->held, st->len);
+	cbuf_put(&joined, buf, n);
+	if (joined.oom)
+		return cbuf_free(&joined), -1;
+	s.b = joined.s ? joined.s : "";
+	s.n = joined.n;
+	scrub_run(&s);
+	if (s.out.oom)
+		return cbuf_free(&joined), cbuf_free(&s.out), -1;
+	creds_scrub_free(st);
+	if (s.hold < s.n) {
+		st->held = malloc(s.n - s.hold);
+		if (!st->held)
+			return cbuf_free(&joined), cbuf_free(&s.out), -1;
+		memcpy(st->held, s.b + s.hold, s.n - s.hold);
+		st->len = s.n - s.hold;
+	}
+	st->found |= s.found;
+	cbuf_free(&joined);
+	*out = s.out.s;
+	*out_n = s.out.n;
+	return 0;
+}
+
+void creds_scrub_free(struct creds_scrub *st)
+{
+	if (st->held)
+		explicit_bzero(st->held, st->len);
+	free(st->held);
+	st->held = NULL;
+	st->len = 0;
+}
+
+char *creds_redact(const struct creds *cs, const char *head, size_t n, size_t *out_n,
+		   uint32_t *found, bool *oom)
+{
+	struct scrub s = {.cs = cs, .b = head, .n = n, .final = true, .exact = true};
+
+	*oom = false;
+	*found = 0;
+	scrub_run(&s);
+	if (s.out.oom || !s.found) {
+		*oom = s.out.oom;
+		cbuf_free(&s.out);
+		return NULL;
+	}
+	*found = s.found;
+	*out_n = s.out.n;
+	return s.out.s;
+}

@@ -1,0 +1,291 @@
+/* The response side of credential brokering (cred_scrub.c): a real value is overwritten in every
+ * form the request side recognises a placeholder in (as written in any case, percent-encoded once
+ * or twice, base64 in both alphabets at every alignment, hex in either case), in heads and in
+ * bodies read in pieces cut anywhere, without changing a body's length; the bytes around it
+ * stay as they were. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <cmocka.h>
+
+#include "cred_encode.h"
+#include "credential.h"
+
+#define PH "sk-PLACEHOLDERabcdefghij0123456789"
+#define REAL "real-secret-VALUE/+=&42"
+/* the same length as its placeholder: an echo shows the placeholder exactly */
+#define PH_EQ "ph-0123456789abcdefghij"
+#define REAL_EQ "Zq9-SECRET-same-length!"
+
+static struct policy *pol(void)
+{
+	struct policy_vars v = {"/home/u", "/", "u", "1000", "/tmp"};
+	struct policy *p = policy_new(&v);
+
+	assert_non_null(p);
+	p->n_creds = 2;
+	p->creds = calloc(2, sizeof(*p->creds));
+	for (int i = 0; i < 2; i++) {
+		p->creds[i].name = strdup(i ? "eq" : "api");
+		p->creds[i].source = strdup("env:X");
+		strv_push(&p->creds[i].hosts, "api.test");
+		p->creds[i].place = CRED_PLACE_HEADER;
+		p->creds[i].header_name = strdup("Authorization");
+		p->creds[i].template = strdup("Bearer {}");
+		p->creds[i].length = 40;
+	}
+	return p;
+}
+
+static struct creds *mk(struct policy *p)
+{
+	struct creds *cs;
+	struct ab_err e = {0};
+
+	assert_int_equal(creds_new(p, &cs, &e), 0);
+	assert_int_equal(creds_set_placeholder(&cs->v[0], PH), 0);
+	assert_int_equal(creds_set_placeholder(&cs->v[1], PH_EQ), 0);
+	assert_int_equal(creds_set_value(&cs->v[0], REAL, strlen(REAL)), 0);
+	assert_int_equal(creds_set_value(&cs->v[1], REAL_EQ, strlen(REAL_EQ)), 0);
+	return cs;
+}
+
+/* The body as the client gets it, fed in pieces of `step` bytes (0: whole). */
+static char *scrub_pieces(const struct creds *cs, const char *in, size_t n, size_t step,
+			  uint32_t *found)
+{
+	struct creds_scrub st = {0};
+	struct cbuf all = {0};
+	size_t off = 0;
+
+	do {
+		size_t k = step && n - off > step ? step : n - off, m;
+		char *out;
+		assert_int_equal(creds_scrub_stream(cs, &st, in + off, k, false, &out, &m), 0);
+		cbuf_put(&all, out, m);
+		free(out);
+		off += k;
+	} while (off < n);
+	{
+		char *out;
+		size_t m;
+		assert_int_equal(creds_scrub_stream(cs, &st, "", 0, true, &out, &m), 0);
+		cbuf_put(&all, out, m);
+		free(out);
+	}
+	assert_int_equal(st.len, 0);
+	*found = st.found;
+	creds_scrub_free(&st);
+	assert_false(all.oom);
+	assert_int_equal(all.n, n); /* a body keeps its length */
+	if (!all.s)
+		cbuf_put(&all, "", 0);
+	return all.s;
+}
+
+/* The bytes, scrubbed again, hold nothing to find. */
+static void assert_clean(const struct creds *cs, const char *s, size_t n)
+{
+	uint32_t again;
+	char *twice = scrub_pieces(cs, s, n, 0, &again);
+
+	assert_int_equal(again, 0);
+	assert_memory_equal(twice, s, n);
+	free(twice);
+	assert_null(memmem(s, n, REAL, strlen(REAL)));
+}
+
+static void check_body(const struct creds *cs, const char *in, size_t n, uint32_t want)
+{
+	uint32_t found;
+	char *whole = scrub_pieces(cs, in, n, 0, &found);
+
+	assert_int_equal(found, want);
+	assert_clean(cs, whole, n);
+	/* cut anywhere, and a byte at a time: the same bytes come out */
+	for (size_t step = 1; step < n; step += step < 8 ? 1 : 7) {
+		char *cut = scrub_pieces(cs, in, n, step, &found);
+		assert_int_equal(found, want);
+		assert_memory_equal(cut, whole, n);
+		free(cut);
+	}
+	free(whole);
+}
+
+static void test_as_written(void **state)
+{
+	struct creds *cs = mk(state ? *state : NULL);
+	const char *in = "{\"headers\":{\"Authorization\":\"Bearer " REAL "\"}}\n";
+	uint32_t found;
+	char *out;
+
+	check_body(cs, in, strlen(in), 1);
+	out = scrub_pieces(cs, in, strlen(in), 0, &found);
+	/* the placeholder, cut to the value's length */
+	assert_non_null(strstr(out, "Bearer sk-PLACEHOLDERabcdefghi\"}"));
+	free(out);
+	creds_free(cs);
+}
+
+static void test_other_case(void **state)
+{
+	struct creds *cs = mk(state ? *state : NULL);
+	char in[] = "x: REAL-SECRET-value/+=&42 y";
+
+	check_body(cs, in, strlen(in), 1);
+	creds_free(cs);
+}
+
+static void test_same_length_placeholder(void **state)
+{
+	struct creds *cs = mk(state ? *state : NULL);
+	const char *in = "echo=" REAL_EQ ";";
+	uint32_t found;
+	char *out = scrub_pieces(cs, in, strlen(in), 0, &found);
+
+	(void)state;
+	assert_int_equal(found, 2);
+	assert_string_equal(out, "echo=" PH_EQ ";");
+	free(out);
+	creds_free(cs);
+}
+
+static void test_percent_encoded(void **state)
+{
+	struct creds *cs = mk(state ? *state : NULL);
+	const char *forms[] = {
+	    "Location: /dir/?api_key=real-secret-VALUE%2F%2B%3D%2642&x=1",
+	    "q=real-secret-VALUE%2f%2b%3d%2642",
+	    "q=%72%65al-secret-VALUE%2F%2B%3D%2642",
+	    "q=real-secret-VALUE%252F%252B%253D%252642",
+	    "q=%2572eal-secret-VALUE%252f%2B=%2642",
+	};
+
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++)
+		check_body(cs, forms[i], strlen(forms[i]), 1);
+	creds_free(cs);
+}
+
+/* base64 of pre + REAL + post, in the alphabet: the value's bits are gone, the bytes around it
+ * decode as they were. */
+static void b64_case(const struct creds *cs, const char *alpha, size_t pre)
+{
+	struct cbuf raw = {0}, enc = {0}, dec = {0};
+	uint32_t found;
+	char *out;
+
+	cbuf_put(&raw, "<<", pre);
+	cbuf_put_str(&raw, REAL);
+	cbuf_put_str(&raw, ">>!");
+	cenc_b64_encode(&enc, (unsigned char *)raw.s, raw.n, alpha);
+	check_body(cs, enc.s, enc.n, 1);
+	out = scrub_pieces(cs, enc.s, enc.n, 0, &found);
+	assert_true(cenc_b64_decode(&dec, out, enc.n));
+	assert_int_equal(dec.n, raw.n);
+	assert_memory_equal(dec.s, "<<", pre);
+	assert_memory_equal(dec.s + pre, "sk-PLACEHOLDERabcdefghij", strlen(REAL));
+	assert_memory_equal(dec.s + pre + strlen(REAL), ">>!", 3);
+	free(out);
+	cbuf_free(&raw);
+	cbuf_free(&enc);
+	cbuf_free(&dec);
+}
+
+static void test_base64(void **state)
+{
+	struct creds *cs = mk(state ? *state : NULL);
+
+	for (size_t pre = 0; pre < 3; pre++) {
+		b64_case(cs, cenc_b64std, pre);
+		b64_case(cs, cenc_b64url, pre);
+	}
+	creds_free(cs);
+}
+
+static void test_hex(void **state)
+{
+	struct creds *cs = mk(state ? *state : NULL);
+	char lower[128] = "id=", upper[128] = "id=";
+
+	for (size_t i = 0; i < strlen(REAL); i++) {
+		snprintf(lower + strlen(lower), 3, "%02x", (unsigned char)REAL[i]);
+		snprintf(upper + strlen(upper), 3, "%02X", (unsigned char)REAL[i]);
+	}
+	check_body(cs, lower, strlen(lower), 1);
+	check_body(cs, upper, strlen(upper), 1);
+	creds_free(cs);
+}
+
+/* Bytes that cannot start a form go out at once: a stream of events is not held up. */
+static void test_nothing_held(void **state)
+{
+	struct creds *cs = mk(state ? *state : NULL);
+	struct creds_scrub st = {0};
+	const char *ev = "data: {\"delta\":\"hello\"}\n\n";
+	char *out;
+	size_t m;
+
+	assert_int_equal(creds_scrub_stream(cs, &st, ev, strlen(ev), false, &out, &m), 0);
+	assert_int_equal(m, strlen(ev));
+	assert_memory_equal(out, ev, m);
+	free(out);
+	/* a piece that ends where the value might start is held back */
+	assert_int_equal(creds_scrub_stream(cs, &st, "x real-sec", 10, false, &out, &m), 0);
+	assert_true(m < 10);
+	free(out);
+	assert_int_equal(creds_scrub_stream(cs, &st, "ret-VALUE/+=&42\n", 16, false, &out, &m), 0);
+	assert_int_equal(st.found, 1);
+	free(out);
+	creds_scrub_free(&st);
+	creds_free(cs);
+}
+
+static void test_head(void **state)
+{
+	struct creds *cs = mk(state ? *state : NULL);
+	const char *h = "HTTP/1.1 301 Moved\r\nLocation: /d/?api_key=real-secret-VALUE%2F%2B%3D%2642"
+			"\r\nX-Echo: " REAL "\r\nX-Eq: " REAL_EQ "\r\n\r\n";
+	uint32_t found;
+	size_t n;
+	bool oom;
+	char *out = creds_redact(cs, h, strlen(h), &n, &found, &oom);
+
+	assert_non_null(out);
+	assert_int_equal(found, 3);
+	/* as written, the placeholder itself: a client that follows or echoes it gets it back */
+	assert_string_equal(out, "HTTP/1.1 301 Moved\r\nLocation: /d/?api_key=" PH "\r\nX-Echo: " PH
+				 "\r\nX-Eq: " PH_EQ "\r\n\r\n");
+	free(out);
+	assert_null(creds_redact(cs, "HTTP/1.1 200 OK\r\n\r\n", 19, &n, &found, &oom));
+	assert_false(oom);
+	creds_free(cs);
+}
+
+static int setup(void **state)
+{
+	*state = pol();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	policy_free(*state);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_as_written),	    cmocka_unit_test(test_other_case),
+	    cmocka_unit_test(test_same_length_placeholder), cmocka_unit_test(test_percent_encoded),
+	    cmocka_unit_test(test_base64),	    cmocka_unit_test(test_hex),
+	    cmocka_unit_test(test_nothing_held),    cmocka_unit_test(test_head),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
