@@ -259,8 +259,7 @@ char *cred_redact_response(struct conn *c, const char *head, size_t n, size_t *o
 	return strdup("");
 }
 
-int cred_scrub_body(struct conn *c, const char *buf, size_t n, bool final, char **out,
-		    size_t *out_n)
+int cred_scrub_body(struct conn *c, char *buf, size_t n, bool final, char **out, size_t *out_n)
 {
 	struct creds_scrub *st = &c->tls->scrub;
 	uint32_t before = st->found;

@@ -112,7 +112,8 @@ bool cenc_pct_decode(struct cbuf *o, const char *in, size_t n)
 
 	for (size_t i = 0; i < n; i++) {
 		char c = in[i];
-		if (c == '%' && i + 2 < n && cenc_hexval(in[i + 1]) >= 0 && cenc_hexval(in[i + 2]) >= 0) {
+		if (c == '%' && i + 2 < n && cenc_hexval(in[i + 1]) >= 0 &&
+		    cenc_hexval(in[i + 2]) >= 0) {
 			c = (char)(cenc_hexval(in[i + 1]) << 4 | cenc_hexval(in[i + 2]));
 			i += 2;
 			any = true;
@@ -136,4 +137,3 @@ void cenc_pct_encode(struct cbuf *o, const char *in, size_t n)
 		cbuf_put(o, q, 3);
 	}
 }
-

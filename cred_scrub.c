@@ -103,8 +103,8 @@ static int forms_place(struct cred *c, struct cbuf *find, struct cbuf *put)
 	for (size_t k = 0; k < CRED_FORMS; k++)
 		total += find[k].n + put[k].n + 2;
 	c->forms_size = (total + 4095) & ~(size_t)4095;
-	c->forms_mem = mmap(NULL, c->forms_size, PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	c->forms_mem =
+	    mmap(NULL, c->forms_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (c->forms_mem == MAP_FAILED) {
 		c->forms_mem = NULL;
 		return -1;
@@ -130,6 +130,7 @@ int cred_forms_make(struct cred *c)
 	int rc = -1;
 
 	cred_forms_free(c);
+	memset(&c->filter, 0, sizeof(c->filter));
 	stand_in(c, &r, c->value_len);
 	for (size_t k = 0; k < CRED_FORMS && !r.oom; k++) {
 		struct cred_form keep;
@@ -144,6 +145,8 @@ int cred_forms_make(struct cred *c)
 		rc = forms_place(c, find, put);
 	for (size_t k = 0; k < CRED_FORMS; k++) {
 		c->form[k].find = rc == 0 ? c->form[k].find : NULL;
+		if (rc == 0)
+			cred_filter_add(&c->filter, c->form[k].find, c->form[k].fold);
 		cbuf_free(&find[k]);
 		cbuf_free(&put[k]);
 	}
@@ -221,31 +224,24 @@ static enum match match_form(const struct cred_form *f, const char *b, size_t n,
 struct scrub {
 	const struct creds *cs;
 	const char *b;
+	char *w; /* b itself, overwritten in place (a body); NULL: into out (a head) */
 	size_t n;
 	bool final; /* nothing follows: no match can be cut off */
-	bool exact; /* a head: the value as written becomes the placeholder itself */
 	struct cbuf out;
-	size_t copied; /* b[0, copied) is in out */
+	size_t copied; /* b[0, copied) is dealt with: replaced, or in out */
 	size_t hold;   /* where the bytes kept for the next piece start (n: none) */
 	uint32_t found;
 };
 
-static void first_bytes(const struct creds *cs, bool table[256])
+/* The filter for every value at once: one credential's own, or theirs merged into buf. */
+static const struct cred_filter *filter_for(const struct creds *cs, struct cred_filter *buf)
 {
-	memset(table, 0, 256);
-	table['%'] = true;
-	for (size_t i = 0; i < cs->n; i++)
-		for (size_t k = 0; k < CRED_FORMS; k++) {
-			const struct cred_form *f = &cs->v[i].form[k];
-			unsigned char c = f->find ? (unsigned char)f->find[0] : 0;
-			if (!f->find)
-				continue;
-			table[c] = true;
-			if (f->fold && c >= 'a' && c <= 'z')
-				table[c - 32] = true;
-			if (f->fold && c >= 'A' && c <= 'Z')
-				table[c + 32] = true;
-		}
+	if (cs->n == 1)
+		return &cs->v[0].filter;
+	memset(buf, 0, sizeof(*buf));
+	for (size_t v = 0; v < cs->n; v++)
+		cred_filter_merge(buf, &cs->v[v].filter);
+	return buf;
 }
 
 /* The value's share of a boundary character, given the stand-in's: bits is how many, low
@@ -258,18 +254,37 @@ static char boundary(const struct cred_form *f, char old, char with, unsigned bi
 	return f->alpha[v & 63];
 }
 
-/* b[at, at + span) holds form f of c's value; lead: b[at - 1] is the last byte of out. */
-static void replace(struct scrub *s, const struct cred *c, const struct cred_form *f, size_t at,
-		    size_t span, bool lead)
+/* A body: b[at, at + span), form f of a value, overwritten where it is (and the base64
+ * characters either side that share its bits). */
+static void replace_in_place(struct scrub *s, const struct cred_form *f, size_t at, size_t span)
 {
-	bool head_raw = s->exact && f == &c->form[0];
+	char *w = s->w;
 
-	if (f->lead_bits && lead && b64_char(f->alpha, s->b[at - 1]))
-		s->out.s[s->out.n - 1] = boundary(f, s->out.s[s->out.n - 1], f->lead,
-						  f->lead_bits, true);
-	if (head_raw && span == f->len)
+	if (f->lead_bits && at > s->copied && b64_char(f->alpha, w[at - 1]))
+		w[at - 1] = boundary(f, w[at - 1], f->lead, f->lead_bits, true);
+	for (size_t i = 0; i < span; i++)
+		w[at + i] = f->put[i % f->len];
+	s->copied = at + span;
+	if (f->trail_bits && s->copied < s->n && b64_char(f->alpha, w[s->copied])) {
+		w[s->copied] = boundary(f, w[s->copied], f->trail, f->trail_bits, false);
+		s->copied++;
+	}
+}
+
+/* A head, copied into out: the value as written (or percent-encoded) becomes the placeholder;
+ * its other forms as in a body. */
+static void replace_copying(struct scrub *s, const struct cred *c, const struct cred_form *f,
+			    size_t at, size_t span)
+{
+	bool lead = at > s->copied;
+
+	cbuf_put(&s->out, s->b + s->copied, at - s->copied);
+	if (f->lead_bits && lead && !s->out.oom && b64_char(f->alpha, s->b[at - 1]))
+		s->out.s[s->out.n - 1] =
+		    boundary(f, s->out.s[s->out.n - 1], f->lead, f->lead_bits, true);
+	if (f == &c->form[0] && span == f->len)
 		cbuf_put(&s->out, c->ph, c->ph_len);
-	else if (head_raw)
+	else if (f == &c->form[0])
 		cenc_pct_encode(&s->out, c->ph, c->ph_len);
 	else
 		for (size_t i = 0; i < span; i++)
@@ -294,9 +309,10 @@ static enum match try_at(struct scrub *s, size_t i)
 			size_t span = 0;
 			enum match m = match_form(&c->form[k], s->b, s->n, i, s->final, &span);
 			if (m == M_FULL) {
-				bool lead = i > s->copied;
-				cbuf_put(&s->out, s->b + s->copied, i - s->copied);
-				replace(s, c, &c->form[k], i, span, lead && !s->out.oom);
+				if (s->w)
+					replace_in_place(s, &c->form[k], i, span);
+				else
+					replace_copying(s, c, &c->form[k], i, span);
 				s->found |= 1u << v;
 				return M_FULL;
 			}
@@ -311,25 +327,26 @@ static enum match try_at(struct scrub *s, size_t i)
  * first character shares bits with that one). */
 static void hold_from(struct scrub *s, size_t i)
 {
-	if (i > s->copied && (b64_char(cenc_b64std, s->b[i - 1]) || b64_char(cenc_b64url, s->b[i - 1])))
+	if (i > s->copied &&
+	    (b64_char(cenc_b64std, s->b[i - 1]) || b64_char(cenc_b64url, s->b[i - 1])))
 		i--;
 	s->hold = i;
 }
 
 static void scrub_run(struct scrub *s)
 {
-	bool table[256];
+	struct cred_filter *merged = s->cs->n > 1 ? malloc(sizeof(*merged)) : NULL;
+	const struct cred_filter *f;
 	size_t i = 0;
 
-	first_bytes(s->cs, table);
 	s->hold = s->n;
-	while (i < s->n) {
-		enum match m;
-		if (!table[(unsigned char)s->b[i]]) {
-			i++;
-			continue;
-		}
-		m = try_at(s, i);
+	if (s->cs->n > 1 && !merged) {
+		s->out.oom = true;
+		return;
+	}
+	f = filter_for(s->cs, merged);
+	while ((i = cred_filter_next(f, (const unsigned char *)s->b, i, s->n)) < s->n) {
+		enum match m = try_at(s, i);
 		if (m == M_FULL) {
 			i = s->copied;
 			continue;
@@ -340,42 +357,47 @@ static void scrub_run(struct scrub *s)
 		}
 		i++;
 	}
+	free(merged);
 	/* a form may start right after the last byte: the boundary character stays here */
 	if (!s->final && s->hold == s->n)
 		hold_from(s, s->n);
-	if (s->hold > s->copied)
+	if (!s->w && s->hold > s->copied)
 		cbuf_put(&s->out, s->b + s->copied, s->hold - s->copied);
 }
 
-int creds_scrub_stream(const struct creds *cs, struct creds_scrub *st, const char *buf, size_t n,
+int creds_scrub_stream(const struct creds *cs, struct creds_scrub *st, char *buf, size_t n,
 		       bool final, char **out, size_t *out_n)
 {
-	struct cbuf joined = {0};
-	struct scrub s = {.cs = cs, .final = final};
+	struct scrub s = {.cs = cs, .final = final, .n = st->len + n};
+	char *run = buf, *keep = NULL;
 
 	*out = NULL;
 	*out_n = 0;
-	cbuf_put(&joined, st->held, st->len);
-	cbuf_put(&joined, buf, n);
-	if (joined.oom)
-		return cbuf_free(&joined), -1;
-	s.b = joined.s ? joined.s : "";
-	s.n = joined.n;
-	scrub_run(&s);
-	if (s.out.oom)
-		return cbuf_free(&joined), cbuf_free(&s.out), -1;
-	creds_scrub_free(st);
-	if (s.hold < s.n) {
-		st->held = malloc(s.n - s.hold);
-		if (!st->held)
-			return cbuf_free(&joined), cbuf_free(&s.out), -1;
-		memcpy(st->held, s.b + s.hold, s.n - s.hold);
-		st->len = s.n - s.hold;
+	free(st->run);
+	st->run = NULL;
+	if (!s.n)
+		return 0;
+	if (st->len) { /* the bytes held back, then these: a run of their own */
+		if (!(run = st->run = malloc(s.n)))
+			return -1;
+		memcpy(run, st->held, st->len);
+		if (n)
+			memcpy(run + st->len, buf, n);
 	}
+	s.b = s.w = run;
+	scrub_run(&s);
+	if (s.out.oom || (s.hold < s.n && !(keep = malloc(s.n - s.hold))))
+		return -1;
+	if (keep)
+		memcpy(keep, s.b + s.hold, s.n - s.hold);
+	if (st->held)
+		explicit_bzero(st->held, st->len);
+	free(st->held);
+	st->held = keep;
+	st->len = s.n - s.hold;
 	st->found |= s.found;
-	cbuf_free(&joined);
-	*out = s.out.s;
-	*out_n = s.out.n;
+	*out = s.w;
+	*out_n = s.hold;
 	return 0;
 }
 
@@ -384,14 +406,15 @@ void creds_scrub_free(struct creds_scrub *st)
 	if (st->held)
 		explicit_bzero(st->held, st->len);
 	free(st->held);
-	st->held = NULL;
+	free(st->run);
+	st->held = st->run = NULL;
 	st->len = 0;
 }
 
 char *creds_redact(const struct creds *cs, const char *head, size_t n, size_t *out_n,
 		   uint32_t *found, bool *oom)
 {
-	struct scrub s = {.cs = cs, .b = head, .n = n, .final = true, .exact = true};
+	struct scrub s = {.cs = cs, .b = head, .n = n, .final = true};
 
 	*oom = false;
 	*found = 0;

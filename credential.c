@@ -112,7 +112,8 @@ static int make_needles(struct cred *c)
 			cbuf_put(&raw, c->ph, c->ph_len);
 			if (raw.oom)
 				return free(raw.s), -1;
-			cenc_b64_encode(&enc, (unsigned char *)raw.s, raw.n, url ? cenc_b64url : cenc_b64std);
+			cenc_b64_encode(&enc, (unsigned char *)raw.s, raw.n,
+					url ? cenc_b64url : cenc_b64std);
 			free(raw.s);
 			/* character i covers bits [6i, 6i+6): those wholly in the placeholder */
 			first = (pad * 8 + 5) / 6;

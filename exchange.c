@@ -127,20 +127,6 @@ static void begin_unread(struct conn *c)
 	c->http_rule = NULL;
 }
 
-/* A body on a method whose requests have none by custom: an origin that ignores it reads it as
- * a second request, which no rule would have seen (CL.0). */
-static bool body_unexpected(const struct intercept *x, const struct http_event *ev)
-{
-	static const char *const none[] = {"GET", "HEAD", "OPTIONS", "TRACE", "TRACK"};
-	bool body = ev->framing == HTTP_FRAMING_CHUNKED ||
-		    (ev->framing == HTTP_FRAMING_LENGTH && ev->length > 0);
-
-	for (size_t i = 0; body && i < sizeof(none) / sizeof(none[0]); i++)
-		if (!strcmp(x->method, none[i]))
-			return true;
-	return false;
-}
-
 /* A head without its Accept-Encoding, asking for identity: the responses of a credential's
  * host are scanned as they come, which a compressed body would hide from. false: no memory. */
 static bool ask_identity(char **head, size_t *n)
@@ -190,12 +176,8 @@ static bool request_head(struct conn *c, const struct http_event *ev)
 		http_check_refuse(c, 400, NULL, why);
 		return false;
 	}
-	if (body_unexpected(x, ev)) {
-		snprintf(why, sizeof(why),
-			 "a %s request with a body: an origin that does not read it would take "
-			 "it for a second request",
-			 x->method);
-		http_check_refuse(c, 400, NULL, why);
+	if (http_body_unexpected(ev)) {
+		http_check_refuse(c, 400, NULL, HTTP_BODY_UNEXPECTED);
 		return false;
 	}
 	if (!dial_method_allowed(c->px->p, x->method)) {
@@ -367,8 +349,9 @@ static bool response_head(struct conn *c, const struct http_event *ev)
 	x->until_close = ev->framing == HTTP_FRAMING_CLOSE;
 	x->rechunk = x->scrubs && ev->framing == HTTP_FRAMING_CHUNKED;
 	x->resp_bytes += ev->head_len;
-	redacted = cred_redact_response(c, ev->head, ev->head_len, &n,
-					x->interim ? "an interim response head" : "the response head");
+	redacted =
+	    cred_redact_response(c, ev->head, ev->head_len, &n,
+				 x->interim ? "an interim response head" : "the response head");
 	ok = intercept_send(c, true, redacted ? redacted : ev->head, redacted ? n : ev->head_len);
 	free(redacted);
 	return ok;
@@ -396,20 +379,15 @@ static bool send_scrubbed(struct conn *c, const char *data, size_t n)
 	return ok;
 }
 
-static bool scrub_piece(struct conn *c, const char *buf, size_t n, bool final)
+static bool scrub_piece(struct conn *c, char *buf, size_t n, bool final)
 {
 	char *out;
 	size_t m;
-	bool ok;
 
-	if (cred_scrub_body(c, buf, n, final, &out, &m) < 0)
-		return false;
-	ok = send_scrubbed(c, out, m);
-	free(out);
-	return ok;
+	return cred_scrub_body(c, buf, n, final, &out, &m) == 0 && send_scrubbed(c, out, m);
 }
 
-static bool response_body(struct conn *c, const struct http_event *ev, const char *buf)
+static bool response_body(struct conn *c, const struct http_event *ev, char *buf)
 {
 	struct intercept *x = c->tls;
 
@@ -438,7 +416,7 @@ static bool response_end(struct conn *c)
 
 	if (!x->scrubs)
 		return true;
-	if (!scrub_piece(c, "", 0, true))
+	if (!scrub_piece(c, NULL, 0, true))
 		return false;
 	creds_scrub_free(&x->scrub);
 	x->scrub.found = 0;
@@ -447,9 +425,13 @@ static bool response_end(struct conn *c)
 		return true;
 	if (t.len)
 		redacted = cred_redact_response(c, t.buf, t.len, &n, "the trailers");
-	ok = intercept_send(c, true, "0\r\n", 3) &&
-	     intercept_send(c, true, redacted ? redacted : t.len ? t.buf : "\r\n",
-			    redacted ? n : t.len ? t.len : 2);
+	ok = intercept_send(c, true, "0\r\n", 3) && intercept_send(c, true,
+								   redacted ? redacted
+								   : t.len  ? t.buf
+									    : "\r\n",
+								   redacted ? n
+								   : t.len  ? t.len
+									    : 2);
 	free(redacted);
 	free(t.buf);
 	return ok;
@@ -479,7 +461,7 @@ static bool stray_bytes(struct conn *c)
 	return !c->dead;
 }
 
-bool exchange_from_upstream(struct conn *c, const char *buf, size_t n)
+bool exchange_from_upstream(struct conn *c, char *buf, size_t n)
 {
 	struct intercept *x = c->tls;
 	size_t off = 0;

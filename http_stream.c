@@ -439,3 +439,16 @@ size_t http_stream_feed(struct http_stream *s, const char *buf, size_t len, stru
 		return body(s, buf, len, ev);
 	}
 }
+
+bool http_body_unexpected(const struct http_event *ev)
+{
+	static const char *const none[] = {"GET", "HEAD", "OPTIONS", "TRACE", "TRACK"};
+	bool body = ev->framing == HTTP_FRAMING_CHUNKED ||
+		    (ev->framing == HTTP_FRAMING_LENGTH && ev->length > 0);
+
+	for (size_t i = 0; body && i < sizeof(none) / sizeof(none[0]); i++)
+		if (ev->method_len == strlen(none[i]) &&
+		    !memcmp(ev->method, none[i], ev->method_len))
+			return true;
+	return false;
+}

@@ -314,6 +314,10 @@ bool relay_http_start(struct conn *c, const char *head, size_t head_n, const cha
 	if (ev.type != HTTP_STREAM_HEAD)
 		return http_refuse(c, ev.type == HTTP_STREAM_BAD ? ev.why
 								 : "an incomplete request head");
+	if (http_body_unexpected(&ev)) {
+		http_check_refuse(c, 400, NULL, HTTP_BODY_UNEXPECTED);
+		return false;
+	}
 	if (!flow_put(&c->to_up, head, head_n)) {
 		conn_close(c, "out of memory");
 		return false;

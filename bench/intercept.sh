@@ -23,11 +23,15 @@
 #       to direct's (target: intercept <= 1 ms added);
 #   (3) bulk: a BULK-byte download (target: intercept >= 0.5x tunnel);
 #   (4) start-up: agentbox -p intercept -- /bin/true vs -p tun, STARTUP_ROUNDS rounds of
-#       bench/interleave.py (target: <= 1.2x).
+#       bench/interleave.py (target: <= 1.2x);
+#   (5) the credential scrub: a SCRUB-byte download of random bytes, intercepted three ways:
+#       `intercept` (no credential), `unbound` (a [credential] bound to another host) and `bound`
+#       (a [credential] bound to origin.test: every response body is scanned for its real
+#       value) (targets: bound >= 0.9x intercept; unbound: no cost).
 # Medians over ROUNDS rounds. A measurement, not a test: exits 0 once measured (a missed target
 # is reported), 2 when it cannot measure.
 # Usage: bench/intercept.sh [path/to/agentbox]   (default build/agentbox; N=4000 CONC=4
-#        LAT_N=500 BULK=268435456 ROUNDS=5 STARTUP_ROUNDS=200)
+#        LAT_N=500 BULK=268435456 SCRUB=67108864 ROUNDS=5 STARTUP_ROUNDS=200)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 die() { echo "bench/intercept.sh: $*" >&2; exit 2; }
@@ -36,6 +40,7 @@ n=${N:-4000}
 conc=${CONC:-4}
 lat_n=${LAT_N:-500}
 bulk=${BULK:-268435456}
+scrub=${SCRUB:-67108864}
 rounds=${ROUNDS:-5}
 startup_rounds=${STARTUP_ROUNDS:-200}
 py=/usr/bin/python3
@@ -85,6 +90,7 @@ chmod 644 ./*.pem srv.key
 mkdir -p www nginx
 head -c 100 /dev/zero | tr '\0' x >www/small
 truncate -s "$bulk" www/big # sparse: served from the page cache, never from the disk
+head -c "$scrub" /dev/urandom >www/rand # every byte a candidate for the scan as often as any
 chmod -R a+rX www
 oport=$(free_port)
 cat >nginx.conf <<EOF
@@ -137,6 +143,20 @@ profile ca intercept >intercept.ini
 "$ab" -p "$work/intercept.ini" --check >check.log 2>&1 || ca=no-ca
 profile "$ca" intercept >intercept.ini
 profile "$ca" tunnel >tun.ini
+# credential CONFIG HOST: the [http] profile with a credential bound to HOST
+credential() {
+	cat intercept.ini
+	printf '[credential bench]
+source = env:BENCH_REAL_TOKEN
+hosts = %s
+' "$2"
+	printf 'header = Authorization: Bearer {}
+env = BENCH_TOKEN
+'
+}
+credential bound origin.test >bound.ini
+credential unbound other.test >unbound.ini
+export BENCH_REAL_TOKEN=benchRealToken0123456789abcdefABCDEF
 "$ab" -p "$work/tun.ini" --check >check.log 2>&1 || die "agentbox rejects the tunnel profile: $(cat check.log)"
 "$ab" -p "$work/intercept.ini" --check >check.log 2>&1 || die "agentbox rejects the [http] profile: $(cat check.log)"
 inside=(--noproxy '' -x http://127.0.0.1:3128)
@@ -154,7 +174,7 @@ fi
 
 printf '# command: %s' "$0"
 printf ' %q' "$@"
-printf ' (N=%s CONC=%s LAT_N=%s BULK=%s ROUNDS=%s STARTUP_ROUNDS=%s)\n' "$n" "$conc" "$lat_n" "$bulk" "$rounds" "$startup_rounds"
+printf ' (N=%s CONC=%s LAT_N=%s BULK=%s SCRUB=%s ROUNDS=%s STARTUP_ROUNDS=%s)\n' "$n" "$conc" "$lat_n" "$bulk" "$scrub" "$rounds" "$startup_rounds"
 printf '# machine: %s cpus, %s, kernel %s, uid %s; load: %s\n' "$(nproc)" \
 	"$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)" "$(uname -r)" "$(id -u)" \
 	"$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -177,9 +197,9 @@ run() {
 		out=$(./intercept_client.sh "$@" -- "${mitm[@]}")
 		echo "$out PROXY_CPU_MS $(awk -v a="$c0" -v b="$(cpu_ms "$mpid")" 'BEGIN { print b - a }')"
 		;;
-	tunnel | intercept)
+	tunnel | intercept | bound | unbound)
 		local prof=tun.ini cafile=origin-ca.pem
-		[ "$cfg" = tunnel ] || { prof=intercept.ini cafile=/run/agentbox/ca-bundle.crt; }
+		[ "$cfg" = tunnel ] || { prof=$cfg.ini cafile=/run/agentbox/ca-bundle.crt; }
 		"$py" "$root/bench/egress_peer.py" cpu "$ab" -p "$work/$prof" -- ./intercept_client.sh "$@" -- \
 			--cacert "$cafile" "${inside[@]}" | sed 's/SUPERVISOR_CPU_MS/PROXY_CPU_MS/'
 		;;
@@ -206,6 +226,13 @@ measure latency "$lat_n" https://origin.test/small
 echo "## (3) bulk: one $bulk-byte download, $rounds rounds"
 ./intercept_client.sh bulk https://origin.test/big -- "${direct[@]}" >/dev/null # warm-up
 measure bulk https://origin.test/big
+if [ -z "$why" ]; then
+	echo "## (5) the credential scrub: one $scrub-byte download of random bytes, $rounds rounds"
+	saved=("${configs[@]}")
+	configs=(intercept unbound bound)
+	measure scrub https://origin.test/rand
+	configs=("${saved[@]}")
+fi
 echo "## (4) start-up, interleaved ($startup_rounds rounds, warmup 10): median, p10, p90 in ms"
 "$py" "$root/bench/interleave.py" "$startup_rounds" \
 	"with-http-rules=$ab -p $work/intercept.ini -- /bin/true" \
@@ -263,6 +290,12 @@ if "intercept" in cfgs:
     print(f"  requests/s, intercept / mitmproxy = {t:.1f}x (>= 10x): {verdict(t >= 10)}")
     print(f"  added p50 per request = {a:.3f} ms (<= 1 ms): {verdict(a <= 1)}")
     print(f"  bulk, intercept / untouched tunnel = {b:.2f} (>= 0.5): {verdict(b >= 0.5)}")
+    if ("bound", "scrub") in res:
+        i = med("intercept", "scrub", "MBPS")
+        bd, ub = med("bound", "scrub", "MBPS") / i, med("unbound", "scrub", "MBPS") / i
+        print(f"  scrub (random bytes, MB/s): intercept {i:,.0f}, unbound {i * ub:,.0f}, bound {i * bd:,.0f}")
+        print(f"  bulk, bound host (scanned) / intercept = {bd:.2f} (>= 0.9): {verdict(bd >= 0.9)}")
+        print(f"  bulk, credential bound elsewhere / intercept = {ub:.2f} (no cost: within noise)")
 else:
     print("  agentbox interception: n/a (not built): requests/s ratio, added p50 and bulk ratio")
 print(f"  start-up with [http] rules / without = {s:.3f} (<= 1.2): {'met' if s <= 1.2 else 'MISSED'}"

@@ -1,8 +1,10 @@
-/* Credential brokering (issue 19): the command holds a per-run placeholder, the proxy puts the
- * real value in its place on requests to the hosts the credential is bound to, and refuses the
- * placeholder anywhere else. This file is the pure part: placeholders, the forms of them a
- * leak is looked for in (as written, percent-encoded, base64 in both alphabets at the three
- * alignments, hex), the request head rewritten, a response head redacted. The real values are
+/* Credential brokering: the command holds a per-run placeholder, the proxy puts the real value
+ * in its place on requests to the hosts the credential is bound to, refuses the placeholder
+ * anywhere else, and scrubs the real value out of those hosts' responses. This file is the pure
+ * part: placeholders, the forms of them a leak is looked for in (as written, percent-encoded,
+ * base64 in both alphabets at the three alignments, hex), the request head rewritten
+ * (credential.c); the real value's forms overwritten in response heads and bodies
+ * (cred_scrub.c). The real values are
  * read by credential_source.c (outside the sandbox, after the clone) and kept in memory only
  * (mlocked where the kernel allows, wiped when freed). */
 #ifndef AGENTBOX_CREDENTIAL_H
@@ -12,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cred_filter.h"
 #include "error.h"
 #include "http_rules.h"
 #include "policy.h"
@@ -45,8 +48,9 @@ struct cred {
 	size_t value_len;
 	char *needle[CRED_NEEDLES];
 	size_t needle_len[CRED_NEEDLES];
-	bool needle_fold[CRED_NEEDLES]; /* compared ignoring case (hex) */
+	bool needle_fold[CRED_NEEDLES];	   /* compared ignoring case (hex) */
 	struct cred_form form[CRED_FORMS]; /* the real value's forms, once it is read */
+	struct cred_filter filter;	   /* where the forms may start */
 	char *forms_mem;		   /* ... kept here: mlocked, wiped on free */
 	size_t forms_size;
 };
@@ -120,12 +124,14 @@ char *creds_redact(const struct creds *cs, const char *head, size_t n, size_t *o
  * length. Bytes that may start a form cut off by the piece's end are held back for the next
  * piece; final: the body has ended, nothing is held. */
 struct creds_scrub {
-	char *held;
+	char *held; /* bytes held back */
 	size_t len;
+	char *run;	/* those and the next piece, when some were held */
 	uint32_t found; /* bit i: credential i's value was found so far */
 };
-/* 0 with *out (malloc'd, *out_n bytes; NULL when 0) the bytes to send now; -1 out of memory. */
-int creds_scrub_stream(const struct creds *cs, struct creds_scrub *st, const char *buf, size_t n,
+/* Scrubs buf in place (no copy unless bytes were held back): 0 with *out, *out_n the bytes to
+ * send now (in buf, or in st until the next call); -1 out of memory. */
+int creds_scrub_stream(const struct creds *cs, struct creds_scrub *st, char *buf, size_t n,
 		       bool final, char **out, size_t *out_n);
 void creds_scrub_free(struct creds_scrub *st);
 

@@ -68,10 +68,10 @@ struct http_event {
 	bool http10; /* the request (status) line says HTTP/1.0 (else HTTP/1.1) */
 	int status;  /* responses: the status code (100-999) */
 	enum http_framing framing;
-	uint64_t length; /* HTTP_FRAMING_LENGTH: the body's length */
-	size_t n;	 /* BODY: bytes consumed, all of them body */
+	uint64_t length;     /* HTTP_FRAMING_LENGTH: the body's length */
+	size_t n;	     /* BODY: bytes consumed, all of them body */
 	enum http_part part; /* BODY: what they are */
-	const char *why; /* BAD: what is wrong (a static string) */
+	const char *why;     /* BAD: what is wrong (a static string) */
 };
 
 /* Private to http_stream.c (a HEAD event's head points into it). */
@@ -101,5 +101,13 @@ void http_stream_expect_head(struct http_stream *s, bool head_request);
 /* Consumes at most len bytes of buf (len may be 0) and reports one event in *ev; returns the
  * bytes consumed. Call it again, on the bytes after those consumed, until HTTP_STREAM_MORE. */
 size_t http_stream_feed(struct http_stream *s, const char *buf, size_t len, struct http_event *ev);
+
+/* A HEAD event's request carries a body its method has none of by custom (GET, HEAD, OPTIONS,
+ * TRACE, TRACK): an origin that ignores it would read it as a second request that no rule saw
+ * (CL.0), so the proxy refuses it (HTTP_BODY_UNEXPECTED says why). */
+bool http_body_unexpected(const struct http_event *ev);
+#define HTTP_BODY_UNEXPECTED                                                                       \
+	"a body on a GET, HEAD, OPTIONS or TRACE request is refused: an origin that does not "     \
+	"read it would take it for a second request"
 
 #endif

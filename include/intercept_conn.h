@@ -66,8 +66,9 @@ bool exchange_from_client(struct conn *c, const char *buf, size_t n);
 /* Whether the client's plaintext is read now: not while a complete request waits for its
  * response (the next one is held until then). */
 bool exchange_accepts_client(const struct conn *c);
-/* The upstream's plaintext: cut into responses, each one ending its request's event. */
-bool exchange_from_upstream(struct conn *c, const char *buf, size_t n);
+/* The upstream's plaintext: cut into responses, each one ending its request's event (a bound
+ * host's scrubbed in buf). */
+bool exchange_from_upstream(struct conn *c, char *buf, size_t n);
 /* The upstream (or the client) will send nothing more: false when the connection was closed. */
 bool exchange_upstream_ended(struct conn *c);
 bool exchange_client_ended(struct conn *c);

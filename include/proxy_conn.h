@@ -138,7 +138,7 @@ struct proxy {
 	struct audit *a;
 	struct conn *conns;
 	size_t n_conns;
-	size_t lookups; /* resolver threads still running */
+	size_t lookups;			    /* resolver threads still running */
 	long (*attrib)(void *ctx, int pid); /* a session's: proxy_attribute */
 	void *attrib_ctx;
 	pid_t attrib_pid1;
@@ -315,11 +315,10 @@ bool cred_scrubs(const struct conn *c);
  * found): malloc'd, or NULL when it holds none. */
 char *cred_redact_response(struct conn *c, const char *head, size_t n, size_t *out_n,
 			   const char *where);
-/* A piece of a response body, scrubbed without a change of length: 0 with *out (malloc'd,
- * *out_n bytes) what may go to the client now; final: the body ended. -1: out of memory
- * (the connection was closed). */
-int cred_scrub_body(struct conn *c, const char *buf, size_t n, bool final, char **out,
-		    size_t *out_n);
+/* A piece of a response body, scrubbed in place without a change of length: 0 with *out,
+ * *out_n what may go to the client now (in buf, or held by the exchange until the next call);
+ * final: the body ended. -1: out of memory (the connection was closed). */
+int cred_scrub_body(struct conn *c, char *buf, size_t n, bool final, char **out, size_t *out_n);
 
 /* ---------- dns_stub.c ---------- */
 

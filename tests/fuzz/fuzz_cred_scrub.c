@@ -112,14 +112,16 @@ static char *scrub(const char *in, size_t n, size_t step, uint32_t *found)
 
 	while (off < n) {
 		size_t k = n - off > step ? step : n - off;
-		CHECK(creds_scrub_stream(cs, &st, in + off, k, false, &out, &m) == 0);
+		char *piece = malloc(k);
+		CHECK(piece);
+		memcpy(piece, in + off, k); /* scrubbed in place */
+		CHECK(creds_scrub_stream(cs, &st, piece, k, false, &out, &m) == 0);
 		cbuf_put(&all, out, m);
-		free(out);
+		free(piece);
 		off += k;
 	}
-	CHECK(creds_scrub_stream(cs, &st, "", 0, true, &out, &m) == 0);
+	CHECK(creds_scrub_stream(cs, &st, NULL, 0, true, &out, &m) == 0);
 	cbuf_put(&all, out, m);
-	free(out);
 	CHECK(!all.oom && all.n == n && st.len == 0);
 	*found = st.found;
 	creds_scrub_free(&st);

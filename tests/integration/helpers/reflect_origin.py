@@ -138,7 +138,7 @@ def serve(conn):
                                               hmap.get("accept-encoding", "-")))
             data, close = answer(method, target, headers, raw_head)
             conn.sendall(data)
-            if close:
+            if close or hmap.get("connection", "").lower() == "close":
                 return
     except (OSError, ValueError, ssl.SSLError):
         return
