@@ -295,26 +295,21 @@ static int check_all(const struct run_info *r, const struct changes *c, char **p
 
 	for (size_t i = 0; i < c->n; i++) {
 		const struct change *ch = &c->v[i];
-		bool link;
+		bool below_link;
 		if (!overlay_selected(r, ch, paths, n))
 			continue;
-		if (!(link = ch->beyond_link) && !conflicts(r, ch))
+		if (!(below_link = ch->beyond_link) && !conflicts(r, ch))
 			continue;
 		overlay_host_path(r, ch->tree, ch->rel, host, sizeof(host));
 		safe(host, shown, sizeof(shown));
-		if (link)
-			fprintf(stderr,
-				"agentbox: refused: %s: the host path crosses a symlink (never "
-				"followed, nor replaced with the command's directory)\n",
-				shown);
-		else
-			fprintf(
-			    stderr,
-			    "agentbox: conflict: %s changed on the host after the run started\n",
-			    shown);
-		link ? linked++ : conflicted++;
+		fprintf(stderr, "agentbox: %s: %s%s\n", below_link ? "refused" : "conflict", shown,
+			below_link
+			    ? ": the host path crosses a symlink (never followed, nor replaced "
+			      "with the command's directory)"
+			    : " changed on the host after the run started");
+		below_link ? linked++ : conflicted++;
 		if (overlay_audit_change(a, "promote", r, host, kind_names[ch->kind],
-					 link ? "refused" : "conflict", e) < 0)
+					 below_link ? "refused" : "conflict", e) < 0)
 			return -1;
 	}
 	if (conflicted)
@@ -324,11 +319,10 @@ static int check_all(const struct run_info *r, const struct changes *c, char **p
 			conflicted, conflicted == 1 ? "" : "s");
 	if (linked)
 		fprintf(stderr,
-			"agentbox: nothing promoted: %zu change%s below a symlink on the host; "
-			"promote only the other paths, or copy %s from %s/upper by hand after "
-			"checking %s\n",
-			linked, linked == 1 ? "" : "s", linked == 1 ? "it" : "them", r->dir,
-			linked == 1 ? "it" : "them");
+			"agentbox: %s%zu change%s below a symlink on the host; promote only the "
+			"other paths, or copy %s from %s/upper by hand after checking %s\n",
+			conflicted ? "and " : "nothing promoted: ", linked, linked == 1 ? "" : "s",
+			linked == 1 ? "it" : "them", r->dir, linked == 1 ? "it" : "them");
 	return conflicted || linked ? 1 : 0;
 }
 

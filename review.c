@@ -467,7 +467,7 @@ static int show_changes(const struct run_info *r, const struct changes *c, char 
 	return fflush(stdout) == 0 ? 0 : -1;
 }
 
-/* diff -u of two open regular files (-1: /dev/null), which diff reads through their fds as
+/* diff -u of two open regular files (-1: /dev/null), which diff reads through the fds as
  * /dev/fd/3 and /dev/fd/4, never by path: a path can lead elsewhere by the time diff opens it
  * (a symlink on the host or swapped in by a live session's command). */
 static int run_diff(const char *label, int old_fd, int new_fd)
@@ -535,26 +535,28 @@ static int open_regular(const struct run_info *r, const struct change *c, bool h
 	return errno = err, high;
 }
 
-static int diff_file(const struct run_info *r, const struct change *c, const char *host, bool old,
-		     bool new, struct ab_err *e)
+/* diff of c's host side (with_host) and upper side (with_upper), each read through its fd or
+ * /dev/null; either that is no longer a regular file is refused. */
+static int diff_file(const struct run_info *r, const struct change *c, const char *host,
+		     bool with_host, bool with_upper, struct ab_err *e)
 {
-	int ofd = old ? open_regular(r, c, true) : -1;
-	int nfd = new && (!old || ofd >= 0) ? open_regular(r, c, false) : -1;
+	int hfd = with_host ? open_regular(r, c, true) : -1;
+	int ufd = with_upper && (!with_host || hfd >= 0) ? open_regular(r, c, false) : -1;
 	int rc;
 
-	if ((old && ofd < 0) || (new &&nfd < 0)) {
+	if ((with_host && hfd < 0) || (with_upper && ufd < 0)) {
 		int err = errno;
-		if (ofd >= 0)
-			close(ofd);
+		if (hfd >= 0)
+			close(hfd);
 		return ab_fail(e, err, "%s: the %s file is no longer a regular file", host,
-			       old && ofd < 0 ? "host's" : "changed"),
+			       with_host && hfd < 0 ? "host's" : "changed"),
 		       ab_hint(e, "it changed while agentbox read it; stop the session first");
 	}
-	rc = run_diff(host, ofd, nfd);
-	if (ofd >= 0)
-		close(ofd);
-	if (nfd >= 0)
-		close(nfd);
+	rc = run_diff(host, hfd, ufd);
+	if (hfd >= 0)
+		close(hfd);
+	if (ufd >= 0)
+		close(ufd);
 	if (rc < 0)
 		return ab_fail(e, 0, "diff failed on %s", host),
 		       ab_hint(e, "diff (Debian's diffutils) must be on PATH");
@@ -599,15 +601,15 @@ static bool host_side(const struct change *c, const char *host)
 static int diff_one(const struct run_info *r, const struct change *c, struct ab_err *e)
 {
 	char host[PATH_MAX], target[PATH_MAX];
-	bool old;
+	bool with_host;
 	ssize_t n;
 	int fd;
 
 	if (!overlay_host_path(r, c->tree, c->rel, host, sizeof(host)))
 		return ab_fail(e, ENAMETOOLONG, "%s", c->rel);
-	old = host_side(c, host);
+	with_host = host_side(c, host);
 	if (c->kind == CH_DELETED)
-		return old ? diff_file(r, c, host, true, false, e) : 0;
+		return with_host ? diff_file(r, c, host, true, false, e) : 0;
 	if (S_ISDIR(c->mode)) {
 		print_line("new directory ", host, "/");
 		return 0;
@@ -631,7 +633,7 @@ static int diff_one(const struct run_info *r, const struct change *c, struct ab_
 		print_line("special file ", host, " (not promoted)");
 		return 0;
 	}
-	return diff_file(r, c, host, old, true, e);
+	return diff_file(r, c, host, with_host, true, e);
 }
 
 /* ---------- discard ---------- */
