@@ -5,10 +5,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -75,6 +77,22 @@ int fs_write_all(int fd, const void *buf, size_t len)
 		len -= (size_t)w;
 	}
 	return 0;
+}
+
+int fs_open_nolinks(int dirfd, const char *path, int flags)
+{
+	struct open_how how = {.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC),
+			       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+					  (path[0] == '/' ? 0 : RESOLVE_BENEATH)};
+	int fd;
+
+	/* EAGAIN: a rename elsewhere raced a lookup the kernel could not prove stayed beneath */
+	for (int i = 0; i < 16; i++) {
+		fd = (int)syscall(SYS_openat2, dirfd, path[0] ? path : ".", &how, sizeof(how));
+		if (fd >= 0 || errno != EAGAIN)
+			break;
+	}
+	return fd;
 }
 
 int fs_mkdirs(const char *path, struct ab_err *e)

@@ -14,9 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <sys/file.h>
-#include <sys/syscall.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +25,41 @@
 
 #include "fsops.h"
 #include "overlay_internal.h"
+
+/* ---------- a run's trees, reopened for review ---------- */
+
+int overlay_open_root(const struct run_info *r, unsigned tree)
+{
+	return fs_open_nolinks(AT_FDCWD, r->trees.v[tree], O_PATH | O_DIRECTORY);
+}
+
+/* fs_open_nolinks of rel beneath dir, dir closed; errno is the open's. */
+static int open_below(int dir, const char *rel, int flags)
+{
+	int fd, err;
+
+	if (dir < 0)
+		return -1;
+	fd = fs_open_nolinks(dir, rel, flags);
+	err = errno;
+	close(dir);
+	errno = err;
+	return fd;
+}
+
+int overlay_open_host(const struct run_info *r, unsigned tree, const char *rel, int flags)
+{
+	return open_below(overlay_open_root(r, tree), rel, flags);
+}
+
+int overlay_open_upper(const struct run_info *r, unsigned tree, const char *rel, int flags)
+{
+	char root[PATH_MAX];
+
+	if ((size_t)snprintf(root, sizeof(root), "%s/upper/%u", r->dir, tree) >= sizeof(root))
+		return errno = ENAMETOOLONG, -1;
+	return open_below(open(root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), rel, flags);
+}
 
 /* ---------- the changes directory ---------- */
 
@@ -294,11 +327,9 @@ int overlay_save(const char *dir, int fs, uint64_t size, struct audit *a, struct
 {
 	char path[PATH_MAX + 8];
 	int from = openat(fs, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), to, rc;
-	struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
-			       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
 
 	snprintf(path, sizeof(path), "%s/upper", dir);
-	to = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	to = fs_open_nolinks(AT_FDCWD, path, O_RDONLY | O_DIRECTORY);
 	if (from < 0 || to < 0)
 		rc = ab_fail(e, errno, "cannot open %s", from < 0 ? "the changes' tmpfs" : path);
 	else

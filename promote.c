@@ -3,14 +3,14 @@
  * for a path the host does not have, its nearest existing directory's) is not older than the
  * start. ctime cannot be set from user space, so this catches every write, rename or delete on
  * the host since then, without hashing the tree at start. Host paths are walked one component
- * at a time with O_NOFOLLOW: neither the upper layer nor the host tree can redirect a write. */
+ * at a time, no symlink followed (fs_open_nolinks): neither the upper layer nor the host tree
+ * can redirect a read or a write, and a change whose host path crosses a symlink stops the
+ * promote before the first write, as a conflict does. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <sys/random.h>
-#include <sys/syscall.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,15 +30,6 @@ static const char *safe(const char *s, char *buf, size_t size)
 {
 	printable(s, buf, size);
 	return buf;
-}
-
-/* A tree's root, with no symlink anywhere on its path: the path was canonical at the start, so
- * a symlink now means something on the host was swapped in after. */
-static int open_root(const struct run_info *r, unsigned tree)
-{
-	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-			       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
-	return (int)syscall(SYS_openat2, AT_FDCWD, r->trees.v[tree], &how, sizeof(how));
 }
 
 static bool changed_since(const struct stat *st, const struct timespec *t0)
@@ -62,7 +53,7 @@ static bool subtree_changed(int dirfd, const char *name, const struct timespec *
 		return true;
 	if (!S_ISDIR(st.st_mode))
 		return false;
-	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = fs_open_nolinks(dirfd, name, O_RDONLY | O_DIRECTORY);
 	if (fd < 0 || !(dir = fdopendir(fd))) {
 		if (fd >= 0)
 			close(fd);
@@ -83,7 +74,7 @@ static int open_parent(const struct run_info *r, unsigned tree, const char *rel,
 {
 	char buf[PATH_MAX];
 	char *part, *next;
-	int fd = open_root(r, tree), sub;
+	int fd = overlay_open_root(r, tree), sub;
 
 	if (fd < 0)
 		return ab_fail(e, errno, "cannot open %s", r->trees.v[tree]),
@@ -97,7 +88,7 @@ static int open_parent(const struct run_info *r, unsigned tree, const char *rel,
 			close(fd);
 			return ab_fail(e, errno, "cannot create %s/%s", r->trees.v[tree], buf);
 		}
-		sub = openat(fd, part, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		sub = fs_open_nolinks(fd, part, O_PATH | O_DIRECTORY);
 		close(fd);
 		if (sub < 0)
 			return ab_fail(e, errno, "%s/%s", r->trees.v[tree], buf),
@@ -114,7 +105,7 @@ static bool conflicts(const struct run_info *r, const struct change *c)
 {
 	char buf[PATH_MAX];
 	struct stat st;
-	int fd = open_root(r, c->tree), sub;
+	int fd = overlay_open_root(r, c->tree), sub;
 	char *part, *next;
 	bool changed;
 
@@ -137,7 +128,7 @@ static bool conflicts(const struct run_info *r, const struct change *c)
 				      : changed_since(&st, &r->started);
 			break;
 		}
-		sub = openat(fd, part, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		sub = fs_open_nolinks(fd, part, O_PATH | O_DIRECTORY);
 		close(fd);
 		if (sub < 0)
 			return true;
@@ -181,18 +172,19 @@ static int replace_with(int parent, const char *tmp, const char *name, struct ab
 
 /* A temporary name in the host directory, then renamed over the target: a reader sees the old
  * file or the new one, never half of it. Modes lose setuid, setgid and sticky bits. */
-static int install_file(int parent, const char *name, const char *upper, mode_t mode,
-			struct ab_err *e)
+static int install_file(int parent, const char *name, const struct run_info *r,
+			const struct change *c, struct ab_err *e)
 {
 	char tmp[64];
-	int in = open(upper, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), out;
+	int in = overlay_open_upper(r, c->tree, c->rel, O_RDONLY | O_NONBLOCK), out;
 	struct stat st;
 
 	if (in < 0)
-		return ab_fail(e, errno, "cannot read %s", upper);
+		return ab_fail(e, errno, "cannot read %s/upper/%u/%s", r->dir, c->tree, c->rel);
 	if (fstat(in, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(in);
-		return ab_fail(e, EINVAL, "%s is no longer a regular file", upper);
+		return ab_fail(e, EINVAL, "%s/upper/%u/%s is no longer a regular file", r->dir,
+			       c->tree, c->rel);
 	}
 	temp_name(tmp, sizeof(tmp));
 	out = openat(parent, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -200,7 +192,7 @@ static int install_file(int parent, const char *name, const char *upper, mode_t 
 		close(in);
 		return ab_fail(e, errno, "cannot create a file next to %s", name);
 	}
-	if (fs_copy_fd(in, out) < 0 || fchmod(out, mode & 0777) < 0 || fsync(out) < 0) {
+	if (fs_copy_fd(in, out) < 0 || fchmod(out, c->mode & 0777) < 0 || fsync(out) < 0) {
 		int err = errno;
 		close(in);
 		close(out);
@@ -212,13 +204,17 @@ static int install_file(int parent, const char *name, const char *upper, mode_t 
 	return replace_with(parent, tmp, name, e);
 }
 
-static int install_link(int parent, const char *name, const char *upper, struct ab_err *e)
+static int install_link(int parent, const char *name, const struct run_info *r,
+			const struct change *c, struct ab_err *e)
 {
 	char target[PATH_MAX], tmp[64];
-	ssize_t n = readlink(upper, target, sizeof(target) - 1);
+	int fd = overlay_open_upper(r, c->tree, c->rel, O_PATH);
+	ssize_t n = fd < 0 ? -1 : readlinkat(fd, "", target, sizeof(target) - 1);
 
+	if (fd >= 0)
+		close(fd);
 	if (n < 0)
-		return ab_fail(e, errno, "readlink %s", upper);
+		return ab_fail(e, errno, "readlink %s/upper/%u/%s", r->dir, c->tree, c->rel);
 	target[n] = '\0';
 	temp_name(tmp, sizeof(tmp));
 	if (symlinkat(target, parent, tmp) < 0)
@@ -243,7 +239,6 @@ static int install_dir(int parent, const char *name, mode_t mode, struct ab_err 
 /* 1: applied, 0: skipped (a special file), -1: error. */
 static int apply(const struct run_info *r, const struct change *c, struct ab_err *e)
 {
-	char upper[PATH_MAX * 2];
 	const char *name = NULL;
 	int parent, rc;
 
@@ -252,15 +247,14 @@ static int apply(const struct run_info *r, const struct change *c, struct ab_err
 	parent = open_parent(r, c->tree, c->rel, c->kind != CH_DELETED, &name, e);
 	if (parent < 0)
 		return c->kind == CH_DELETED && e->errnum == ENOENT ? 1 : -1; /* already gone */
-	snprintf(upper, sizeof(upper), "%s/upper/%u/%s", r->dir, c->tree, c->rel);
 	if (c->kind == CH_DELETED)
 		rc = fs_remove_tree(parent, name, e);
 	else if (S_ISDIR(c->mode))
 		rc = install_dir(parent, name, c->mode, e);
 	else if (S_ISLNK(c->mode))
-		rc = install_link(parent, name, upper, e);
+		rc = install_link(parent, name, r, c, e);
 	else
-		rc = install_file(parent, name, upper, c->mode, e);
+		rc = install_file(parent, name, r, c, e);
 	close(parent);
 	return rc < 0 ? -1 : 1;
 }
@@ -287,35 +281,62 @@ static void set_dir_modes(const struct run_info *r, const struct changes *c, cha
 	}
 }
 
+/* All or nothing: every selected change is checked before the first write. A change the host
+ * made after the run started is a conflict; a change whose host path crosses a symlink is
+ * refused, and so is the whole promote: applying it means replacing the host's link (one
+ * committed in a cloned repository, say, to a directory outside) with the command's directory,
+ * and applying the rest without it would half-apply what the command did. Each is said and
+ * audited; 1 when any stopped the promote. */
+static int check_all(const struct run_info *r, const struct changes *c, char **paths, int n,
+		     struct audit *a, struct ab_err *e)
+{
+	char host[PATH_MAX], shown[PATH_MAX * 4];
+	size_t conflicted = 0, linked = 0;
+
+	for (size_t i = 0; i < c->n; i++) {
+		const struct change *ch = &c->v[i];
+		bool below_link;
+		if (!overlay_selected(r, ch, paths, n))
+			continue;
+		if (!(below_link = ch->beyond_link) && !conflicts(r, ch))
+			continue;
+		overlay_host_path(r, ch->tree, ch->rel, host, sizeof(host));
+		safe(host, shown, sizeof(shown));
+		fprintf(stderr, "agentbox: %s: %s%s\n", below_link ? "refused" : "conflict", shown,
+			below_link
+			    ? ": the host path crosses a symlink (never followed, nor replaced "
+			      "with the command's directory)"
+			    : " changed on the host after the run started");
+		below_link ? linked++ : conflicted++;
+		if (overlay_audit_change(a, "promote", r, host, kind_names[ch->kind],
+					 below_link ? "refused" : "conflict", e) < 0)
+			return -1;
+	}
+	if (conflicted)
+		fprintf(stderr,
+			"agentbox: nothing promoted: %zu conflict%s; review the host's "
+			"changes, then promote only the other paths or discard this run\n",
+			conflicted, conflicted == 1 ? "" : "s");
+	if (linked)
+		fprintf(stderr,
+			"agentbox: %s%zu change%s below a symlink on the host; promote only the "
+			"other paths, or copy %s from %s/upper by hand after checking %s\n",
+			conflicted ? "and " : "nothing promoted: ", linked, linked == 1 ? "" : "s",
+			linked == 1 ? "it" : "them", r->dir, linked == 1 ? "it" : "them");
+	return conflicted || linked ? 1 : 0;
+}
+
 /* Protected and guarded paths are refused (listed, audited); the rest is applied. */
 int overlay_promote(const struct run_info *r, const struct changes *c, char **paths, int n,
 		    struct audit *a, struct ab_err *e)
 {
 	char host[PATH_MAX], shown[PATH_MAX * 4];
-	size_t done = 0, skipped = 0, conflicted = 0, refused = 0;
+	size_t done = 0, skipped = 0, refused = 0;
 	struct strv gfiles = {0}, gdirs = {0};
-	int result = 0;
+	int result = check_all(r, c, paths, n, a, e);
 
-	/* all or nothing: every selected change is checked before the first write */
-	for (size_t i = 0; i < c->n; i++) {
-		if (!overlay_selected(r, &c->v[i], paths, n) || !conflicts(r, &c->v[i]))
-			continue;
-		overlay_host_path(r, c->v[i].tree, c->v[i].rel, host, sizeof(host));
-		fprintf(stderr,
-			"agentbox: conflict: %s changed on the host after the run started\n",
-			safe(host, shown, sizeof(shown)));
-		conflicted++;
-		if (overlay_audit_change(a, "promote", r, host, kind_names[c->v[i].kind],
-					 "conflict", e) < 0)
-			return -1;
-	}
-	if (conflicted) {
-		fprintf(stderr,
-			"agentbox: nothing promoted: %zu conflict%s; review the host's "
-			"changes, then promote only the other paths or discard this run\n",
-			conflicted, conflicted == 1 ? "" : "s");
-		return 1;
-	}
+	if (result != 0)
+		return result;
 	if (guarded_paths_here(&gfiles, &gdirs, e) < 0)
 		goto out;
 	for (size_t i = 0; i < c->n; i++) {

@@ -8,14 +8,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <sys/file.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -153,15 +151,16 @@ static int open_run(const char *arg, struct run_info *r, struct ab_err *e)
 
 /* ---------- listing the changes ---------- */
 
-static int push_change(struct changes *c, enum change_kind kind, unsigned tree, const char *rel,
-		       mode_t mode, struct ab_err *e)
+/* A copy of ch (and of its rel) added to c. */
+static int push_change(struct changes *c, const struct change *ch, struct ab_err *e)
 {
 	struct change *n = realloc(c->v, (c->n + 1) * sizeof(*n));
 
 	if (!n)
 		return ab_fail(e, ENOMEM, "changes");
 	c->v = n;
-	n[c->n] = (struct change){kind, tree, strdup(rel), mode};
+	n[c->n] = *ch;
+	n[c->n].rel = strdup(ch->rel);
 	if (!n[c->n].rel)
 		return ab_fail(e, ENOMEM, "changes");
 	c->n++;
@@ -200,9 +199,31 @@ bool overlay_host_path(const struct run_info *r, unsigned tree, const char *rel,
 struct walk {
 	const struct run_info *run;
 	unsigned tree;
+	int host; /* the tree's root on the host */
 	struct changes *out;
 	struct ab_err *e;
 };
+
+enum host_has { HOST_NOTHING, HOST_ENTRY, HOST_BEYOND_LINK };
+
+/* What the host has at rel, looked up beneath the tree with no symlink on the way: an entry
+ * (in *st, the entry itself when it is a symlink), nothing (or a directory on the way that
+ * the caller cannot search, as the command could not), or a symlink on the way, never
+ * followed (the path would lead out of the tree). -1 on other errors. */
+static int host_lookup(const struct walk *w, const char *rel, struct stat *st)
+{
+	int fd = fs_open_nolinks(w->host, rel, O_PATH), rc;
+
+	if (fd < 0 && errno == ELOOP)
+		return HOST_BEYOND_LINK;
+	if (fd < 0 && (errno == ENOENT || errno == ENOTDIR || errno == EACCES))
+		return HOST_NOTHING;
+	if (fd < 0)
+		return ab_fail(w->e, errno, "%s", rel);
+	rc = fstat(fd, st);
+	close(fd);
+	return rc < 0 ? ab_fail(w->e, errno, "%s", rel) : HOST_ENTRY;
+}
 
 static int walk_upper(struct walk *w, int dirfd, const char *rel);
 
@@ -233,14 +254,21 @@ static int open_up(struct walk *w, int dirfd, const char *name, const char *chil
  * deleted by the command. */
 static int opaque_deletions(struct walk *w, int upperfd, const char *rel)
 {
-	char host[PATH_MAX], child[PATH_MAX];
+	char child[PATH_MAX];
+	struct change c = {.kind = CH_DELETED, .tree = w->tree, .rel = child};
+	int fd = fs_open_nolinks(w->host, rel, O_RDONLY | O_DIRECTORY), rc = 0;
 	struct dirent *d;
 	struct stat st;
 	DIR *dir;
-	int rc = 0;
 
-	if (!overlay_host_path(w->run, w->tree, rel, host, sizeof(host)) || !(dir = opendir(host)))
-		return 0; /* nothing on the host to delete */
+	if (fd < 0 && errno == EACCES)
+		return 0; /* a directory the caller cannot read: its entries are not known */
+	if (fd < 0 || !(dir = fdopendir(fd))) {
+		rc = ab_fail(w->e, errno, "%s", rel);
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
 	while (rc == 0 && (d = readdir(dir))) {
 		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
 			continue;
@@ -248,8 +276,10 @@ static int opaque_deletions(struct walk *w, int upperfd, const char *rel)
 			continue;
 		if (!join(child, sizeof(child), rel, d->d_name))
 			rc = ab_fail(w->e, ENAMETOOLONG, "%s", rel);
+		else if (fstatat(fd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			rc = ab_fail(w->e, errno, "%s", child);
 		else
-			rc = push_change(w->out, CH_DELETED, w->tree, child, 0, w->e);
+			c.host_mode = st.st_mode, rc = push_change(w->out, &c, w->e);
 	}
 	closedir(dir);
 	return rc;
@@ -272,9 +302,9 @@ static bool is_placeholder(const struct walk *w, const char *rel, const struct s
 static int walk_entry(struct walk *w, int dirfd, const char *rel, const char *name)
 {
 	char child[PATH_MAX], host[PATH_MAX], opaque[2] = "";
-	struct stat st, hst;
-	bool on_host;
-	int fd, rc;
+	struct stat st, hst = {0};
+	struct change c = {.tree = w->tree, .rel = child};
+	int on_host, fd, rc = 0;
 
 	if (!join(child, sizeof(child), rel, name) ||
 	    !overlay_host_path(w->run, w->tree, child, host, sizeof(host)))
@@ -283,17 +313,20 @@ static int walk_entry(struct walk *w, int dirfd, const char *rel, const char *na
 		return ab_fail(w->e, errno, "%s", child);
 	if (is_placeholder(w, child, &st))
 		return 0;
-	on_host = lstat(host, &hst) == 0;
-	if (S_ISCHR(st.st_mode) && st.st_rdev == 0) /* a whiteout */
-		return on_host ? push_change(w->out, CH_DELETED, w->tree, child, 0, w->e) : 0;
+	if ((on_host = host_lookup(w, child, &hst)) < 0)
+		return -1;
+	c.kind = on_host == HOST_ENTRY ? CH_MODIFIED : CH_ADDED;
+	c.host_mode = on_host == HOST_ENTRY ? hst.st_mode : 0;
+	c.beyond_link = on_host == HOST_BEYOND_LINK;
+	if (S_ISCHR(st.st_mode) && st.st_rdev == 0) { /* a whiteout */
+		c.kind = CH_DELETED;
+		return on_host != HOST_NOTHING ? push_change(w->out, &c, w->e) : 0;
+	}
+	c.mode = st.st_mode;
 	if (!S_ISDIR(st.st_mode))
-		return push_change(w->out, on_host ? CH_MODIFIED : CH_ADDED, w->tree, child,
-				   st.st_mode, w->e);
-	if (!on_host || !S_ISDIR(hst.st_mode))
-		rc = push_change(w->out, on_host ? CH_MODIFIED : CH_ADDED, w->tree, child,
-				 st.st_mode, w->e);
-	else
-		rc = 0;
+		return push_change(w->out, &c, w->e);
+	if (on_host != HOST_ENTRY || !S_ISDIR(hst.st_mode))
+		rc = push_change(w->out, &c, w->e);
 	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	/* a directory the command made unreadable (mode 000) is ours: opened up while this
 	 * command reads the changes (diff and promote read the files below it too) */
@@ -304,7 +337,7 @@ static int walk_entry(struct walk *w, int dirfd, const char *rel, const char *na
 	}
 	if (fd < 0)
 		return ab_fail(w->e, errno, "%s", child);
-	if (rc == 0 && on_host && S_ISDIR(hst.st_mode) &&
+	if (rc == 0 && on_host == HOST_ENTRY && S_ISDIR(hst.st_mode) &&
 	    fgetxattr(fd, "user.overlay.opaque", opaque, 1) == 1 && opaque[0] == 'y')
 		rc = opaque_deletions(w, fd, child);
 	if (rc == 0)
@@ -345,14 +378,21 @@ static int list_changes(const struct run_info *r, struct changes *out, struct ab
 
 	memset(out, 0, sizeof(*out));
 	for (unsigned t = 0; t < r->trees.n; t++) {
-		struct walk w = {r, t, out, e};
+		struct walk w = {r, t, overlay_open_root(r, t), out, e};
 		int fd, rc;
+		if (w.host < 0)
+			return ab_fail(e, errno, "cannot open %s", r->trees.v[t]),
+			       ab_hint(e, "the tree is gone from the host, or a directory on its "
+					  "path became a symlink after the run started");
 		snprintf(upper, sizeof(upper), "%s/upper/%u", r->dir, t);
 		fd = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0)
+		if (fd < 0) {
+			close(w.host);
 			return ab_fail(e, errno, "cannot open %s", upper);
+		}
 		rc = walk_upper(&w, fd, "");
 		close(fd);
+		close(w.host);
 		if (rc < 0)
 			return -1;
 	}
@@ -402,6 +442,8 @@ int overlay_audit_change(struct audit *a, const char *action, const struct run_i
 
 /* ---------- changes, diff ---------- */
 
+#define BEYOND_LINK "host path crosses a symlink: not read"
+
 /* A name the command chose, printed so it cannot fake or hide a line (printable.h). */
 static void print_escaped(const char *s)
 {
@@ -419,18 +461,29 @@ static int show_changes(const struct run_info *r, const struct changes *c, char 
 			continue;
 		printf("%c ", letters[c->v[i].kind]);
 		print_escaped(host);
-		printf("%s\n", S_ISDIR(c->v[i].mode) ? "/" : "");
+		printf("%s%s\n", S_ISDIR(c->v[i].mode) ? "/" : "",
+		       c->v[i].beyond_link ? " (" BEYOND_LINK ")" : "");
 	}
 	return fflush(stdout) == 0 ? 0 : -1;
 }
 
-/* new_fd >= 0: the new side is that open file (diff reads it as /dev/fd/3), not new */
-static int run_diff(const char *label, const char *old, const char *new, int new_fd)
+/* diff -u of two open regular files (-1: /dev/null), which diff reads through the fds as
+ * /dev/fd/3 and /dev/fd/4, never by path: a path can lead elsewhere by the time diff opens it
+ * (a symlink on the host or swapped in by a live session's command). */
+static int run_diff(const char *label, int old_fd, int new_fd)
 {
 	char a[PATH_MAX * 4 + 4], b[PATH_MAX * 4 + 4];
-	char *argv[] = {"diff", "-u", "--label", a, "--label", b, (char *)old, (char *)new, NULL};
+	char *argv[] = {"diff",
+			"-u",
+			"--label",
+			a,
+			"--label",
+			b,
+			old_fd >= 0 ? "/dev/fd/3" : "/dev/null",
+			new_fd >= 0 ? "/dev/fd/4" : "/dev/null",
+			NULL};
 	posix_spawn_file_actions_t fa;
-	int status, rc;
+	int status, rc = 0;
 	pid_t pid;
 
 	/* the labels are diff's header lines: a name with "\n+++ " in it must not forge one */
@@ -441,15 +494,14 @@ static int run_diff(const char *label, const char *old, const char *new, int new
 	fflush(stdout);
 	if (posix_spawn_file_actions_init(&fa) != 0)
 		return -1;
-	if (new_fd >= 0) {
-		argv[7] = "/dev/fd/3";
-		/* new_fd is above 3 (open_upper), so the dup clears close-on-exec in diff */
-		if (posix_spawn_file_actions_adddup2(&fa, new_fd, 3) != 0) {
-			posix_spawn_file_actions_destroy(&fa);
-			return -1;
-		}
-	}
-	rc = posix_spawnp(&pid, "diff", &fa, NULL, argv, environ);
+	/* both fds are 5 or above (open_regular): the dups cannot clobber each other, and they
+	 * clear close-on-exec in diff */
+	if (old_fd >= 0)
+		rc = posix_spawn_file_actions_adddup2(&fa, old_fd, 3);
+	if (rc == 0 && new_fd >= 0)
+		rc = posix_spawn_file_actions_adddup2(&fa, new_fd, 4);
+	if (rc == 0)
+		rc = posix_spawnp(&pid, "diff", &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	if (rc != 0)
 		return -1;
@@ -460,74 +512,110 @@ static int run_diff(const char *label, const char *old, const char *new, int new
 	return WIFEXITED(status) && WEXITSTATUS(status) <= 1 ? 0 : -1;
 }
 
-/* The upper layer's copy of c, opened beneath its tree with no symlink on the way, at fd 4 or
- * above: a live session's command can swap any component of the path for a symlink to a host
- * file (or a FIFO) while the changes are read outside. */
-static int open_upper(const struct run_info *r, const struct change *c, int flags)
+/* c's file on the host (host) or in the upper layer, opened beneath its tree with no symlink
+ * on the way, checked regular, at fd 5 or above; -1 otherwise. O_NONBLOCK: a FIFO swapped in
+ * cannot hang the open. A live session's command can swap any component of the upper path; a
+ * symlink on the host path (one committed in a cloned repository) leads out of the tree. */
+static int open_regular(const struct run_info *r, const struct change *c, bool host)
 {
-	struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
-			       .resolve =
-				   RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
-	char root[PATH_MAX];
-	int dir, fd, high, err;
+	int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY, high, err;
+	int fd = host ? overlay_open_host(r, c->tree, c->rel, flags)
+		      : overlay_open_upper(r, c->tree, c->rel, flags);
+	struct stat st;
 
-	if ((size_t)snprintf(root, sizeof(root), "%s/upper/%u", r->dir, c->tree) >= sizeof(root))
-		return errno = ENAMETOOLONG, -1;
-	if ((dir = open(root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-		return -1;
-	fd = (int)syscall(SYS_openat2, dir, c->rel, &how, sizeof(how));
-	err = errno;
-	close(dir);
 	if (fd < 0)
-		return errno = err, -1;
-	high = fcntl(fd, F_DUPFD_CLOEXEC, 4);
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return errno = EINVAL, -1;
+	}
+	high = fcntl(fd, F_DUPFD_CLOEXEC, 5);
 	err = errno;
 	close(fd);
 	return errno = err, high;
 }
 
-/* A regular file's copy, read by diff through its fd; anything else now is refused. */
+/* diff of c's host side (with_host) and upper side (with_upper), each read through its fd or
+ * /dev/null; either that is no longer a regular file is refused. */
 static int diff_file(const struct run_info *r, const struct change *c, const char *host,
-		     struct ab_err *e)
+		     bool with_host, bool with_upper, struct ab_err *e)
 {
-	int fd = open_upper(r, c, O_RDONLY | O_NONBLOCK | O_NOCTTY), rc;
-	struct stat st;
+	int hfd = with_host ? open_regular(r, c, true) : -1;
+	int ufd = with_upper && (!with_host || hfd >= 0) ? open_regular(r, c, false) : -1;
+	int rc;
 
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		int err = fd < 0 ? errno : EINVAL;
-		if (fd >= 0)
-			close(fd);
-		return ab_fail(e, err, "%s: the changed file is no longer a regular file", host),
+	if ((with_host && hfd < 0) || (with_upper && ufd < 0)) {
+		int err = errno;
+		if (hfd >= 0)
+			close(hfd);
+		return ab_fail(e, err, "%s: the %s file is no longer a regular file", host,
+			       with_host && hfd < 0 ? "host's" : "changed"),
 		       ab_hint(e, "it changed while agentbox read it; stop the session first");
 	}
-	rc = run_diff(host, c->kind == CH_ADDED ? "/dev/null" : host, NULL, fd);
-	close(fd);
+	rc = run_diff(host, hfd, ufd);
+	if (hfd >= 0)
+		close(hfd);
+	if (ufd >= 0)
+		close(ufd);
 	if (rc < 0)
 		return ab_fail(e, 0, "diff failed on %s", host),
 		       ab_hint(e, "diff (Debian's diffutils) must be on PATH");
 	return 0;
 }
 
+/* What the host has at a path, said without following it. */
+static const char *host_kind(mode_t mode)
+{
+	return S_ISDIR(mode) ? "directory" : S_ISLNK(mode) ? "symlink" : "special file";
+}
+
+static void print_line(const char *before, const char *path, const char *after)
+{
+	printf("%s", before);
+	print_escaped(path);
+	printf("%s\n", after);
+}
+
+/* The host's side of c when it is not a regular file to diff: said, never read. Returns
+ * whether c's host side is a regular file diff may read. */
+static bool host_side(const struct change *c, const char *host)
+{
+	if (c->beyond_link) {
+		print_line("", host, " (" BEYOND_LINK ")");
+		return false;
+	}
+	if (c->kind == CH_ADDED)
+		return false;
+	if (S_ISREG(c->host_mode))
+		return true;
+	if (c->kind == CH_DELETED) {
+		printf("deleted %s ", host_kind(c->host_mode));
+		print_line("", host, S_ISDIR(c->host_mode) ? "/" : "");
+	} else {
+		printf("replaces a host %s (not read): ", host_kind(c->host_mode));
+		print_line("", host, S_ISDIR(c->host_mode) ? "/" : "");
+	}
+	return false;
+}
+
 static int diff_one(const struct run_info *r, const struct change *c, struct ab_err *e)
 {
 	char host[PATH_MAX], target[PATH_MAX];
+	bool with_host;
 	ssize_t n;
 	int fd;
 
 	if (!overlay_host_path(r, c->tree, c->rel, host, sizeof(host)))
 		return ab_fail(e, ENAMETOOLONG, "%s", c->rel);
+	with_host = host_side(c, host);
 	if (c->kind == CH_DELETED)
-		return run_diff(host, host, "/dev/null", -1) < 0
-			   ? ab_fail(e, 0, "diff failed on %s", host)
-			   : 0;
+		return with_host ? diff_file(r, c, host, true, false, e) : 0;
 	if (S_ISDIR(c->mode)) {
-		printf("new directory ");
-		print_escaped(host);
-		printf("/\n");
+		print_line("new directory ", host, "/");
 		return 0;
 	}
 	if (S_ISLNK(c->mode)) {
-		if ((fd = open_upper(r, c, O_PATH)) < 0)
+		if ((fd = overlay_open_upper(r, c->tree, c->rel, O_PATH)) < 0)
 			return ab_fail(e, errno, "%s", host);
 		n = readlinkat(fd, "", target, sizeof(target) - 1);
 		close(fd);
@@ -542,12 +630,10 @@ static int diff_one(const struct run_info *r, const struct change *c, struct ab_
 		return 0;
 	}
 	if (!S_ISREG(c->mode)) {
-		printf("special file ");
-		print_escaped(host);
-		printf(" (not promoted)\n");
+		print_line("special file ", host, " (not promoted)");
 		return 0;
 	}
-	return diff_file(r, c, host, e);
+	return diff_file(r, c, host, with_host, true, e);
 }
 
 /* ---------- discard ---------- */

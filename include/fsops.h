@@ -1,5 +1,6 @@
 /* File operations shared by the modules that touch host trees: one way to remove a tree, one
- * way to write a whole buffer, one place for agentbox's state. */
+ * way to write a whole buffer, one way to open a path no symlink may redirect, one place for
+ * agentbox's state. */
 #ifndef AGENTBOX_FSOPS_H
 #define AGENTBOX_FSOPS_H
 
@@ -29,6 +30,12 @@ int fs_copy_fd(int from, int to);
  * of file data are written (0: no limit; EDQUOT past it) and 1000 directory levels. Stops at
  * the first failure. */
 int fs_copy_tree(int from, int to, uint64_t budget, struct ab_err *e);
+
+/* path opened with no symlink anywhere on it, the last component included: a symlink fails
+ * the open with ELOOP, except as the last component with O_PATH, which opens the link itself.
+ * A relative path stays beneath dirfd (a ".." above it fails with EXDEV); "" is dirfd itself.
+ * O_NOFOLLOW and O_CLOEXEC are added. -1 with errno on failure. */
+int fs_open_nolinks(int dirfd, const char *path, int flags);
 
 /* mkdir -p, new directories 0700. */
 int fs_mkdirs(const char *path, struct ab_err *e);

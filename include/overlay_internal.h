@@ -1,6 +1,7 @@
 /* Internal to the files of quarantined writes, not an interface for anything else (the rest of
- * agentbox sees overlay.h): overlay.c writes a run's changes record, review.c reads it back and
- * lists the changes in it (`changes`, `diff`, `discard`), promote.c applies them. */
+ * agentbox sees overlay.h): overlay.c writes a run's changes record (and reopens its trees),
+ * review.c reads it back and lists the changes in it (`changes`, `diff`, `discard`), promote.c
+ * applies them. */
 #ifndef AGENTBOX_OVERLAY_INTERNAL_H
 #define AGENTBOX_OVERLAY_INTERNAL_H
 
@@ -31,8 +32,12 @@ enum change_kind { CH_ADDED, CH_MODIFIED, CH_DELETED };
 struct change {
 	enum change_kind kind;
 	unsigned tree;
-	char *rel;   /* below the tree's root, no leading slash */
-	mode_t mode; /* the upper entry's (added, modified) */
+	char *rel;	  /* below the tree's root, no leading slash */
+	mode_t mode;	  /* the upper entry's (added, modified) */
+	mode_t host_mode; /* the host entry's (modified, deleted), as lstat gives it */
+	/* a directory on the way to rel is a symlink on the host: the host side is never read
+	 * (it would be outside the tree), the change is listed as added, and promote refuses it */
+	bool beyond_link;
 };
 
 struct changes {
@@ -44,6 +49,13 @@ struct changes {
 	mode_t *opened_modes;
 };
 
+/* overlay.c: the root of tree on the host, reopened with no symlink on its path (it was
+ * canonical at the start: a symlink now was swapped in since); an O_PATH directory fd. */
+int overlay_open_root(const struct run_info *r, unsigned tree);
+/* overlay.c: rel in tree on the host, or in its upper layer, opened with fs_open_nolinks:
+ * beneath the tree, no symlink on the way (the last component included). */
+int overlay_open_host(const struct run_info *r, unsigned tree, const char *rel, int flags);
+int overlay_open_upper(const struct run_info *r, unsigned tree, const char *rel, int flags);
 /* review.c: the host path of rel in tree, in out; false when it does not fit. */
 bool overlay_host_path(const struct run_info *r, unsigned tree, const char *rel, char *out,
 		       size_t size);

@@ -152,7 +152,9 @@ t_host_change_just_before() {
 }
 
 # The command replaces the project's symlink to a directory outside with a real directory
-# and writes into it, and plants symlinks: promote replaces the link, never follows one.
+# and writes into it, and plants symlinks: promote never follows a link, refuses the change
+# below the host's link (so the whole promote: nothing written), and promotes the planted
+# links as links when the other paths are named.
 t_promote_symlink_tricks() {
 	mk_project
 	expect_exit 0 "$AGENTBOX" -p shell --overlay "$PROJ" --changes "$META/ch" -- sh -c '
@@ -160,13 +162,90 @@ t_promote_symlink_tricks() {
 		ln -s /etc/passwd passwd-link && ln -s "$2/secret.txt" src/steal && echo ok' \
 		sh "$PROJ" "$OUTSIDE"
 	assert_eq ok "$OUT" "the command's edits"
-	expect_exit 0 "$AGENTBOX" promote "$META/ch"
+	local before
+	before=$(snapshot "$PROJ")
+	expect_exit 1 "$AGENTBOX" promote "$META/ch"
+	assert_contains "$ERR" "refused: $PROJ/outlink/secret.txt: the host path crosses a symlink" \
+		"the change below the host's link"
+	assert_eq "$before" "$(snapshot "$PROJ")" "the host tree after a refused promote"
 	assert_eq "outside secret" "$(cat "$OUTSIDE/secret.txt")" "the directory outside the tree"
-	[ -d "$PROJ/outlink" ] && [ ! -L "$PROJ/outlink" ] ||
-		fail "outlink should now be a real directory in the project"
-	assert_eq pwned "$(cat "$PROJ/outlink/secret.txt")" "the file, inside the tree"
+	expect_exit 0 "$AGENTBOX" promote "$META/ch" "$PROJ/passwd-link" "$PROJ/src"
+	assert_eq "outside secret" "$(cat "$OUTSIDE/secret.txt")" "the directory outside the tree"
+	[ -L "$PROJ/outlink" ] || fail "outlink should still be the host's symlink"
 	assert_eq /etc/passwd "$(readlink "$PROJ/passwd-link")" "a planted link is a link"
 	[ -L "$PROJ/src/steal" ] || fail "src/steal should be promoted as a symlink, not a copy"
+}
+
+# A symlink in the host tree (one a cloned repository commits) to / and to a directory outside,
+# and one to a file outside: the command replaces each directory link with a directory holding
+# the outside file's relative path, the file link with a file, and deletes another such link.
+# changes, diff and promote never read the outside file through them (its content is in no
+# output) and promote writes nothing outside: below a host link a change is listed as added
+# and "not read", and promote refuses it, and so the whole promote. Controls: the same content
+# really inside the tree is diffed; the other paths promote.
+t_review_host_symlink() {
+	mk_project
+	local key="OUTSIDE-KEY-$RANDOM$RANDOM" inkey="INSIDE-KEY-$RANDOM$RANDOM" before outside all
+	printf '%s\n' "$key" >"$OUTSIDE/secret.txt"
+	ln -s / "$PROJ/hostroot"
+	ln -s "$OUTSIDE/secret.txt" "$PROJ/keylink"
+	ln -s "$OUTSIDE/secret.txt" "$PROJ/gonelink"
+	mkdir "$PROJ/inside" && printf '%s\n' "$inkey" >"$PROJ/inside/secret.txt"
+	sleep 0.1
+	before=$(snapshot "$PROJ")
+	outside=$(snapshot "$OUTSIDE")
+	expect_exit 0 "$AGENTBOX" -p shell --overlay "$PROJ" --changes "$META/ch" -- sh -c '
+		cd "$1" && rm outlink hostroot keylink gonelink &&
+		mkdir -p outlink "hostroot$2" && echo mine >outlink/secret.txt &&
+		echo mine >"hostroot$2/secret.txt" && echo mine >keylink &&
+		echo mine >inside/secret.txt && echo ok' sh "$PROJ" "$OUTSIDE"
+	assert_eq ok "$OUT" "the command's edits"
+	# the attack first: the outside file's content in no output of changes or diff
+	expect_exit 0 "$AGENTBOX" changes "$META/ch"
+	local changes=$OUT
+	all=$OUT$ERR
+	expect_exit 0 "$AGENTBOX" diff "$META/ch" "$PROJ/keylink"
+	all=$all$OUT$ERR
+	expect_exit 0 "$AGENTBOX" diff "$META/ch"
+	all=$all$OUT$ERR
+	assert_not_contains "$all" "$key" "the outside file's content, in changes or diff"
+	assert_contains "$changes" "M $PROJ/outlink/" "a host link replaced by a directory"
+	assert_contains "$changes" \
+		"A $PROJ/outlink/secret.txt (host path crosses a symlink: not read)" \
+		"a file below a host link to a directory outside"
+	assert_contains "$changes" \
+		"A $PROJ/hostroot$OUTSIDE/secret.txt (host path crosses a symlink: not read)" \
+		"a file below a host link to /"
+	assert_contains "$changes" "M $PROJ/keylink" "a host link to a file replaced by a file"
+	assert_contains "$changes" "D $PROJ/gonelink" "a host link deleted"
+	assert_contains "$changes" "M $PROJ/inside/secret.txt" "control: the file inside the tree"
+	assert_contains "$OUT" "$PROJ/outlink/secret.txt (host path crosses a symlink: not read)" \
+		"diff says it did not read the host side"
+	assert_contains "$OUT" "replaces a host symlink (not read): $PROJ/keylink" "a replaced link"
+	assert_contains "$OUT" "deleted symlink $PROJ/gonelink" "a deleted link"
+	assert_contains "$OUT" "+mine" "the command's side"
+	assert_contains "$OUT" "-$inkey" "control: the host side of a file inside the tree"
+	expect_exit 1 "$AGENTBOX" promote --audit "$META/promote.jsonl" "$META/ch"
+	all=$all$OUT$ERR
+	assert_contains "$ERR" "refused: $PROJ/hostroot$OUTSIDE/secret.txt: the host path crosses a symlink" \
+		"promote refuses the change below a host link"
+	assert_contains "$ERR" "changes below a symlink on the host; promote only the other paths" \
+		"all or nothing"
+	assert_contains "$(cat "$META/promote.jsonl")" \
+		"\"path\":\"$PROJ/outlink/secret.txt\",\"change\":\"added\",\"result\":\"refused\"" \
+		"the refusal is audited"
+	assert_eq "$before" "$(snapshot "$PROJ")" "the host tree after a refused promote"
+	assert_not_contains "$all" "$key" "the outside file's content, in any output"
+	# positive control: the other paths promote, and nothing lands outside
+	expect_exit 0 "$AGENTBOX" promote "$META/ch" "$PROJ/keylink" "$PROJ/gonelink" "$PROJ/inside"
+	assert_eq "promoted 3 changes" "$OUT" "the other paths"
+	assert_eq mine "$(cat "$PROJ/inside/secret.txt")" "the file inside the tree"
+	[ -f "$PROJ/keylink" ] && [ ! -L "$PROJ/keylink" ] || fail "keylink should be a file now"
+	assert_eq mine "$(cat "$PROJ/keylink")" "the file that replaced a link"
+	assert_absent "$PROJ/gonelink" "the deleted link"
+	[ -L "$PROJ/outlink" ] && [ -L "$PROJ/hostroot" ] || fail "the refused links should stay"
+	assert_eq "$outside" "$(snapshot "$OUTSIDE")" "the directory outside the tree"
+	assert_eq "$key" "$(cat "$OUTSIDE/secret.txt")" "the outside file"
 }
 
 t_discard() {
@@ -525,6 +604,7 @@ run_case promote t_promote
 run_case promote_conflict t_promote_conflict
 run_case host_change_just_before t_host_change_just_before
 run_case promote_symlink_tricks t_promote_symlink_tricks
+run_case review_host_symlink t_review_host_symlink
 run_case promote_hard_cases t_promote_hard_cases
 run_case discard t_discard
 run_case setup_errors t_setup_errors
