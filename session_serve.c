@@ -240,6 +240,11 @@ static int audit_exec(struct serve *s, const struct exec *x, const struct sandbo
 		json_str(j, x->argv.v[i]); /* redacted like every string of the trail */
 	json_arr_end(j);
 	json_kv_str(j, "cwd", x->cwd);
+	json_key(j, "timeout_ms"); /* the one that applied: the profile's, or a lower one asked */
+	if (x->timeout_ms)
+		json_uint(j, x->timeout_ms);
+	else
+		json_null(j);
 	result_outcome(j, res->status, res, NULL); /* the fields --result shares */
 	json_key(j, "denials");
 	json_obj_begin(j);
@@ -315,7 +320,11 @@ static int start_exec(struct serve *s, struct client *c, struct session_request 
 	x->argv = q->argv;
 	q->argv = (struct strv){0};
 	x->cwd = strdup(out.cwd);
-	x->timeout_ms = q->timeout_ms ? q->timeout_ms : s->r->p->limits.timeout_ms;
+	/* the profile's timeout is the most an exec gets: a request may only lower it */
+	x->timeout_ms = q->timeout_ms;
+	if (s->r->p->limits.timeout_ms &&
+	    (!x->timeout_ms || x->timeout_ms > s->r->p->limits.timeout_ms))
+		x->timeout_ms = s->r->p->limits.timeout_ms;
 	x->deadline = x->timeout_ms ? x->t0 + x->timeout_ms : 0;
 	c->exec = x->id;
 	s->last_active = x->t0;
