@@ -85,14 +85,14 @@ static int xdg_dir(struct run_dirs *d, const char *xdg, struct ab_err *e)
 	return 0;
 }
 
-/* /tmp must keep what this user makes there: owned by root (or the user), and writable by
- * others only with the sticky bit (then only an entry's owner renames or removes it). */
+/* /tmp must keep what this user makes there: writable by others only with the sticky bit
+ * (then only an entry's owner, or the directory's, renames or removes it). Its owner is not
+ * checked: in a user namespace without root mapped, root's /tmp is the overflow uid's. */
 static int tmp_checked(struct ab_err *e)
 {
 	struct stat st;
 
 	if (stat("/tmp", &st) < 0 || !S_ISDIR(st.st_mode) ||
-	    (st.st_uid != 0 && st.st_uid != getuid()) ||
 	    ((st.st_mode & 022) && !(st.st_mode & S_ISVTX)))
 		return ab_fail(e, EPERM,
 			       "no private place for session sockets: /tmp is missing or "
