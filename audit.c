@@ -35,6 +35,7 @@ struct audit {
 		uint64_t denied;     /* actions refused (written, suppressed or coalesced) */
 	} counts[AUDIT_MAX_TYPES];
 	const char *cur_type;
+	bool cur_budgeted; /* the current event is budgeted though its kind is not */
 	uint64_t budget; /* events of each kind a command can cause at will; 0: no cap */
 };
 
@@ -228,6 +229,7 @@ struct json *audit_begin(struct audit *a, const char *event)
 	json_init(&a->cur);
 	timestamp(ts, sizeof(ts));
 	a->cur_type = event;
+	a->cur_budgeted = false;
 	json_obj_begin(&a->cur);
 	json_kv_int(&a->cur, "v", AUDIT_SCHEMA_VERSION);
 	json_kv_str(&a->cur, "ts", ts);
@@ -267,6 +269,11 @@ void audit_set_budget(struct audit *a, uint64_t per_kind)
 	a->budget = per_kind;
 }
 
+void audit_budgeted(struct audit *a)
+{
+	a->cur_budgeted = true;
+}
+
 static bool is_budgeted(const char *type)
 {
 	for (size_t i = 0; budgeted[i]; i++)
@@ -282,8 +289,8 @@ static bool over_budget(struct audit *a, struct ab_err *e, int *rc)
 	const char *type = a->cur_type;
 	size_t i;
 
-	if (!a->budget || !is_budgeted(type) || (i = slot(a, type)) == AUDIT_MAX_TYPES ||
-	    a->counts[i].n < a->budget)
+	if (!a->budget || !(a->cur_budgeted || is_budgeted(type)) ||
+	    (i = slot(a, type)) == AUDIT_MAX_TYPES || a->counts[i].n < a->budget)
 		return false;
 	json_free(&a->cur);
 	if (a->counts[i].suppressed++ == 0) {

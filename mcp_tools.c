@@ -99,6 +99,39 @@ static void limits_of(FILE *f, const struct jnode *l)
 		fputs(". ", f);
 }
 
+/* The profile's [limits] timeout in ms, 0 for none: the most a run gets (the session's
+ * supervisor lowers a longer one to it; asking for it here keeps the description and the
+ * result true). */
+static uint64_t profile_timeout(const struct mcp_session *s)
+{
+	int64_t v;
+
+	if (!jnode_int(jnode_get(jnode_get(&s->policy, "limits"), "timeout_ms"), 1, INT64_MAX, &v))
+		return 0;
+	return (uint64_t)v;
+}
+
+static void duration(FILE *f, uint64_t ms)
+{
+	if (ms % 1000)
+		fprintf(f, "%llu ms", (unsigned long long)ms);
+	else
+		fprintf(f, "%llu s", (unsigned long long)(ms / 1000));
+}
+
+static void timeout_of(FILE *f, uint64_t cap)
+{
+	uint64_t def = (uint64_t)MCP_RUN_TIMEOUT_DEFAULT * 1000;
+
+	fputs("Default timeout ", f);
+	duration(f, cap && cap < def ? cap : def);
+	if (cap) {
+		fputs("; a longer one is lowered to the profile's limit, ", f);
+		duration(f, cap);
+	}
+	fputs(". ", f);
+}
+
 /* The run tool's description: the command's world in a few lines. NULL when out of memory. */
 static char *run_description(const struct mcp_session *s)
 {
@@ -116,9 +149,10 @@ static char *run_description(const struct mcp_session *s)
 		"with /bin/sh -c. Returns status (the exit code, 128+N for signal N, 124 on "
 		"timeout), cause, duration_ms, stdout and stderr "
 		"(each capped at %d bytes; the bytes dropped past the cap are counted in "
-		"stdout_dropped/stderr_dropped) and the sandbox's denials during the run. stdin is "
-		"empty. Default timeout %d s. ",
-		s->id, MCP_OUTPUT_CAP, MCP_RUN_TIMEOUT_DEFAULT);
+		"stdout_dropped/stderr_dropped), timeout_ms (the timeout that applied) and the "
+		"sandbox's denials during the run. stdin is empty. ",
+		s->id, MCP_OUTPUT_CAP);
+	timeout_of(f, profile_timeout(s));
 	if (workdir)
 		fprintf(f, "Working directory: %s. ", workdir);
 	paths_of(f, fs, "rw", "Read-write: ");
@@ -279,7 +313,8 @@ static int run_env(const struct jnode *env, struct session_request *q, struct ab
 	return 0;
 }
 
-static int run_request(const struct jnode *args, struct session_request *q, struct ab_err *e)
+static int run_request(const struct jnode *args, uint64_t cap, struct session_request *q,
+		       struct ab_err *e)
 {
 	const struct jnode *cwd = jnode_get(args, "cwd"), *t = jnode_get(args, "timeout");
 	const struct jnode *env = jnode_get(args, "env");
@@ -301,6 +336,8 @@ static int run_request(const struct jnode *args, struct session_request *q, stru
 	q->timeout_ms = (uint64_t)(secs * 1000);
 	if (!q->timeout_ms)
 		q->timeout_ms = 1;
+	if (cap && q->timeout_ms > cap)
+		q->timeout_ms = cap;
 	if (env && env->type != JNODE_OBJECT)
 		return bad_args(e, "env must be an object");
 	return run_env(env, q, e);
@@ -489,7 +526,8 @@ static void error_result(struct json *j, const char *message)
 	json_free(&s);
 }
 
-static void run_result(struct json *j, const struct mcp_session *s, const struct run *r)
+static void run_result(struct json *j, const struct mcp_session *s, const struct run *r,
+		       uint64_t timeout_ms)
 {
 	struct json o;
 
@@ -498,6 +536,7 @@ static void run_result(struct json *j, const struct mcp_session *s, const struct
 	json_kv_int(&o, "status", r->status);
 	json_kv_str(&o, "cause", r->cause);
 	json_kv_uint(&o, "duration_ms", r->t1 - r->t0);
+	json_kv_uint(&o, "timeout_ms", timeout_ms);
 	output(&o, "stdout", &r->o, "stdout_dropped");
 	output(&o, "stderr", &r->x, "stderr_dropped");
 	json_kv_uint(&o, "exec", s->tally.exec);
@@ -517,7 +556,7 @@ static int tool_run(struct mcp_session *s, const struct jnode *args, struct json
 	struct ab_err why = {0};
 
 	r.o.cap = r.x.cap = MCP_OUTPUT_CAP;
-	if (run_request(args, &q, e) < 0) {
+	if (run_request(args, profile_timeout(s), &q, e) < 0) {
 		session_request_free(&q);
 		return -1;
 	}
@@ -531,7 +570,7 @@ static int tool_run(struct mcp_session *s, const struct jnode *args, struct json
 			error_result(j, r.cause);
 		} else {
 			run_trail(s);
-			run_result(j, s, &r);
+			run_result(j, s, &r, q.timeout_ms);
 		}
 	}
 	mcp_session_tally(s, 0);

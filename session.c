@@ -19,51 +19,163 @@
 #include "session_proto.h"
 #include "session_serve.h"
 
-static bool private_dir(const char *path, struct stat *st)
+/* A directory path that, with "/ID.sock", fits in a socket address. */
+#define SOCK_DIR_MAX (sizeof(((struct sockaddr_un *)0)->sun_path) - 1 - SESSION_ID_LEN - 5)
+#define MAX_RUN_DIRS 8
+
+/* Where a user's control sockets may be, the place for a new session first. */
+struct run_dirs {
+	size_t n;
+	char path[MAX_RUN_DIRS][SOCK_DIR_MAX];
+};
+
+/* An fd of a real directory (not a symlink) the caller owns with mode 0700: the only kind a
+ * control socket goes in. -1 otherwise. */
+static int open_private(int at, const char *path)
 {
-	return lstat(path, st) == 0 && S_ISDIR(st->st_mode) && st->st_uid == getuid() &&
-	       !(st->st_mode & 077);
+	int fd = openat(at, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || st.st_uid != getuid() || (st.st_mode & 0777) != 0700) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static bool is_private(int at, const char *path)
+{
+	int fd = open_private(at, path);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+static int add_dir(struct run_dirs *d, const char *a, const char *b, struct ab_err *e)
+{
+	int n;
+
+	if (d->n == MAX_RUN_DIRS)
+		return 0; /* more than anyone makes: sessions of the rest are not found */
+	n = snprintf(d->path[d->n], sizeof(d->path[d->n]), "%s%s", a, b);
+	if (n < 0 || (size_t)n >= sizeof(d->path[d->n]))
+		return ab_fail(e, ENAMETOOLONG, "the session directory %s%s", a, b),
+		       ab_hint(e, "set XDG_RUNTIME_DIR to a shorter directory of yours");
+	d->n++;
+	return 0;
+}
+
+/* $XDG_RUNTIME_DIR/agentbox, made when missing; nobody else can write there. */
+static int xdg_dir(struct run_dirs *d, const char *xdg, struct ab_err *e)
+{
+	if (add_dir(d, xdg, "/agentbox", e) < 0)
+		return -1;
+	if (mkdir(d->path[0], 0700) < 0 && errno != EEXIST)
+		return ab_fail(e, errno, "cannot create the session directory %s", d->path[0]);
+	if (!is_private(AT_FDCWD, d->path[0]))
+		return ab_fail(e, EPERM,
+			       "%s is not a directory of yours with mode 0700 (a symlink, another "
+			       "user's, or open to others)",
+			       d->path[0]),
+		       ab_hint(e, "remove it");
+	return 0;
+}
+
+/* /tmp must keep what this user makes there: writable by others only with the sticky bit
+ * (then only an entry's owner, or the directory's, renames or removes it). Its owner is not
+ * checked: in a user namespace without root mapped, root's /tmp is the overflow uid's. */
+static int tmp_checked(struct ab_err *e)
+{
+	struct stat st;
+
+	if (stat("/tmp", &st) < 0 || !S_ISDIR(st.st_mode) ||
+	    ((st.st_mode & 022) && !(st.st_mode & S_ISVTX)))
+		return ab_fail(e, EPERM,
+			       "no private place for session sockets: /tmp is missing or "
+			       "open to other users without the sticky bit"),
+		       ab_hint(e, "set XDG_RUNTIME_DIR to a directory of yours with mode 0700");
+	return 0;
+}
+
+/* The directories /tmp/agentbox-UID.XXXXXX this user made when /tmp/agentbox-UID was taken
+ * (another user's, or a symlink): a directory owned by this user is the record, as nobody
+ * else (but root) can make one. */
+static int tmp_fallbacks(struct run_dirs *d, struct ab_err *e)
+{
+	char prefix[32];
+	struct dirent *de;
+	DIR *dh = opendir("/tmp");
+	int n = snprintf(prefix, sizeof(prefix), "agentbox-%u.", (unsigned)getuid());
+
+	if (!dh)
+		return ab_fail(e, errno, "cannot read /tmp");
+	while ((de = readdir(dh))) {
+		if (strncmp(de->d_name, prefix, (size_t)n) || strlen(de->d_name) != (size_t)n + 6 ||
+		    !is_private(dirfd(dh), de->d_name))
+			continue;
+		if (add_dir(d, "/tmp/", de->d_name, e) < 0) {
+			closedir(dh);
+			return -1;
+		}
+	}
+	closedir(dh);
+	return 0;
+}
+
+/* A fresh directory of a name nobody can take first; mode 0700 from mkdtemp. */
+static int tmp_new(struct run_dirs *d, struct ab_err *e)
+{
+	char name[48];
+
+	snprintf(name, sizeof(name), "/tmp/agentbox-%u.XXXXXX", (unsigned)getuid());
+	errno = 0;
+	if (!mkdtemp(name) || !is_private(AT_FDCWD, name))
+		return ab_fail(e, errno ? errno : EPERM,
+			       "no private place for session sockets: /tmp/agentbox-%u is not "
+			       "this user's and a directory of another name cannot be made",
+			       (unsigned)getuid()),
+		       ab_hint(e, "set XDG_RUNTIME_DIR to a directory of yours with mode 0700");
+	return add_dir(d, name, "", e);
+}
+
+/* $XDG_RUNTIME_DIR/agentbox alone when that is a private directory of the caller's; else
+ * /tmp/agentbox-UID when it is (made when missing and make is set) and the fallbacks. With
+ * make, the first is where a new session goes, made when there is none. */
+static int run_dirs(struct run_dirs *d, bool make, struct ab_err *e)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	char primary[32];
+
+	d->n = 0;
+	if (xdg && xdg[0] == '/' && is_private(AT_FDCWD, xdg))
+		return xdg_dir(d, xdg, e);
+	if (tmp_checked(e) < 0)
+		return -1;
+	snprintf(primary, sizeof(primary), "/tmp/agentbox-%u", (unsigned)getuid());
+	/* taken by someone else first, mkdir fails and the check below says so */
+	if (make && mkdir(primary, 0700) < 0 && errno != EEXIST && errno != EACCES)
+		return ab_fail(e, errno, "cannot create the session directory %s", primary);
+	if (is_private(AT_FDCWD, primary) && add_dir(d, primary, "", e) < 0)
+		return -1;
+	if (tmp_fallbacks(d, e) < 0)
+		return -1;
+	if (make && d->n == 0)
+		return tmp_new(d, e);
+	return 0;
 }
 
 int session_runtime_dir(char *out, size_t size, struct ab_err *e)
 {
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	struct sockaddr_un sa;
-	struct stat st;
-	int n;
+	struct run_dirs d;
 
-	if (xdg && xdg[0] == '/' && private_dir(xdg, &st))
-		n = snprintf(out, size, "%s/agentbox", xdg);
-	else
-		n = snprintf(out, size, "/tmp/agentbox-%u", (unsigned)getuid());
-	/* DIR/ID.sock must fit in a socket address */
-	if (n < 0 || (size_t)n >= size || (size_t)n + 1 + SESSION_ID_LEN + 5 >= sizeof(sa.sun_path))
-		return ab_fail(e, ENAMETOOLONG, "the session directory %s", out),
-		       ab_hint(e, "set XDG_RUNTIME_DIR to a shorter directory of yours");
-	if (mkdir(out, 0700) < 0 && errno != EEXIST)
-		return ab_fail(e, errno, "cannot create the session directory %s", out);
-	/* /tmp is everyone's: what is there must be this user's own private directory */
-	if (!private_dir(out, &st))
-		return ab_fail(e, EPERM,
-			       "%s is not a directory of yours with mode 0700 (a symlink, another "
-			       "user's, or open to others)",
-			       out),
-		       ab_hint(e, "remove it, or set XDG_RUNTIME_DIR to a private directory");
-	return 0;
-}
-
-static int socket_path(const char *id, char *out, size_t size, struct ab_err *e)
-{
-	char dir[PATH_MAX];
-
-	if (!session_id_valid(id))
-		return ab_fail(e, EINVAL, "'%.40s' is not a session id", id),
-		       ab_hint(e, "a session id is the 32 hex digits session start printed; see "
-				  "agentbox session list");
-	if (session_runtime_dir(dir, sizeof(dir), e) < 0)
+	if (run_dirs(&d, true, e) < 0)
 		return -1;
-	if ((size_t)snprintf(out, size, "%s/%s.sock", dir, id) >= size)
-		return ab_fail(e, ENAMETOOLONG, "the session socket");
+	if ((size_t)snprintf(out, size, "%s", d.path[0]) >= size)
+		return ab_fail(e, ENAMETOOLONG, "the session directory %s", d.path[0]);
 	return 0;
 }
 
@@ -90,16 +202,23 @@ static int connect_path(const char *path)
 
 int session_connect(const char *id, struct ab_err *e)
 {
+	struct run_dirs d;
 	char path[PATH_MAX];
-	int fd;
 
-	if (socket_path(id, path, sizeof(path), e) < 0)
+	if (!session_id_valid(id))
+		return ab_fail(e, EINVAL, "'%.40s' is not a session id", id),
+		       ab_hint(e, "a session id is the 32 hex digits session start printed; see "
+				  "agentbox session list");
+	if (run_dirs(&d, false, e) < 0)
 		return -1;
-	fd = connect_path(path);
-	if (fd < 0)
-		return ab_fail(e, errno, "no live session %s of yours", id),
-		       ab_hint(e, "see agentbox session list");
-	return fd;
+	for (size_t i = 0; i < d.n; i++) {
+		int fd;
+		snprintf(path, sizeof(path), "%s/%s.sock", d.path[i], id);
+		if ((fd = connect_path(path)) >= 0)
+			return fd;
+	}
+	return ab_fail(e, ENOENT, "no live session %s of yours", id),
+	       ab_hint(e, "see agentbox session list");
 }
 
 /* Bound under a name `session list` skips, and renamed once it listens: between bind and
@@ -307,18 +426,19 @@ static int list_one(const char *dir, const char *name, bool json, struct ab_err 
 	return 0;
 }
 
-static int list(bool json, struct ab_err *e)
+/* The sessions of one directory, read through an fd of the directory checked private. */
+static int list_dir(const char *dir, bool json, struct ab_err *e)
 {
-	char dir[PATH_MAX];
+	int fd = open_private(AT_FDCWD, dir);
 	struct dirent *d;
 	DIR *dh;
 
-	if (session_runtime_dir(dir, sizeof(dir), e) < 0)
-		return -1;
-	if (!(dh = opendir(dir)))
+	if (fd < 0)
+		return 0; /* gone or taken since: nothing of this user's there */
+	if (!(dh = fdopendir(fd))) {
+		close(fd);
 		return ab_fail(e, errno, "cannot read %s", dir);
-	if (!json)
-		printf("%-32s  %-20s  %5s  %s\n", "ID", "STARTED", "EXECS", "PROFILE");
+	}
 	while ((d = readdir(dh))) {
 		size_t n = strlen(d->d_name);
 		char id[SESSION_ID_LEN + 1];
@@ -329,6 +449,20 @@ static int list(bool json, struct ab_err *e)
 			list_one(dir, d->d_name, json, e);
 	}
 	closedir(dh);
+	return 0;
+}
+
+static int list(bool json, struct ab_err *e)
+{
+	struct run_dirs d;
+
+	if (run_dirs(&d, false, e) < 0)
+		return -1;
+	if (!json)
+		printf("%-32s  %-20s  %5s  %s\n", "ID", "STARTED", "EXECS", "PROFILE");
+	for (size_t i = 0; i < d.n; i++)
+		if (list_dir(d.path[i], json, e) < 0)
+			return -1;
 	return fflush(stdout) == 0 ? 0 : ab_fail(e, errno, "stdout");
 }
 

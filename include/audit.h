@@ -71,6 +71,9 @@ void audit_denials(const struct audit *a, struct json *j);
  * they are counted, not written, after one limit event "audit-events" naming the kind. 0: no
  * cap. */
 void audit_set_budget(struct audit *a, uint64_t per_kind);
+/* The current event counts against that budget, under its type, though events of its type
+ * are not budgeted as a whole (a session's refused connections, not its start and end). */
+void audit_budgeted(struct audit *a);
 /* The counts of those not written, by type, as a JSON object (for the exit event). */
 void audit_suppressed(const struct audit *a, struct json *j);
 

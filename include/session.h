@@ -15,10 +15,11 @@
 #include "mounts.h"
 #include "policy.h"
 
-/* The caller's control-socket directory: $XDG_RUNTIME_DIR/agentbox when $XDG_RUNTIME_DIR is a
- * directory the caller owns with mode 0700, else /tmp/agentbox-UID. Created 0700 when missing;
- * refused unless it is a real directory (no symlink), owned by the caller, with no access for
- * group or others. */
+/* The control-socket directory of a new session of the caller's: $XDG_RUNTIME_DIR/agentbox
+ * when $XDG_RUNTIME_DIR is a directory the caller owns with mode 0700, else /tmp/agentbox-UID,
+ * else (another user's, or a symlink: never used) a /tmp/agentbox-UID.XXXXXX of the caller's,
+ * found again by its owner. Created 0700 when missing; only ever a real directory (no
+ * symlink) owned by the caller with mode 0700. Fails only when no such place can be had. */
 int session_runtime_dir(char *out, size_t size, struct ab_err *e);
 
 /* Starts a session for p (whose command is empty): forks the detached supervisor and returns

@@ -114,6 +114,36 @@ case_bad_start() {
 	assert_eq 125 "$RC" "mcp without options"
 }
 
+# A profile's [limits] timeout is the most a run gets: run's default (300 s) and a longer
+# timeout are lowered to it, and the result says what applied; control: a shorter one stays.
+case_timeout_cap() {
+	printf '[sandbox]\ninclude = %s/shell.ini\n[limits]\ntimeout = 2s\n' "$AGENTBOX_PROFILES" \
+		>"$META/cap.ini"
+	MCP_STDERR="$META/server.err" run_cmd "$PY" -c '
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from mcp_client import Server, Fail, check
+s = Server(sys.argv[2], ["-p", sys.argv[3]])
+try:
+    s.initialize()
+    for args, want in (({}, 2000), ({"timeout": 3600}, 2000), ({"timeout": 1}, 1000)):
+        t0 = time.monotonic()
+        _, sc = s.run(dict(args, command="sleep 30"))
+        took = time.monotonic() - t0
+        check(sc["status"] == 124 and took < 10, "run %r: status %r after %.1f s" % (args, sc["status"], took))
+        check(sc.get("timeout_ms") == want, "run %r: timeout_ms %r" % (args, sc.get("timeout_ms")))
+    d = {t["name"]: t for t in s.result("tools/list")["tools"]}["run"]["description"]
+    check("Default timeout 2 s; a longer one is lowered to the profile" in d,
+          "the description does not say the limit: %s" % d)
+    s.close()
+    print("capped")
+except Fail as e:
+    print("FAIL: %s" % e)
+    s.p.kill()' "$HELPERS" "$AGENTBOX" "$META/cap.ini"
+	[ "$OUT" = capped ] || fail "runs under a profile timeout of 2 s: $OUT" \
+		"$(tail -n 5 "$META/server.err" 2>/dev/null)"
+}
+
 run_case basics case_basics
 run_case audit_file case_audit_file
 run_case versions case_versions
@@ -124,4 +154,5 @@ run_case overlay case_overlay
 run_case end_of_input case_end_of_input
 run_case killed case_killed
 run_case bad_start case_bad_start
+run_case timeout_cap case_timeout_cap
 finish

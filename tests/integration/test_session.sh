@@ -480,6 +480,203 @@ case_bad_ids() {
 	assert_eq 125 "$RC" "session start with a command"
 }
 
+# session_socket: the control socket of session $SID, from session list --json.
+session_socket() {
+	"$AGENTBOX" session list --json | "$PY" -c '
+import json, sys
+for l in sys.stdin:
+    d = json.loads(l)
+    if d["id"] == sys.argv[1]: print(d["socket"])' "$SID"
+}
+
+# FLOOD_PY SOCKET N: N connections from here, each closed at once (from another pid namespace:
+# every one refused).
+FLOOD_PY='import socket, sys
+for i in range(int(sys.argv[2])):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect(sys.argv[1])
+    s.close()
+print("flooded")'
+
+# refused_tally: the refusals the trail $META/audit accounts for (events one by one plus the
+# counts of the summing ones), the number of refused events, and the trail's size in bytes.
+refused_tally() {
+	"$PY" -c '
+import json, os, sys
+n = lines = 0
+for l in open(sys.argv[1]):
+    d = json.loads(l)
+    if d.get("event") == "session" and d.get("action") == "refused":
+        lines += 1
+        n += d.get("count", 1)
+print(n, lines, os.path.getsize(sys.argv[1]))' "$META/audit"
+}
+
+# Another sandbox that can reach a session's socket floods it with connections: each is
+# refused (another pid namespace), and the trail stays small: the first few are written one by
+# one, the rest summed up, none lost. An exec during and after the flood works (control).
+case_refused_flood() {
+	trap stop_all EXIT
+	unshare --user --map-current-user --pid --fork true 2>/dev/null ||
+		not_applicable "no unprivileged user and pid namespaces to connect from"
+	start -p shell --audit "$META/audit"
+	sock=$(session_socket)
+	[ -S "$sock" ] || fail "no control socket in session list --json: '$sock'"
+	unshare --user --map-current-user --pid --fork "$PY" -c "$FLOOD_PY" "$sock" 5000 \
+		>"$META/flood" 2>&1 &
+	flood=$!
+	sleep 0.05
+	t0=$(date +%s%N)
+	ex -- echo during
+	t1=$(date +%s%N)
+	assert_eq during "$OUT" "an exec during the flood"
+	[ $(((t1 - t0) / 1000000)) -lt 10000 ] ||
+		fail "an exec during the flood took $(((t1 - t0) / 1000000)) ms"
+	wait "$flood"
+	assert_eq flooded "$(cat "$META/flood")" "control: the flood's 5000 connections were made"
+	# after every refused connection (the listener's queue is in order)
+	ex -- echo after
+	assert_eq after "$OUT" "an exec after the flood"
+	run_cmd "$AGENTBOX" session stop "$SID"
+	assert_eq 0 "$RC" "session stop"
+	read -r n lines bytes <<<"$(refused_tally)"
+	assert_eq 5000 "$n" "refusals the trail accounts for"
+	[ "$lines" -le 40 ] || fail "$lines refused events for 5000 refusals (at most 40)"
+	[ "$bytes" -le 65536 ] || fail "the trail grew to $bytes bytes for 5000 refusals"
+	grep -q '"action":"refused","repeat":true' "$META/audit" ||
+		fail "no summing refused event" "$(grep refused "$META/audit" | tail -n 3)"
+	run_cmd "$AGENTBOX" audit verify "$META/audit"
+	assert_eq 0 "$RC" "the trail verifies"
+}
+
+# Refusals count against [audit] event-budget: past it, none is written, the exit event
+# counts them as suppressed, and the session's own end is still written (control).
+case_refused_budget() {
+	trap stop_all EXIT
+	unshare --user --map-current-user --pid --fork true 2>/dev/null ||
+		not_applicable "no unprivileged user and pid namespaces to connect from"
+	printf '[sandbox]\ninclude = %s/shell.ini\n[audit]\nevent-budget = 4\n' \
+		"$AGENTBOX_PROFILES" >budget.ini
+	start -p ./budget.ini --audit "$META/audit"
+	sock=$(session_socket)
+	run_cmd unshare --user --map-current-user --pid --fork "$PY" -c "$FLOOD_PY" "$sock" 6
+	assert_eq flooded "$OUT" "control: six refused connections made"
+	ex -- echo after
+	assert_eq after "$OUT" "an exec after the refusals"
+	run_cmd "$AGENTBOX" session stop "$SID"
+	read -r n lines bytes <<<"$(refused_tally)"
+	[ "$lines" -le 3 ] || fail "$lines refused events written past an event budget of 4"
+	grep -q '"limit":"audit-events","of":"session"' "$META/audit" ||
+		fail "no audit-events limit for the session's refusals" "$(cat "$META/audit")"
+	grep '"event":"exit"' "$META/audit" | grep -q '"suppressed":{"session":[1-9]' ||
+		fail "the exit event does not count the refusals past the budget" \
+			"$(grep '"event":"exit"' "$META/audit")"
+	grep -q '"event":"session".*"action":"end"' "$META/audit" ||
+		fail "control: no session end event"
+}
+
+# A profile's [limits] timeout is the most an exec gets: exec --timeout 1h is lowered to it;
+# control: a shorter --timeout lowers it further. The exec events say what applied.
+case_timeout_cap() {
+	trap stop_all EXIT
+	printf '[sandbox]\ninclude = %s/shell.ini\n[limits]\ntimeout = 2s\n' \
+		"$AGENTBOX_PROFILES" >cap.ini
+	start -p ./cap.ini --audit "$META/audit"
+	t0=$(date +%s%N)
+	ex --timeout 1h -- sleep 30
+	t1=$(date +%s%N)
+	assert_eq 124 "$RC" "exec --timeout 1h under a profile timeout of 2 s"
+	ms=$(((t1 - t0) / 1000000))
+	[ "$ms" -ge 1500 ] && [ "$ms" -lt 8000 ] || fail "exec --timeout 1h ended after $ms ms"
+	ex --timeout 1s -- sleep 30
+	assert_eq 124 "$RC" "control: exec --timeout 1s"
+	ex -- sleep 30
+	assert_eq 124 "$RC" "exec without --timeout"
+	ex --timeout 1h -- true
+	assert_eq 0 "$RC" "control: a short command under --timeout 1h"
+	run_cmd "$AGENTBOX" session stop "$SID"
+	timeouts='import json, sys
+print(" ".join(str(d.get("timeout_ms")) for d in map(json.loads, open(sys.argv[1]))
+               if d.get("event") == sys.argv[2]))'
+	assert_eq "2000 1000 2000 2000" "$("$PY" -c "$timeouts" "$META/audit" exec)" \
+		"the exec events' timeout_ms"
+	assert_eq "2000 1000 2000" "$("$PY" -c "$timeouts" "$META/audit" limit)" \
+		"the timeout limit events' timeout_ms"
+}
+
+# Without XDG_RUNTIME_DIR a session's socket is in /tmp/agentbox-UID. Another user who makes
+# that directory first (open to all, or a symlink to a directory open to all) must not stop
+# the user's sessions, nor get their sockets: sessions start, exec, list and stop from a
+# private directory of the user's, and nothing is made in or through the planted one. A spare
+# uid plays the user (agentbox-test's own directory may be in use by other runs).
+case_planted_rundir() {
+	trap 'stop_spare; stop_all' EXIT
+	[ "$(id -u)" = 0 ] || not_applicable "needs root to plant a directory as another user"
+	su=
+	for u in $(seq 62000 62999); do
+		getent passwd "$u" >/dev/null || [ -e "/tmp/agentbox-$u" ] ||
+			compgen -G "/tmp/agentbox-$u.*" >/dev/null || pgrep -U "$u" >/dev/null ||
+			{ su=$u; break; }
+	done
+	[ -n "$su" ] || fail "no spare uid in 62000-62999"
+	shome=$(mktemp -d /tmp/agentbox-session-spare.XXXXXX)
+	remove_later "$shome"
+	remove_later "/tmp/agentbox-$su"
+	chown "$su:$su" "$shome"
+	as_spare() {
+		setpriv --reuid="$su" --regid="$su" --clear-groups \
+			env -i HOME="$shome" PATH=/usr/bin:/bin \
+			AGENTBOX_PROFILE_PATH="$AGENTBOX_PROFILE_PATH" \
+			sh -c 'cd "$HOME" && exec "$@"' sh "$@"
+	}
+	stop_spare() {
+		local s
+		for s in $SPARE_SIDS; do
+			as_spare timeout -s KILL 20 "$AGENTBOX_BIN" session stop "$s" >/dev/null 2>&1
+		done
+		rm -rf "/tmp/agentbox-$su" /tmp/agentbox-"$su".*
+	}
+	SPARE_SIDS=
+	as_spare test -x "$AGENTBOX_BIN" || not_applicable "uid $su cannot run $AGENTBOX_BIN"
+	# control: nothing planted, the usual directory
+	run_cmd as_spare "$AGENTBOX_BIN" session start -p shell
+	assert_eq 0 "$RC" "control: session start with nothing planted"
+	SPARE_SIDS=$OUT
+	[ -S "/tmp/agentbox-$su/$OUT.sock" ] || fail "control: no socket in /tmp/agentbox-$su"
+	stop_spare
+	# what a symlink points at: a directory the user could write in, were it followed
+	open=$(mktemp -d /tmp/agentbox-session-open.XXXXXX) && chmod 1777 "$open" ||
+		fail "mktemp"
+	remove_later "$open"
+	for plant in dir symlink; do
+		if [ $plant = dir ]; then
+			mkdir "/tmp/agentbox-$su" && chown "$((su + 1)):$((su + 1))" "/tmp/agentbox-$su" &&
+				chmod 777 "/tmp/agentbox-$su" || fail "cannot plant /tmp/agentbox-$su"
+			target=/tmp/agentbox-$su
+		else
+			ln -s "$open" "/tmp/agentbox-$su" || fail "cannot plant the symlink"
+			target=$open
+		fi
+		run_cmd as_spare "$AGENTBOX_BIN" session start -p shell
+		assert_eq 0 "$RC" "session start with a planted $plant"
+		sid=$OUT
+		SPARE_SIDS=$sid
+		run_cmd as_spare "$AGENTBOX_BIN" exec "$sid" -- echo works
+		assert_eq works "$OUT" "exec with a planted $plant"
+		run_cmd as_spare "$AGENTBOX_BIN" session list
+		assert_contains "$OUT" "$sid" "session list with a planted $plant"
+		run_cmd as_spare "$AGENTBOX_BIN" session stop "$sid"
+		assert_eq 0 "$RC" "session stop with a planted $plant"
+		run_cmd as_spare "$AGENTBOX_BIN" session list
+		assert_not_contains "$OUT" "$sid" "session list after the stop"
+		assert_eq "" "$(find "$target" -mindepth 1)" "what the user made in the planted $plant"
+		for d in /tmp/agentbox-"$su".*; do
+			assert_eq "700 $su" "$(stat -c '%a %u' "$d")" "the directory used instead ($d)"
+		done
+		stop_spare
+	done
+}
+
 run_case overlay_task case_overlay_task
 run_case background_server case_background_server
 run_case concurrent case_concurrent
@@ -495,4 +692,8 @@ run_case kill_supervisor case_kill_supervisor
 run_case refused_peer_gone case_refused_peer_gone
 run_case diff_live_swap case_diff_live_swap
 run_case bad_ids case_bad_ids
+run_case refused_flood case_refused_flood
+run_case refused_budget case_refused_budget
+run_case timeout_cap case_timeout_cap
+run_case planted_rundir case_planted_rundir
 finish
