@@ -26,20 +26,11 @@
 #include "run_audit.h"
 #include "sandbox.h"
 #include "session_proto.h"
+#include "session_refusals.h"
 #include "supervise.h"
 
 #define MAX_CLIENTS 256
 #define FIXED_FDS 6 /* signals, pid 1, listener, filter, proxy, disk */
-/* Refused connections are the one event anyone who can reach the socket causes at will: in
- * each window the first few are written one by one, the rest summed up in one event when the
- * window closes; all of them count against [audit] event-budget too. */
-#define REFUSAL_WINDOW_MS 10000
-#define REFUSALS_WRITTEN 8
-
-enum refusal { NO_CREDENTIALS, OTHER_USER, OTHER_PID_NS, TOO_MANY, BAD_REQUEST, N_REFUSALS };
-static const char *const refusal_reason[N_REFUSALS] = {"no peer credentials", "another user",
-						       "another pid namespace (inside a sandbox)",
-						       "too many clients", "bad request"};
 
 struct client {
 	int fd;
@@ -76,11 +67,7 @@ struct serve {
 	int stopper; /* the client that asked for the stop, -1 */
 	char ns[64]; /* this supervisor's pid namespace: clients must be in it */
 	char *buf;
-	struct {
-		uint64_t start; /* the window's (monotonic ms), 0 when none is open */
-		unsigned written;
-		uint64_t held[N_REFUSALS]; /* past the first few: counted, for the window's end */
-	} refusals;
+	struct session_refusals refusals;
 };
 
 static uint64_t now_ms(void)
@@ -380,86 +367,10 @@ static int on_pid1(struct serve *s, struct ab_err *e)
 
 /* ---------- clients ---------- */
 
-static bool same_pid_ns(const struct serve *s, pid_t pid)
-{
-	char path[32], ns[64];
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
-	n = readlink(path, ns, sizeof(ns) - 1);
-	if (n <= 0)
-		return false;
-	ns[n] = '\0';
-	return !strcmp(ns, s->ns);
-}
-
-/* Only the owner, and only from outside the sandbox: a process inside runs with the owner's
- * uid, but in the sandbox's pid namespace (or one below it). N_REFUSALS: accepted. */
-static enum refusal peer_refused(const struct serve *s, int fd, struct ucred *uc)
-{
-	socklen_t len = sizeof(*uc);
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, uc, &len) < 0)
-		return NO_CREDENTIALS;
-	if (uc->uid != getuid())
-		return OTHER_USER;
-	if (uc->pid <= 0 || !same_pid_ns(s, uc->pid))
-		return OTHER_PID_NS;
-	return N_REFUSALS;
-}
-
-/* Closes the refusals' window: one event with the count of those not written one by one. */
-static int refusals_flush(struct serve *s, struct ab_err *e)
-{
-	uint64_t total = 0;
-	struct json *j;
-
-	for (int i = 0; i < N_REFUSALS; i++)
-		total += s->refusals.held[i];
-	s->refusals.start = 0;
-	s->refusals.written = 0;
-	if (!total)
-		return 0;
-	j = audit_begin(s->a, "session");
-	json_kv_str(j, "action", "refused");
-	json_kv_bool(j, "repeat", true);
-	json_kv_uint(j, "count", total);
-	json_key(j, "reasons");
-	json_obj_begin(j);
-	for (int i = 0; i < N_REFUSALS; i++)
-		if (s->refusals.held[i])
-			json_kv_uint(j, refusal_reason[i], s->refusals.held[i]);
-	json_obj_end(j);
-	memset(s->refusals.held, 0, sizeof(s->refusals.held));
-	audit_budgeted(s->a);
-	return audit_emit(s->a, e);
-}
-
-static int audit_refused(struct serve *s, const struct ucred *uc, enum refusal why,
+static int audit_refused(struct serve *s, const struct ucred *uc, enum session_refusal why,
 			 const char *detail, struct ab_err *e)
 {
-	uint64_t now = now_ms();
-	struct json *j;
-
-	if (s->refusals.start && now - s->refusals.start >= REFUSAL_WINDOW_MS &&
-	    refusals_flush(s, e) < 0)
-		return -1;
-	if (!s->refusals.start)
-		s->refusals.start = now;
-	if (s->refusals.written >= REFUSALS_WRITTEN) {
-		s->refusals.held[why]++;
-		return 0;
-	}
-	s->refusals.written++;
-	j = audit_begin(s->a, "session");
-	json_kv_str(j, "action", "refused");
-	json_kv_str(j, "reason", refusal_reason[why]);
-	if (detail)
-		json_kv_str(j, "detail", detail);
-	json_kv_int(j, "uid", uc->uid);
-	json_kv_int(j, "pid", uc->pid);
-	audit_budgeted(s->a);
-	return audit_emit(s->a, e);
+	return session_refusal(&s->refusals, s->a, now_ms(), uc, why, detail, e);
 }
 
 /* Unread data at close would reset the connection before the refusal is read. Bounded, and
@@ -479,15 +390,15 @@ static int on_accept(struct serve *s, struct ab_err *e)
 	for (int k = 0; k < 16; k++) {
 		int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		struct ucred uc = {0};
-		enum refusal why;
+		enum session_refusal why;
 
 		if (fd < 0)
 			return 0;
-		why = peer_refused(s, fd, &uc);
-		if (why == N_REFUSALS && s->n_clients >= MAX_CLIENTS)
-			why = TOO_MANY;
-		if (why != N_REFUSALS) {
-			reply(fd, SESSION_REPLY_ERROR, EPERM, 0, refusal_reason[why]);
+		why = session_peer_check(s->ns, fd, &uc);
+		if (why == REFUSAL_NONE && s->n_clients >= MAX_CLIENTS)
+			why = REFUSAL_TOO_MANY;
+		if (why != REFUSAL_NONE) {
+			reply(fd, SESSION_REPLY_ERROR, EPERM, 0, session_refusal_reason(why));
 			drain(fd);
 			close(fd);
 			if (audit_refused(s, &uc, why, NULL, e) < 0)
@@ -580,7 +491,7 @@ static int on_client(struct serve *s, struct client *c, struct ab_err *e)
 		if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) < 0)
 			uc = (struct ucred){0}; /* the event says uid 0, pid 0: unknown */
 		drop_client(s, c);
-		return audit_refused(s, &uc, BAD_REQUEST, bad.msg[0] ? bad.msg : NULL, e);
+		return audit_refused(s, &uc, REFUSAL_BAD_REQUEST, bad.msg[0] ? bad.msg : NULL, e);
 	}
 	return 0;
 }
@@ -604,11 +515,11 @@ static int deadlines(struct serve *s, struct ab_err *e)
 	const struct limits *l = &s->r->p->limits;
 	uint64_t now = now_ms(), next = UINT64_MAX;
 
-	if (s->refusals.start && s->refusals.start + REFUSAL_WINDOW_MS <= now &&
-	    refusals_flush(s, e) < 0)
+	if (session_refusals_due(&s->refusals, now) &&
+	    session_refusals_flush(&s->refusals, s->a, e) < 0)
 		return -2;
 	if (s->refusals.start)
-		next = s->refusals.start + REFUSAL_WINDOW_MS;
+		next = s->refusals.start + SESSION_REFUSAL_WINDOW_MS;
 	for (size_t i = 0; i < s->n_execs; i++) {
 		struct exec *x = &s->execs[i];
 		if (!x->deadline || x->timeout_stage >= 2)
@@ -772,7 +683,7 @@ static _Noreturn void end_session(struct serve *s, struct ab_err *e)
 		json_kv_str(audit_begin(s->a, "error"), "message", e->msg);
 		audit_emit(s->a, &ignored);
 	}
-	if (refusals_flush(s, e) < 0 ||
+	if (session_refusals_flush(&s->refusals, s->a, e) < 0 ||
 	    (s->r->monitor && seccomp_monitor_flush(s->r->monitor, s->a, e) < 0) ||
 	    sandbox_save_changes(s->r, s->a, e) < 0 || audit_session(s, "end", e) < 0)
 		rc = -1;
