@@ -90,7 +90,8 @@ enum http_verdict http_rules_decide(const struct http_rules *rs, const char *met
 	"letters, dotless i), and no allow rule names it"
 
 /* http_rules_decide, and *why: NULL, or why a deny rule denied a request its text does not
- * match byte for byte (HTTP_RULES_WHY_CASE or HTTP_RULES_WHY_NON_ASCII). */
+ * match byte for byte (a static string with the text of HTTP_RULES_WHY_CASE or
+ * HTTP_RULES_WHY_NON_ASCII: compare with strcmp). */
 enum http_verdict http_rules_decide_why(const struct http_rules *rs, const char *method,
 					const char *host, const struct http_target *t,
 					const char **rule, const char **why);

@@ -541,7 +541,8 @@ static void expect_decision(const struct http_rules *rs, const char *method, con
 	assert_int_equal(http_target_canon(target, strlen(target), &t, &why), 0);
 	v = http_rules_decide_why(rs, method, "example.com", &t, &rule, &detail);
 	if (v != want || (rule == NULL) != (want_rule == NULL) ||
-	    (rule && strcmp(rule, want_rule)) || detail != want_why) {
+	    (rule && strcmp(rule, want_rule)) || (detail == NULL) != (want_why == NULL) ||
+	    (detail && strcmp(detail, want_why))) {
 		print_error("%s %s: verdict %d by '%s' (%s), expected %d by '%s' (%s)\n", method,
 			    target, v, rule ? rule : "(none)", detail ? detail : "-", want,
 			    want_rule ? want_rule : "(none)", want_why ? want_why : "-");
