@@ -560,6 +560,32 @@ static unsigned ascii_lower(unsigned c)
 	return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
 }
 
+/* One byte c of the text: the states st lead to, in next; false when there are none. */
+static bool glob_step(const struct http_glob *g, const unsigned char *st, unsigned char *next,
+		      unsigned c, uint16_t sep, unsigned how)
+{
+	bool star_ok = !(how & MATCH_NAMED) || c < 0x80, wild = how & MATCH_WILD && c >= 0xc0;
+	bool any = false;
+
+	memset(next, 0, g->n + 1);
+	for (size_t i = 0; i < g->n; i++) {
+		unsigned el;
+
+		if (!st[i])
+			continue;
+		el = how & MATCH_FOLD ? ascii_lower(g->el[i]) : g->el[i];
+		if (star_ok && (el == HTTP_GLOB_STARS || (el == HTTP_GLOB_STAR && c != sep)))
+			next[i] = 1, any = true;
+		else if (el == c || (wild && el < 256 && el != '/'))
+			next[i + 1] = 1, any = true;
+		/* "/" "**" "/" also matches one "/": zero segments, as in .gitignore */
+		if (el == c && el == '/' && sep == '/' && i + 2 < g->n &&
+		    g->el[i + 1] == HTTP_GLOB_STARS && g->el[i + 2] == '/')
+			next[i + 3] = 1;
+	}
+	return any;
+}
+
 /* A set-of-states simulation: time O(glob * text), no backtracking for hostile input to
  * exploit. '*' stops at sep, '**' does not; a final "/" "**" also matches the bare parent. */
 static bool glob_match(const struct http_glob *g, const char *text, uint16_t sep, unsigned how)
@@ -567,35 +593,17 @@ static bool glob_match(const struct http_glob *g, const char *text, uint16_t sep
 	unsigned char *mem = calloc(2 * (g->n + 1), 1), *st = mem, *next, *tmp;
 	bool any, ok;
 
-	if (!mem)
-		return false; /* fail closed: an unmatched allow denies, see http_rules_decide */
+	if (!mem) /* fail closed: a deny rule (read folded) matches, an allow rule does not */
+		return how & MATCH_FOLD;
 	next = st + g->n + 1;
 	st[0] = 1;
 	closure(g, st);
 	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
 		unsigned c = how & MATCH_FOLD ? ascii_lower(*p) : *p;
-		bool star_ok = !(how & MATCH_NAMED) || c < 0x80,
-		     wild = how & MATCH_WILD && c >= 0xc0;
 
 		if (how & MATCH_WILD && (c & 0xc0) == 0x80)
 			continue; /* read with its character's first byte */
-
-		memset(next, 0, g->n + 1);
-		any = false;
-		for (size_t i = 0; i < g->n; i++) {
-			unsigned el = how & MATCH_FOLD ? ascii_lower(g->el[i]) : g->el[i];
-			if (!st[i])
-				continue;
-			if (star_ok &&
-			    (el == HTTP_GLOB_STARS || (el == HTTP_GLOB_STAR && c != sep)))
-				next[i] = 1, any = true;
-			else if (el == c || (wild && el < 256 && el != '/'))
-				next[i + 1] = 1, any = true;
-			/* "/" "**" "/" also matches one "/": zero segments, as in .gitignore */
-			if (el == c && el == '/' && sep == '/' && i + 2 < g->n &&
-			    g->el[i + 1] == HTTP_GLOB_STARS && g->el[i + 2] == '/')
-				next[i + 3] = 1;
-		}
+		any = glob_step(g, st, next, c, sep, how);
 		tmp = st, st = next, next = tmp;
 		if (!any)
 			break;
@@ -682,11 +690,12 @@ static bool non_ascii(const char *s)
 	return false;
 }
 
-/* The first deny rule matching the request as any origin may read it (letters in any case), or
- * NULL; *concerned: the first deny rule for this host and method, whatever its path. */
+/* The first deny rule for this host and method that matches the request read as how says
+ * (MATCH_FOLD: any letter case, as an origin may read it), or NULL; *concerned: the first deny
+ * rule for this host and method, whatever its path. */
 static const struct http_rule *deny_match(const struct http_rules *rs, const struct req_host *h,
 					  const char *method, const struct http_target *t,
-					  const struct http_rule **concerned)
+					  unsigned how, const struct http_rule **concerned)
 {
 	*concerned = NULL;
 	for (size_t i = 0; i < rs->n; i++) {
@@ -695,25 +704,10 @@ static const struct http_rule *deny_match(const struct http_rules *rs, const str
 			continue;
 		if (!*concerned)
 			*concerned = r;
-		if (target_match(r, t, MATCH_FOLD))
+		if (target_match(r, t, how))
 			return r;
 	}
 	return NULL;
-}
-
-/* The deny rule a path with non-ASCII characters is denied by: the first one that matches with
- * each of them read as some ASCII letter, else the first for this host and method. */
-static const struct http_rule *deny_at_stake(const struct http_rules *rs, const struct req_host *h,
-					     const char *method, const struct http_target *t,
-					     const struct http_rule *concerned)
-{
-	for (size_t i = 0; i < rs->n; i++) {
-		const struct http_rule *r = &rs->v[i];
-		if (r->deny && host_match(r, h) && method_match(r, method, true) &&
-		    target_match(r, t, MATCH_FOLD | MATCH_WILD))
-			return r;
-	}
-	return concerned;
 }
 
 /* The first allow rule matching the request strictly (how 0), or naming every non-ASCII byte of
@@ -749,7 +743,7 @@ enum http_verdict http_rules_decide_why(const struct http_rules *rs, const char 
 		*rule = HTTP_RULES_BAD_HOST;
 		return HTTP_DENY;
 	}
-	if ((r = deny_match(rs, &h, method, t, &concerned))) {
+	if ((r = deny_match(rs, &h, method, t, MATCH_FOLD, &concerned))) {
 		*rule = r->text;
 		if (!method_match(r, method, false) || !target_match(r, t, 0))
 			*why = HTTP_RULES_WHY_CASE;
@@ -763,7 +757,9 @@ enum http_verdict http_rules_decide_why(const struct http_rules *rs, const char 
 			*rule = r->text;
 			return HTTP_ALLOW;
 		}
-		*rule = deny_at_stake(rs, &h, method, t, concerned)->text;
+		/* the rule at stake: one its letters could spell, else the first */
+		r = deny_match(rs, &h, method, t, MATCH_FOLD | MATCH_WILD, &concerned);
+		*rule = (r ? r : concerned)->text;
 		*why = HTTP_RULES_WHY_NON_ASCII;
 		return HTTP_DENY;
 	}
