@@ -53,7 +53,7 @@ bool http_check_request(struct conn *c, const char *head, size_t head_len)
 {
 	const struct http_rules *rs = &c->px->rules.http;
 	struct http_target t;
-	const char *target = NULL, *why = NULL, *rule;
+	const char *target = NULL, *why = NULL, *rule, *detail;
 	size_t n;
 	char text[1024];
 	enum http_verdict v;
@@ -67,10 +67,11 @@ bool http_check_request(struct conn *c, const char *head, size_t head_len)
 		http_check_refuse(c, 400, NULL, text);
 		return false;
 	}
-	v = http_rules_decide(rs, c->method, c->name, &t, &rule);
+	v = http_rules_decide_why(rs, c->method, c->name, &t, &rule, &detail);
 	c->http_rule = rule;
 	if (v == HTTP_DENY) {
-		snprintf(text, sizeof(text), "denied by [http] rule '%s'", rule);
+		snprintf(text, sizeof(text), "denied by [http] rule '%s'%s%s", rule,
+			 detail ? ": " : "", detail ? detail : "");
 		http_check_refuse(c, 403, rule, text);
 		http_target_free(&t);
 		return false;

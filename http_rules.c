@@ -549,34 +549,61 @@ static void closure(const struct http_glob *g, unsigned char *st)
 			st[i + 1] = 1;
 }
 
+/* How glob_match reads: MATCH_FOLD compares ASCII letters in any case (glob and text alike);
+ * MATCH_NAMED lets the stars take ASCII bytes only, so every non-ASCII byte of the text must be
+ * written in the glob; MATCH_WILD takes each non-ASCII character of the text for any one byte
+ * but '/' (the ASCII letter an origin may read it as: only to name the rule at stake). */
+enum { MATCH_FOLD = 1, MATCH_NAMED = 2, MATCH_WILD = 4 };
+
+static unsigned ascii_lower(unsigned c)
+{
+	return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
+}
+
+/* One byte c of the text: the states st lead to, in next; false when there are none. */
+static bool glob_step(const struct http_glob *g, const unsigned char *st, unsigned char *next,
+		      unsigned c, uint16_t sep, unsigned how)
+{
+	bool star_ok = !(how & MATCH_NAMED) || c < 0x80, wild = how & MATCH_WILD && c >= 0xc0;
+	bool any = false;
+
+	memset(next, 0, g->n + 1);
+	for (size_t i = 0; i < g->n; i++) {
+		unsigned el;
+
+		if (!st[i])
+			continue;
+		el = how & MATCH_FOLD ? ascii_lower(g->el[i]) : g->el[i];
+		if (star_ok && (el == HTTP_GLOB_STARS || (el == HTTP_GLOB_STAR && c != sep)))
+			next[i] = 1, any = true;
+		else if (el == c || (wild && el < 256 && el != '/'))
+			next[i + 1] = 1, any = true;
+		/* "/" "**" "/" also matches one "/": zero segments, as in .gitignore */
+		if (el == c && el == '/' && sep == '/' && i + 2 < g->n &&
+		    g->el[i + 1] == HTTP_GLOB_STARS && g->el[i + 2] == '/')
+			next[i + 3] = 1;
+	}
+	return any;
+}
+
 /* A set-of-states simulation: time O(glob * text), no backtracking for hostile input to
  * exploit. '*' stops at sep, '**' does not; a final "/" "**" also matches the bare parent. */
-static bool glob_match(const struct http_glob *g, const char *text, uint16_t sep)
+static bool glob_match(const struct http_glob *g, const char *text, uint16_t sep, unsigned how)
 {
 	unsigned char *mem = calloc(2 * (g->n + 1), 1), *st = mem, *next, *tmp;
 	bool any, ok;
 
-	if (!mem)
-		return false; /* fail closed: an unmatched allow denies, see http_rules_decide */
+	if (!mem) /* fail closed: a deny rule (read folded) matches, an allow rule does not */
+		return how & MATCH_FOLD;
 	next = st + g->n + 1;
 	st[0] = 1;
 	closure(g, st);
 	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-		memset(next, 0, g->n + 1);
-		any = false;
-		for (size_t i = 0; i < g->n; i++) {
-			uint16_t el = g->el[i];
-			if (!st[i])
-				continue;
-			if (el == HTTP_GLOB_STARS || (el == HTTP_GLOB_STAR && *p != sep))
-				next[i] = 1, any = true;
-			else if (el == *p)
-				next[i + 1] = 1, any = true;
-			/* "/" "**" "/" also matches one "/": zero segments, as in .gitignore */
-			if (el == *p && el == '/' && sep == '/' && i + 2 < g->n &&
-			    g->el[i + 1] == HTTP_GLOB_STARS && g->el[i + 2] == '/')
-				next[i + 3] = 1;
-		}
+		unsigned c = how & MATCH_FOLD ? ascii_lower(*p) : *p;
+
+		if (how & MATCH_WILD && (c & 0xc0) == 0x80)
+			continue; /* read with its character's first byte */
+		any = glob_step(g, st, next, c, sep, how);
 		tmp = st, st = next, next = tmp;
 		if (!any)
 			break;
@@ -632,49 +659,127 @@ static bool host_match(const struct http_rule *r, const struct req_host *h)
 	       !strcmp(h->name + n - hn, r->host.host);
 }
 
-static bool request_match(const struct http_rule *r, const char *method,
-			  const struct http_target *t)
+/* Methods are case-sensitive (RFC 9110), but some frameworks upper-case what they read: a deny
+ * rule takes the method in any case. */
+static bool method_match(const struct http_rule *r, const char *method, bool fold)
 {
-	if (strcmp(r->method, "*") && strcmp(r->method, method))
-		return false;
-	if (!glob_match(&r->path, t->path, '/'))
-		return false;
-	return !r->has_query || glob_match(&r->query, t->query ? t->query : "", '&');
+	const char *m = r->method;
+
+	if (!strcmp(m, "*"))
+		return true;
+	if (!fold)
+		return !strcmp(m, method);
+	for (; *m && ascii_lower((unsigned char)*m) == ascii_lower((unsigned char)*method);
+	     m++, method++)
+		;
+	return *m == *method;
 }
 
-enum http_verdict http_rules_decide(const struct http_rules *rs, const char *method,
-				    const char *host, const struct http_target *t,
-				    const char **rule)
+static bool target_match(const struct http_rule *r, const struct http_target *t, unsigned how)
 {
-	struct req_host h;
-	bool covered = false;
+	if (!glob_match(&r->path, t->path, '/', how))
+		return false;
+	return !r->has_query || glob_match(&r->query, t->query ? t->query : "", '&', how);
+}
 
-	*rule = NULL;
+static bool non_ascii(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s >= 0x80)
+			return true;
+	return false;
+}
+
+/* The first deny rule for this host and method that matches the request read as how says
+ * (MATCH_FOLD: any letter case, as an origin may read it), or NULL; *concerned: the first deny
+ * rule for this host and method, whatever its path. */
+static const struct http_rule *deny_match(const struct http_rules *rs, const struct req_host *h,
+					  const char *method, const struct http_target *t,
+					  unsigned how, const struct http_rule **concerned)
+{
+	*concerned = NULL;
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct http_rule *r = &rs->v[i];
+		if (!r->deny || !host_match(r, h) || !method_match(r, method, true))
+			continue;
+		if (!*concerned)
+			*concerned = r;
+		if (target_match(r, t, how))
+			return r;
+	}
+	return NULL;
+}
+
+/* The first allow rule matching the request strictly (how 0), or naming every non-ASCII byte of
+ * its path (MATCH_NAMED); *covered: some allow rule names the host. */
+static const struct http_rule *allow_match(const struct http_rules *rs, const struct req_host *h,
+					   const char *method, const struct http_target *t,
+					   unsigned how, bool *covered)
+{
+	*covered = false;
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct http_rule *r = &rs->v[i];
+		if (r->deny || !host_match(r, h))
+			continue;
+		*covered = true;
+		if (method_match(r, method, false) && target_match(r, t, how))
+			return r;
+	}
+	return NULL;
+}
+
+enum http_verdict http_rules_decide_why(const struct http_rules *rs, const char *method,
+					const char *host, const struct http_target *t,
+					const char **rule, const char **why)
+{
+	const struct http_rule *r, *concerned;
+	struct req_host h;
+	bool covered;
+
+	*rule = *why = NULL;
 	if (rs->n == 0)
 		return HTTP_PASS;
 	if (!req_host_parse(host, &h)) {
 		*rule = HTTP_RULES_BAD_HOST;
 		return HTTP_DENY;
 	}
-	for (size_t i = 0; i < rs->n; i++)
-		if (rs->v[i].deny && host_match(&rs->v[i], &h) &&
-		    request_match(&rs->v[i], method, t)) {
-			*rule = rs->v[i].text;
-			return HTTP_DENY;
-		}
-	for (size_t i = 0; i < rs->n; i++) {
-		if (rs->v[i].deny || !host_match(&rs->v[i], &h))
-			continue;
-		covered = true;
-		if (request_match(&rs->v[i], method, t)) {
-			*rule = rs->v[i].text;
+	if ((r = deny_match(rs, &h, method, t, MATCH_FOLD, &concerned))) {
+		*rule = r->text;
+		if (!method_match(r, method, false) || !target_match(r, t, 0))
+			*why = HTTP_RULES_WHY_CASE;
+		return HTTP_DENY;
+	}
+	/* A letter outside ASCII may be one to the origin (fullwidth 'a', dotless i, the Kelvin
+	 * sign, read as a, i, k by Unicode case folding or compatibility normalisation): a path
+	 * holding one gets past the deny rules only when an allow rule writes it out. */
+	if (concerned && non_ascii(t->path)) {
+		if ((r = allow_match(rs, &h, method, t, MATCH_NAMED, &covered))) {
+			*rule = r->text;
 			return HTTP_ALLOW;
 		}
+		/* the rule at stake: one its letters could spell, else the first */
+		r = deny_match(rs, &h, method, t, MATCH_FOLD | MATCH_WILD, &concerned);
+		*rule = (r ? r : concerned)->text;
+		*why = HTTP_RULES_WHY_NON_ASCII;
+		return HTTP_DENY;
+	}
+	if ((r = allow_match(rs, &h, method, t, 0, &covered))) {
+		*rule = r->text;
+		return HTTP_ALLOW;
 	}
 	if (!covered)
 		return HTTP_PASS;
 	*rule = HTTP_RULES_NO_ALLOW;
 	return HTTP_DENY;
+}
+
+enum http_verdict http_rules_decide(const struct http_rules *rs, const char *method,
+				    const char *host, const struct http_target *t,
+				    const char **rule)
+{
+	const char *why;
+
+	return http_rules_decide_why(rs, method, host, t, rule, &why);
 }
 
 bool http_rules_cover(const struct http_rules *rs, const char *host)

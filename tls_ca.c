@@ -1,6 +1,6 @@
 /* The per-run CA for TLS interception: keys, the CA certificate with its name constraints, and
- * the per-name leaf cache. Everything is built with OpenSSL's X.509 objects; the only bytes this
- * file ever holds are certificates (public). */
+ * the per-name leaf cache (bounded: least recently used out). Everything is built with OpenSSL's
+ * X.509 objects; the only bytes this file ever holds are certificates (public). */
 #include "tls_ca.h"
 
 #include <errno.h>
@@ -23,13 +23,15 @@
 
 #define LIFETIME_MAX_S (10ULL * 366 * 86400)
 /* OpenSSL keeps private key numbers in its secure heap when there is one: locked (never swapped)
- * and out of core dumps. A leaf key is about 100 bytes there; room for ~500 names. */
+ * and out of core dumps. A leaf key is about 100 bytes there; room for ~500 names, twice the
+ * leaves the cache keeps. */
 #define SECURE_HEAP_BYTES (64 * 1024)
 
 struct tls_leaf {
 	char name[256];
 	X509 *cert;
 	EVP_PKEY *key;
+	uint64_t used; /* the CA's clock at its last use: the least recent is evicted */
 };
 
 struct tls_ca {
@@ -38,8 +40,9 @@ struct tls_ca {
 	bool decoded; /* cert's public key (tls_ca_cert) */
 	struct egress_rule *names;
 	size_t n;
-	struct tls_leaf *leaves;
+	struct tls_leaf *leaves; /* at most TLS_CA_LEAVES_MAX */
 	size_t nleaves;
+	uint64_t clock;
 };
 
 /* The reason OpenSSL queued, or a plain message; the queue is left empty for the next caller. */
@@ -372,10 +375,37 @@ static int leaf_name(const char *name, char canon[256], struct ab_err *e)
 	return 0;
 }
 
+static void leaf_free(struct tls_leaf *l)
+{
+	X509_free(l->cert);
+	EVP_PKEY_free(l->key); /* OpenSSL clears the key's memory as it frees it */
+	memset(l, 0, sizeof(*l));
+}
+
+/* Where a new leaf goes: a new slot while the cache has room, else the least recently used
+ * one, freed (a connection that uses it holds its own references). NULL when out of memory. */
+static struct tls_leaf *leaf_slot(struct tls_ca *ca)
+{
+	struct tls_leaf *nv, *lru;
+
+	if (ca->nleaves < TLS_CA_LEAVES_MAX) {
+		if (!(nv = realloc(ca->leaves, (ca->nleaves + 1) * sizeof(*nv))))
+			return NULL;
+		ca->leaves = nv;
+		return &ca->leaves[ca->nleaves++];
+	}
+	lru = &ca->leaves[0];
+	for (size_t i = 1; i < ca->nleaves; i++)
+		if (ca->leaves[i].used < lru->used)
+			lru = &ca->leaves[i];
+	leaf_free(lru);
+	return lru;
+}
+
 int tls_ca_leaf(struct tls_ca *ca, const char *name, X509 **cert, EVP_PKEY **key, struct ab_err *e)
 {
 	char canon[256];
-	struct tls_leaf *nv, *l;
+	struct tls_leaf made = {0}, *l;
 
 	*cert = NULL;
 	*key = NULL;
@@ -383,25 +413,24 @@ int tls_ca_leaf(struct tls_ca *ca, const char *name, X509 **cert, EVP_PKEY **key
 		return -1;
 	for (size_t i = 0; i < ca->nleaves; i++)
 		if (!strcmp(ca->leaves[i].name, canon)) {
-			*cert = ca->leaves[i].cert;
-			*key = ca->leaves[i].key;
-			return 0;
+			l = &ca->leaves[i];
+			goto found;
 		}
 	if (!ca_permits(ca, canon))
 		return ab_fail(e, 0, "TLS CA: no leaf for '%s': not a name this run intercepts",
 			       canon);
-	if (!(nv = realloc(ca->leaves, (ca->nleaves + 1) * sizeof(*nv))))
-		return ab_fail(e, ENOMEM, "TLS CA");
-	ca->leaves = nv;
-	l = &ca->leaves[ca->nleaves];
-	memset(l, 0, sizeof(*l));
-	memcpy(l->name, canon, sizeof(l->name));
-	if (!build_leaf(ca, l)) {
-		X509_free(l->cert);
-		EVP_PKEY_free(l->key);
+	memcpy(made.name, canon, sizeof(made.name));
+	if (!build_leaf(ca, &made)) {
+		leaf_free(&made);
 		return ossl_fail(e, "cannot make a leaf certificate");
 	}
-	ca->nleaves++;
+	if (!(l = leaf_slot(ca))) {
+		leaf_free(&made);
+		return ab_fail(e, ENOMEM, "TLS CA");
+	}
+	*l = made;
+found:
+	l->used = ++ca->clock;
 	*cert = l->cert;
 	*key = l->key;
 	return 0;
@@ -448,10 +477,8 @@ void tls_ca_free(struct tls_ca *ca)
 {
 	if (!ca)
 		return;
-	for (size_t i = 0; i < ca->nleaves; i++) {
-		X509_free(ca->leaves[i].cert);
-		EVP_PKEY_free(ca->leaves[i].key);
-	}
+	for (size_t i = 0; i < ca->nleaves; i++)
+		leaf_free(&ca->leaves[i]);
 	free(ca->leaves);
 	X509_free(ca->cert);
 	EVP_PKEY_free(ca->key);

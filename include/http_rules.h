@@ -71,13 +71,30 @@ enum http_verdict {
 #define HTTP_RULES_BAD_HOST "not a host name the [http] rules can compare"
 
 /* Decides one request: deny rules first, then allow; a host that some allow rule names but no
- * allow rule matches is denied. method is compared case-sensitively (RFC 9110), host as the
- * connection rules compare it (lower case, punycode, no trailing dot; an IPv6 address in
- * brackets or not). *rule is the deciding rule's text (HTTP_RULES_NO_ALLOW or
+ * allow rule matches is denied. Allow rules read the request strictly: method compared
+ * case-sensitively (RFC 9110), path and query byte for byte. Deny rules read it as broadly as an
+ * origin may: method, path and query in any ASCII letter case; and a request a deny rule's host
+ * and method cover whose path holds a non-ASCII byte is denied (by that rule) unless an allow
+ * rule names it, every non-ASCII byte written in the rule rather than matched by a star. host is
+ * compared as the connection rules compare it (lower case, punycode, no trailing dot; an IPv6
+ * address in brackets or not). *rule is the deciding rule's text (HTTP_RULES_NO_ALLOW or
  * HTTP_RULES_BAD_HOST for the default denials, NULL for HTTP_PASS); it lives as long as rs. */
 enum http_verdict http_rules_decide(const struct http_rules *rs, const char *method,
 				    const char *host, const struct http_target *t,
 				    const char **rule);
+
+/* The reasons http_rules_decide_why adds to a deny rule's denial. */
+#define HTTP_RULES_WHY_CASE "it matches the path in another letter case, as an origin may read it"
+#define HTTP_RULES_WHY_NON_ASCII                                                                   \
+	"the path has non-ASCII characters, which an origin may read as ASCII ones (fullwidth "    \
+	"letters, dotless i), and no allow rule names it"
+
+/* http_rules_decide, and *why: NULL, or why a deny rule denied a request its text does not
+ * match byte for byte (a static string with the text of HTTP_RULES_WHY_CASE or
+ * HTTP_RULES_WHY_NON_ASCII: compare with strcmp). */
+enum http_verdict http_rules_decide_why(const struct http_rules *rs, const char *method,
+					const char *host, const struct http_target *t,
+					const char **rule, const char **why);
 
 /* True when some rule's host pattern covers host: the connections to it must be intercepted
  * for the rules to be enforced. */

@@ -1,8 +1,9 @@
 /* The per-run certificate authority for TLS interception (tls_ca.c), on OpenSSL 3: an ECDSA
  * P-256 key made in memory, a self-signed CA certificate whose X.509 name constraints permit only
- * the intercepted names, and leaf certificates minted per name and cached. The private keys live
- * only in this process's memory: no function writes them out in any form. Not thread-safe: one
- * event loop owns a CA. Not yet used by the proxy: the integration comes with issue 18. */
+ * the intercepted names, and leaf certificates minted per name and cached (a bounded cache). The
+ * private keys live only in this process's memory: no function writes them out in any form. Not
+ * thread-safe: one event loop owns a CA. Not yet used by the proxy: the integration comes with
+ * issue 18. */
 #ifndef AGENTBOX_TLS_CA_H
 #define AGENTBOX_TLS_CA_H
 
@@ -34,10 +35,16 @@ int tls_ca_openssl_init(struct ab_err *e);
 int tls_ca_new(const char *const *names, size_t n, uint64_t lifetime_s, struct tls_ca **ca,
 	       struct ab_err *e);
 
+/* Leaves the cache keeps at once: a wildcard rule lets through a name per subdomain, and a leaf
+ * with its key is ~5.4 KB. Past it, the least recently used leaf is freed (its key cleared). */
+#define TLS_CA_LEAVES_MAX 256
+
 /* The leaf certificate and key for name (a host name, canonicalised as the connection rules
- * do), minted on first use and cached: the same name gives the same pointers. Refused when the
- * name is not one the CA was made for. Both are owned by ca (valid until tls_ca_free); a caller
- * that keeps one longer takes its own reference (X509_up_ref, EVP_PKEY_up_ref). */
+ * do), minted on first use and cached: the same name gives the same pointers while it stays in
+ * the cache (TLS_CA_LEAVES_MAX names; an evicted name gets a new leaf). Refused when the name is
+ * not one the CA was made for. Both are owned by ca, valid until the next tls_ca_leaf (which may
+ * evict them) or tls_ca_free; a caller that keeps one longer takes its own reference
+ * (X509_up_ref, EVP_PKEY_up_ref; SSL_use_certificate and SSL_use_PrivateKey take one). */
 int tls_ca_leaf(struct tls_ca *ca, const char *name, X509 **cert, EVP_PKEY **key, struct ab_err *e);
 
 /* The CA certificate (owned by ca, its public key decoded, as a verifier needs it); NULL when
@@ -48,7 +55,7 @@ X509 *tls_ca_cert(struct tls_ca *ca);
  * *pem is malloc'd (the caller frees it) and NUL-terminated; *len excludes the NUL. */
 int tls_ca_cert_pem(const struct tls_ca *ca, char **pem, size_t *len, struct ab_err *e);
 
-/* The number of leaves minted so far (for the audit and tests). */
+/* The number of leaves in the cache, at most TLS_CA_LEAVES_MAX (for the audit and tests). */
 size_t tls_ca_leaf_count(const struct tls_ca *ca);
 
 /* Frees the keys (OpenSSL clears a private key's memory as it frees it), the certificates and

@@ -9,8 +9,13 @@
  *  - canonicalisation is idempotent: the target as sent upstream (http_target_format)
  *    canonicalises to the same path and query, and formats to the same bytes;
  *  - the decision is consistent with http_rules_cover, names a rule unless it passes, and a
- *    denial by a deny rule names a deny rule;
+ *    denial by a deny rule names a deny rule (and only such a denial gives a reason);
+ *  - deny rules read letters in any case: a request a deny rule matches is denied by the same
+ *    rule with its path and query upper- or lower-cased;
+ *  - a non-ASCII path is allowed only by an allow rule with non-ASCII bytes of its own, or when
+ *    no deny rule is for the request's host and method;
  *  - every canonical path is expressible as a rule: "GET HOST/<path as sent>" matches it. */
+#include <ctype.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -131,6 +136,68 @@ static void check_expressible(const struct http_target *t, const char *sent, con
 	free(rule);
 }
 
+/* t with its ASCII letters upper-cased (up) or lower-cased: the same request to a deny rule. */
+static void recased(const struct http_target *t, bool up, struct http_target *out)
+{
+	out->path = strdup(t->path);
+	out->query = t->query ? strdup(t->query) : NULL;
+	CHECK(out->path && (!t->query || out->query));
+	for (char *p = out->path; *p; p++)
+		*p = up ? (char)toupper((unsigned char)*p) : (char)tolower((unsigned char)*p);
+	for (char *p = out->query; p && *p; p++)
+		*p = up ? (char)toupper((unsigned char)*p) : (char)tolower((unsigned char)*p);
+}
+
+static void check_deny_folds(const struct http_rules *rs, const char *method, const char *host,
+			     const struct http_target *t, const char *deciding)
+{
+	for (int up = 0; up < 2; up++) {
+		struct http_target v;
+		const char *rule, *why;
+
+		recased(t, up, &v);
+		CHECK(http_rules_decide_why(rs, method, host, &v, &rule, &why) == HTTP_DENY);
+		CHECK(rule == deciding && (!why || strcmp(why, HTTP_RULES_WHY_NON_ASCII)));
+		http_target_free(&v);
+	}
+}
+
+static bool glob_non_ascii(const struct http_glob *g)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (g->el[i] >= 0x80 && g->el[i] < 256)
+			return true;
+	return false;
+}
+
+/* An allowed non-ASCII path: named by its rule, or no deny rule alone has a say on it. */
+static void check_non_ascii_allow(const struct http_rules *rs, const char *method, const char *host,
+				  const struct http_target *t, const char *deciding)
+{
+	for (size_t i = 0; i < rs->n; i++)
+		if (rs->v[i].text == deciding && glob_non_ascii(&rs->v[i].path))
+			return;
+	for (size_t i = 0; i < rs->n; i++) {
+		struct http_rules one = {0};
+		struct ab_err e = {0};
+		const char *rule;
+
+		if (!rs->v[i].deny)
+			continue;
+		CHECK(http_rules_add(&one, true, rs->v[i].text, &e) == 0);
+		CHECK(http_rules_decide(&one, method, host, t, &rule) == HTTP_PASS);
+		http_rules_free(&one);
+	}
+}
+
+static bool path_non_ascii(const char *p)
+{
+	for (; *p; p++)
+		if ((unsigned char)*p >= 0x80)
+			return true;
+	return false;
+}
+
 static void parse_rules(const char *text, size_t n, struct http_rules *rs)
 {
 	char line[4200];
@@ -185,17 +252,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_canonical(&t);
 	char *sent = check_idempotent(&t);
 
-	v = http_rules_decide(&rs, method, host, &t, &deciding);
+	v = http_rules_decide_why(&rs, method, host, &t, &deciding, &why);
 	CHECK(v == HTTP_PASS || v == HTTP_ALLOW || v == HTTP_DENY);
 	CHECK((v == HTTP_PASS) == (deciding == NULL));
 	CHECK(v == HTTP_PASS || http_rules_cover(&rs, host));
-	if (v == HTTP_ALLOW || (v == HTTP_DENY && strcmp(deciding, HTTP_RULES_NO_ALLOW) &&
-				strcmp(deciding, HTTP_RULES_BAD_HOST))) {
+	bool by_deny = v == HTTP_DENY && strcmp(deciding, HTTP_RULES_NO_ALLOW) &&
+		       strcmp(deciding, HTTP_RULES_BAD_HOST);
+	if (v == HTTP_ALLOW || by_deny) {
 		bool found = false;
 		for (size_t i = 0; i < rs.n; i++)
 			found |= deciding == rs.v[i].text && rs.v[i].deny == (v == HTTP_DENY);
 		CHECK(found);
 	}
+	bool non_ascii_denial = why && !strcmp(why, HTTP_RULES_WHY_NON_ASCII);
+	CHECK(!why || (by_deny && (non_ascii_denial || !strcmp(why, HTTP_RULES_WHY_CASE))));
+	if (by_deny && !non_ascii_denial)
+		check_deny_folds(&rs, method, host, &t, deciding);
+	if (v == HTTP_ALLOW && path_non_ascii(t.path))
+		check_non_ascii_allow(&rs, method, host, &t, deciding);
 	check_expressible(&t, sent, host);
 	free(sent);
 	http_target_free(&t);

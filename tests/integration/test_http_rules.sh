@@ -111,6 +111,36 @@ t_tls_to_covered_host_refused() {
 		"a '*' rule covers all: localhost is intercepted"
 }
 
+# Deny rules read a path as an origin that folds it may: /ADMIN/x, /%41dmin/x and a fullwidth
+# 'a' (U+FF41) are refused by the deny rule, even under an allow rule for every path, and the
+# refusal names it. Controls: a path outside the deny rule, and a non-ASCII path an allow rule
+# writes out, reach the server.
+t_deny_folded() {
+	log_server
+	{
+		printf '[sandbox]\ninclude = %s/shell.ini\n' "$AGENTBOX_PROFILES"
+		printf '[network]\nmode = proxy\nallow = 127.0.0.1:%s\n[http]\n' "$P"
+		printf '%s\n' 'allow = GET 127.0.0.1/**' 'allow = GET 127.0.0.1/caf%C3%A9' \
+			'deny = * */admin/**'
+	} >"$META/rules.ini"
+	status -x http://127.0.0.1:3128 /public/x
+	assert_eq "HTTP/1.1 200 OK " "$OUT" "a path outside the deny rule"
+	status -x http://127.0.0.1:3128 /ADMIN/x
+	assert_eq "HTTP/1.1 403 Forbidden X-Agentbox-Denied: * */admin/** " "$OUT" "/ADMIN/x"
+	assert_contains "$(cat "$AUDIT")" '"http_rule":"* */admin/**"' "the deny event names the rule"
+	assert_contains "$(cat "$AUDIT")" "in another letter case" "and says why"
+	status -x http://127.0.0.1:3128 /%41dmin/x
+	assert_eq "HTTP/1.1 403 Forbidden X-Agentbox-Denied: * */admin/** " "$OUT" "/%41dmin/x"
+	status -x http://127.0.0.1:3128 /%EF%BD%81dmin/x
+	assert_eq "HTTP/1.1 403 Forbidden X-Agentbox-Denied: * */admin/** " "$OUT" \
+		"a fullwidth a, percent-encoded"
+	assert_contains "$(cat "$AUDIT")" "non-ASCII characters" "and says why"
+	status -x http://127.0.0.1:3128 /caf%C3%A9
+	assert_eq "HTTP/1.1 200 OK " "$OUT" "a non-ASCII path an allow rule names"
+	assert_eq "GET /public/x GET /caf%C3%A9 " "$(cut -d' ' -f1,2 "$LOG" | tr '\n' ' ')" \
+		"what reached the server: the two allowed"
+}
+
 # Profile errors: a rule that can never match, and rules without the proxy.
 t_profile_errors() {
 	printf '[sandbox]\ninclude = %s/shell.ini\n[network]\nmode = proxy\n[http]\nallow = GET a.test//x\n' \
@@ -130,6 +160,7 @@ t_profile_errors() {
 
 run_case proxy_requests t_proxy_requests
 run_case tunnel_requests t_tunnel_requests
+run_case deny_folded t_deny_folded
 run_case tls_to_covered_host_refused t_tls_to_covered_host_refused
 run_case profile_errors t_profile_errors
 finish

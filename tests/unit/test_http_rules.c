@@ -1,7 +1,8 @@
 /* Unit tests for the [http] rules (http_rules.c): request-target canonicalisation (percent-
  * decoding once, the refused escapes, dot segments, repeated slashes, UTF-8, the query), the
  * rule syntax and its errors, glob matching, and the deny-first decision with its positive
- * controls. */
+ * controls: deny rules read in any letter case and refusing non-ASCII paths no allow rule names,
+ * allow rules read strictly. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -529,6 +530,136 @@ static void test_decide_hosts(void **state)
 	assert_false(http_rules_cover(&rs, "anything.example"));
 }
 
+/* decide, and the deny rule or default it names (NULL: passed) and the reason it adds. */
+static void expect_decision(const struct http_rules *rs, const char *method, const char *target,
+			    enum http_verdict want, const char *want_rule, const char *want_why)
+{
+	struct http_target t;
+	const char *why, *rule, *detail;
+	enum http_verdict v;
+
+	assert_int_equal(http_target_canon(target, strlen(target), &t, &why), 0);
+	v = http_rules_decide_why(rs, method, "example.com", &t, &rule, &detail);
+	if (v != want || (rule == NULL) != (want_rule == NULL) ||
+	    (rule && strcmp(rule, want_rule)) || (detail == NULL) != (want_why == NULL) ||
+	    (detail && strcmp(detail, want_why))) {
+		print_error("%s %s: verdict %d by '%s' (%s), expected %d by '%s' (%s)\n", method,
+			    target, v, rule ? rule : "(none)", detail ? detail : "-", want,
+			    want_rule ? want_rule : "(none)", want_why ? want_why : "-");
+		fail();
+	}
+	/* http_rules_decide is the same decision */
+	assert_int_equal(http_rules_decide(rs, method, "example.com", &t, &detail), v);
+	assert_ptr_equal(detail, rule);
+	http_target_free(&t);
+}
+
+#define ADMIN "* example.com/admin/**"
+#define KUBE "* example.com/kube/*"
+#define CAFE "GET example.com/caf%C3%A9/*"
+
+/* A deny rule matches the path as an origin that folds case or Unicode may read it. Each form
+ * here reached /admin past the rule ADMIN before. */
+static void test_deny_folded(void **state)
+{
+	struct http_rules rs = {0};
+	(void)state;
+
+	add_ok(&rs, true, ADMIN);
+	add_ok(&rs, true, KUBE);
+	add_ok(&rs, false, "GET example.com/**");
+	add_ok(&rs, false, CAFE);
+	/* positive controls: the paths really outside the deny rules pass, as written */
+	expect_decision(&rs, "GET", "/public/x", HTTP_ALLOW, "GET example.com/**", NULL);
+	expect_decision(&rs, "GET", "/administrator", HTTP_ALLOW, "GET example.com/**", NULL);
+	expect_decision(&rs, "GET", "/x/admin", HTTP_ALLOW, "GET example.com/**", NULL);
+	expect_decision(&rs, "GET", "/kube/x/y", HTTP_ALLOW, "GET example.com/**", NULL);
+	expect_decision(&rs, "GET", "/admin/x", HTTP_DENY, ADMIN, NULL);
+	/* ASCII letters in another case, written or percent-encoded */
+	expect_decision(&rs, "GET", "/ADMIN/x", HTTP_DENY, ADMIN, HTTP_RULES_WHY_CASE);
+	expect_decision(&rs, "GET", "/%41dmin/x", HTTP_DENY, ADMIN, HTTP_RULES_WHY_CASE);
+	expect_decision(&rs, "GET", "/Admin", HTTP_DENY, ADMIN, HTTP_RULES_WHY_CASE);
+	expect_decision(&rs, "GET", "/aDmIn/%78", HTTP_DENY, ADMIN, HTTP_RULES_WHY_CASE);
+	expect_decision(&rs, "GET", "/%61%64%6d%69%6e/x", HTTP_DENY, ADMIN, NULL);
+	expect_decision(&rs, "GET", "/KUBE/x", HTTP_DENY, KUBE, HTTP_RULES_WHY_CASE);
+	/* letters an origin may read as ASCII ones: fullwidth a (U+FF41), dotless i (U+0131),
+	 * the Kelvin sign (U+212A); the rule at stake is named */
+	expect_decision(&rs, "GET", "/%EF%BD%81dmin/x", HTTP_DENY, ADMIN, HTTP_RULES_WHY_NON_ASCII);
+	expect_decision(&rs, "GET", "/%ef%bd%81%EF%BC%A4min/x", HTTP_DENY, ADMIN,
+			HTTP_RULES_WHY_NON_ASCII); /* fullwidth a and D */
+	expect_decision(&rs, "GET", "/adm%C4%B1n/x", HTTP_DENY, ADMIN, HTTP_RULES_WHY_NON_ASCII);
+	expect_decision(&rs, "GET", "/%E2%84%AAube/x", HTTP_DENY, KUBE, HTTP_RULES_WHY_NON_ASCII);
+	/* raw, such bytes never reach the rules: the target is refused (400) */
+	expect_bad_target("/\xef\xbd\x81"
+			  "dmin/x",
+			  10, "visible ASCII");
+	expect_bad_target("/adm\xc4\xb1n/x", 9, "visible ASCII");
+	/* a non-ASCII path no allow rule writes out is denied even away from the deny rules'
+	 * paths, by the first deny rule for the host and method */
+	expect_decision(&rs, "GET", "/%C3%A9t%C3%A9", HTTP_DENY, ADMIN, HTTP_RULES_WHY_NON_ASCII);
+	/* ... and allowed where an allow rule names it: every non-ASCII byte written in the rule,
+	 * none taken by a star */
+	expect_decision(&rs, "GET", "/caf%C3%A9/menu", HTTP_ALLOW, CAFE, NULL);
+	expect_decision(&rs, "GET", "/caf%c3%a9/menu", HTTP_ALLOW, CAFE, NULL);
+	expect_decision(&rs, "GET", "/caf%C3%A9/%EF%BD%81", HTTP_DENY, ADMIN,
+			HTTP_RULES_WHY_NON_ASCII);
+	expect_decision(&rs, "GET", "/caf%C3%A9/a/b", HTTP_DENY, ADMIN, HTTP_RULES_WHY_NON_ASCII);
+	expect_decision(&rs, "GET", "/CAF%C3%A9/menu", HTTP_DENY, ADMIN, HTTP_RULES_WHY_NON_ASCII);
+	expect_decision(&rs, "GET", "/caf%C3%89/menu", HTTP_DENY, ADMIN, HTTP_RULES_WHY_NON_ASCII);
+	http_rules_free(&rs);
+}
+
+/* Allow rules keep the strict reading: a case variant of an allowed path is another path. */
+static void test_allow_strict(void **state)
+{
+	struct http_rules rs = {0};
+	(void)state;
+
+	add_ok(&rs, false, "GET example.com/repos/acme/**");
+	add_ok(&rs, false, "GET example.com/search?q=*");
+	expect_decision(&rs, "GET", "/repos/acme/x", HTTP_ALLOW, "GET example.com/repos/acme/**",
+			NULL);
+	expect_decision(&rs, "GET", "/REPOS/acme/x", HTTP_DENY, HTTP_RULES_NO_ALLOW, NULL);
+	expect_decision(&rs, "GET", "/repos/Acme/x", HTTP_DENY, HTTP_RULES_NO_ALLOW, NULL);
+	expect_decision(&rs, "GET", "/search?Q=x", HTTP_DENY, HTTP_RULES_NO_ALLOW, NULL);
+	expect_decision(&rs, "get", "/repos/acme/x", HTTP_DENY, HTTP_RULES_NO_ALLOW, NULL);
+	/* no deny rule concerns the request: a non-ASCII path is read as written */
+	expect_decision(&rs, "GET", "/repos/acme/caf%C3%A9", HTTP_ALLOW,
+			"GET example.com/repos/acme/**", NULL);
+	http_rules_free(&rs);
+}
+
+/* Only the deny rules for the request's host and method make a non-ASCII path need naming; the
+ * query and the method are folded for deny rules too. */
+static void test_deny_scope(void **state)
+{
+	struct http_rules rs = {0};
+	(void)state;
+
+	add_ok(&rs, true, "DELETE example.com/**");
+	add_ok(&rs, true, "GET example.com/search?debug=*");
+	add_ok(&rs, true, "* other.example/admin/**");
+	add_ok(&rs, false, "* example.com/**");
+	expect_decision(&rs, "DELETE", "/x", HTTP_DENY, "DELETE example.com/**", NULL);
+	/* the method in any case: some frameworks upper-case it */
+	expect_decision(&rs, "Delete", "/x", HTTP_DENY, "DELETE example.com/**",
+			HTTP_RULES_WHY_CASE);
+	expect_decision(&rs, "POST", "/%C3%A9", HTTP_ALLOW, "* example.com/**", NULL);
+	expect_decision(&rs, "GET", "/%C3%A9", HTTP_DENY, "GET example.com/search?debug=*",
+			HTTP_RULES_WHY_NON_ASCII);
+	expect_decision(&rs, "GET", "/search?debug=1", HTTP_DENY, "GET example.com/search?debug=*",
+			NULL);
+	expect_decision(&rs, "GET", "/search?DEBUG=1", HTTP_DENY, "GET example.com/search?debug=*",
+			HTTP_RULES_WHY_CASE);
+	expect_decision(&rs, "GET", "/SEARCH?Debug=1", HTTP_DENY, "GET example.com/search?debug=*",
+			HTTP_RULES_WHY_CASE);
+	expect_decision(&rs, "GET", "/search?%64ebug=1", HTTP_DENY,
+			"GET example.com/search?debug=*", NULL);
+	expect_decision(&rs, "GET", "/search?q=1", HTTP_ALLOW, "* example.com/**", NULL);
+	expect_decision(&rs, "GET", "/search?q=%C3%A9", HTTP_ALLOW, "* example.com/**", NULL);
+	http_rules_free(&rs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -548,6 +679,9 @@ int main(void)
 	    cmocka_unit_test(test_glob_query),
 	    cmocka_unit_test(test_decide),
 	    cmocka_unit_test(test_decide_hosts),
+	    cmocka_unit_test(test_deny_folded),
+	    cmocka_unit_test(test_allow_strict),
+	    cmocka_unit_test(test_deny_scope),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,8 +1,8 @@
 /* Unit tests for the per-run interception CA (tls_ca.c): leaves verify against the CA for their
  * name (OpenSSL's chain and hostname checks), the CA's name constraints stop a certificate made
- * by hand for any other name (and for any IP address), the refusals, the leaf cache, the PEM
- * export (one certificate, no key), validity bounds and extensions. Prints the cost of a CA and
- * of a leaf (a bench note, not an assertion). */
+ * by hand for any other name (and for any IP address), the refusals, the leaf cache and its bound,
+ * the PEM export (one certificate, no key), validity bounds and extensions. Prints the cost of a CA
+ * and of a leaf (a bench note, not an assertion). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -290,6 +290,49 @@ static void test_cache(void **state)
 	tls_ca_free(ca);
 }
 
+/* More names than the cache keeps: it stays at its bound, the least recently used leaf goes
+ * (one in use stays), a leaf evicted while a connection holds it stays valid for that
+ * connection, and an evicted name gets a new leaf that verifies. */
+static void test_cache_bound(void **state)
+{
+	struct tls_ca *ca = make_ca();
+	EVP_PKEY *k0, *kk, *k;
+	X509 *first, *kept, *again;
+	ASN1_INTEGER *serial;
+	char name[64];
+	(void)state;
+
+	first = leaf_ok(ca, "h0.svc.test", &k0);
+	assert_int_equal(X509_up_ref(first), 1); /* as SSL_use_certificate does */
+	assert_int_equal(EVP_PKEY_up_ref(k0), 1);
+	serial = ASN1_INTEGER_dup(X509_get0_serialNumber(first));
+	assert_non_null(serial);
+	kept = leaf_ok(ca, "keep.svc.test", &kk);
+	for (int i = 1; i <= TLS_CA_LEAVES_MAX + 10; i++) {
+		snprintf(name, sizeof(name), "h%d.svc.test", i);
+		leaf_ok(ca, name, NULL);
+		assert_true(tls_ca_leaf_count(ca) <= TLS_CA_LEAVES_MAX);
+		if (i % 16 == 0) /* in use: never the least recently used */
+			assert_ptr_equal(leaf_ok(ca, "keep.svc.test", &k), kept);
+	}
+	assert_int_equal(tls_ca_leaf_count(ca), TLS_CA_LEAVES_MAX);
+	assert_ptr_equal(leaf_ok(ca, "keep.svc.test", &k), kept);
+	assert_ptr_equal(k, kk);
+	/* the holder's references outlive the eviction */
+	assert_int_equal(X509_check_private_key(first, k0), 1);
+	expect_verifies(tls_ca_cert(ca), first, "h0.svc.test");
+	/* h0 was evicted: made again, a new certificate that verifies for its name */
+	again = leaf_ok(ca, "h0.svc.test", &k);
+	assert_int_not_equal(ASN1_INTEGER_cmp(serial, X509_get0_serialNumber(again)), 0);
+	expect_verifies(tls_ca_cert(ca), again, "h0.svc.test");
+	assert_int_equal(X509_check_private_key(again, k), 1);
+	assert_int_equal(tls_ca_leaf_count(ca), TLS_CA_LEAVES_MAX);
+	ASN1_INTEGER_free(serial);
+	X509_free(first);
+	EVP_PKEY_free(k0);
+	tls_ca_free(ca);
+}
+
 static void test_pem(void **state)
 {
 	struct tls_ca *ca = make_ca();
@@ -475,15 +518,11 @@ static void test_cost(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_leaf_verifies),
-	    cmocka_unit_test(test_leaf_refused),
-	    cmocka_unit_test(test_new_refused),
-	    cmocka_unit_test(test_name_constraints),
-	    cmocka_unit_test(test_cache),
-	    cmocka_unit_test(test_pem),
-	    cmocka_unit_test(test_validity),
-	    cmocka_unit_test(test_extensions),
-	    cmocka_unit_test(test_keys_in_secure_heap),
+	    cmocka_unit_test(test_leaf_verifies), cmocka_unit_test(test_leaf_refused),
+	    cmocka_unit_test(test_new_refused),	  cmocka_unit_test(test_name_constraints),
+	    cmocka_unit_test(test_cache),	  cmocka_unit_test(test_cache_bound),
+	    cmocka_unit_test(test_pem),		  cmocka_unit_test(test_validity),
+	    cmocka_unit_test(test_extensions),	  cmocka_unit_test(test_keys_in_secure_heap),
 	    cmocka_unit_test(test_cost),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
