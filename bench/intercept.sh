@@ -207,14 +207,14 @@ run() {
 }
 
 # measure MODE ARGS...: ROUNDS rounds of every configuration, the order rotated each round;
-# appends "CONFIG MODE KEY VALUE..." lines to results.
+# appends "CONFIG MODE KEY VALUE..." lines to results (MODE read as $label when that is set).
 measure() {
 	local r k cfg line
 	for r in $(seq 0 $((rounds - 1))); do
 		for k in $(seq 0 $((${#configs[@]} - 1))); do
 			cfg=${configs[$(((r + k) % ${#configs[@]}))]}
 			line=$(run "$cfg" "$@") || die "$cfg, $1: failed"
-			echo "$cfg $1 $line" | tee -a results
+			echo "$cfg ${label:-$1} $line" | tee -a results
 		done
 	done
 }
@@ -230,7 +230,7 @@ if [ -z "$why" ]; then
 	echo "## (5) the credential scrub: one $scrub-byte download of random bytes, $rounds rounds"
 	saved=("${configs[@]}")
 	configs=(intercept unbound bound)
-	measure scrub https://origin.test/rand
+	label=scrub measure bulk https://origin.test/rand
 	configs=("${saved[@]}")
 fi
 echo "## (4) start-up, interleaved ($startup_rounds rounds, warmup 10): median, p10, p90 in ms"
