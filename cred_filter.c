@@ -36,7 +36,7 @@ static size_t variants(unsigned char c, bool fold, unsigned char out[2])
 	return 1;
 }
 
-void cred_filter_add(struct cred_filter *f, const char *find, bool fold)
+void cred_filter_add(struct cred_filter *f, const char *find, bool fold, bool wraps)
 {
 	static const char hex[] = "0123456789abcdefABCDEF";
 	unsigned char first[2], second[2];
@@ -49,6 +49,10 @@ void cred_filter_add(struct cred_filter *f, const char *find, bool fold)
 	for (size_t i = 0; i < n1; i++) {
 		f->byte[first[i]] = true;
 		pair_set(f, f->bucket, first[i], '%');
+		if (wraps) { /* a line break after the first character */
+			pair_set(f, f->bucket, first[i], '\r');
+			pair_set(f, f->bucket, first[i], '\n');
+		}
 		for (size_t j = 0; j < n2; j++)
 			pair_set(f, f->bucket, first[i], second[j]);
 	}

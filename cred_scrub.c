@@ -119,6 +119,7 @@ static int forms_place(struct cred *c, struct cbuf *find, struct cbuf *put)
 		at += put[k].n + 1;
 		f->len = find[k].n;
 		f->fold = k == 0 || k == 7;
+		f->wraps = k != 0;
 	}
 	return 0;
 }
@@ -146,7 +147,8 @@ int cred_forms_make(struct cred *c)
 	for (size_t k = 0; k < CRED_FORMS; k++) {
 		c->form[k].find = rc == 0 ? c->form[k].find : NULL;
 		if (rc == 0)
-			cred_filter_add(&c->filter, c->form[k].find, c->form[k].fold);
+			cred_filter_add(&c->filter, c->form[k].find, c->form[k].fold,
+					c->form[k].wraps);
 		cbuf_free(&find[k]);
 		cbuf_free(&put[k]);
 	}
@@ -192,6 +194,19 @@ static bool same(unsigned char a, char want, bool fold)
 	return a == w;
 }
 
+static bool line_break(char c)
+{
+	return c == '\r' || c == '\n';
+}
+
+/* A line break (CRLF, or LF alone) inside a wrapped form: how many bytes. */
+static size_t wrap_at(const struct cred_form *f, const char *b, size_t n, size_t j)
+{
+	if (!f->wraps || j >= n || !line_break(b[j]))
+		return 0;
+	return b[j] == '\r' && j + 1 < n && b[j + 1] == '\n' ? 2 : 1;
+}
+
 /* Whether form f starts at b[i]: *span its bytes in the stream. */
 static enum match match_form(const struct cred_form *f, const char *b, size_t n, size_t i,
 			     bool final, size_t *span)
@@ -201,7 +216,9 @@ static enum match match_form(const struct cred_form *f, const char *b, size_t n,
 	for (size_t k = 0; k < f->len; k++) {
 		unsigned char c;
 		size_t used;
-		if (j >= n)
+		if (k)
+			j += wrap_at(f, b, n, j);
+		if (j >= n || (f->wraps && b[j] == '\r' && j + 1 == n))
 			return final ? M_NO : M_PARTIAL;
 		if (unit(b, n, j, final, &c, &used) == M_PARTIAL)
 			return M_PARTIAL;
@@ -213,7 +230,7 @@ static enum match match_form(const struct cred_form *f, const char *b, size_t n,
 		j += used;
 	}
 	/* a base64 form's last character shares bits with the next one, fixed below */
-	if (f->trail_bits && j == n && !final)
+	if (f->trail_bits && !final && j + wrap_at(f, b, n, j) >= n)
 		return M_PARTIAL;
 	*span = j - i;
 	return M_FULL;
@@ -259,15 +276,23 @@ static char boundary(const struct cred_form *f, char old, char with, unsigned bi
 static void replace_in_place(struct scrub *s, const struct cred_form *f, size_t at, size_t span)
 {
 	char *w = s->w;
+	size_t lead = at, trail;
 
-	if (f->lead_bits && at > s->copied && b64_char(f->alpha, w[at - 1]))
-		w[at - 1] = boundary(f, w[at - 1], f->lead, f->lead_bits, true);
-	for (size_t i = 0; i < span; i++)
-		w[at + i] = f->put[i % f->len];
+	/* the character before, over a line break */
+	if (lead > s->copied && f->wraps && w[lead - 1] == '\n')
+		lead--;
+	if (lead > s->copied && f->wraps && w[lead - 1] == '\r')
+		lead--;
+	if (f->lead_bits && lead > s->copied && b64_char(f->alpha, w[lead - 1]))
+		w[lead - 1] = boundary(f, w[lead - 1], f->lead, f->lead_bits, true);
+	for (size_t i = 0, k = 0; i < span; i++)
+		if (!f->wraps || !line_break(w[at + i]))
+			w[at + i] = f->put[k++ % f->len];
 	s->copied = at + span;
-	if (f->trail_bits && s->copied < s->n && b64_char(f->alpha, w[s->copied])) {
-		w[s->copied] = boundary(f, w[s->copied], f->trail, f->trail_bits, false);
-		s->copied++;
+	trail = s->copied + wrap_at(f, w, s->n, s->copied);
+	if (f->trail_bits && trail < s->n && b64_char(f->alpha, w[trail])) {
+		w[trail] = boundary(f, w[trail], f->trail, f->trail_bits, false);
+		s->copied = trail + 1;
 	}
 }
 
@@ -277,6 +302,7 @@ static void replace_copying(struct scrub *s, const struct cred *c, const struct 
 			    size_t at, size_t span)
 {
 	bool lead = at > s->copied;
+	size_t trail;
 
 	cbuf_put(&s->out, s->b + s->copied, at - s->copied);
 	if (f->lead_bits && lead && !s->out.oom && b64_char(f->alpha, s->b[at - 1]))
@@ -287,13 +313,18 @@ static void replace_copying(struct scrub *s, const struct cred *c, const struct 
 	else if (f == &c->form[0])
 		cenc_pct_encode(&s->out, c->ph, c->ph_len);
 	else
-		for (size_t i = 0; i < span; i++)
-			cbuf_put(&s->out, &f->put[i % f->len], 1);
+		for (size_t i = 0, k = 0; i < span; i++)
+			cbuf_put(&s->out,
+				 f->wraps && line_break(s->b[at + i]) ? &s->b[at + i]
+								      : &f->put[k++ % f->len],
+				 1);
 	s->copied = at + span;
-	if (f->trail_bits && s->copied < s->n && b64_char(f->alpha, s->b[s->copied])) {
-		char t = boundary(f, s->b[s->copied], f->trail, f->trail_bits, false);
+	trail = s->copied + wrap_at(f, s->b, s->n, s->copied);
+	if (f->trail_bits && trail < s->n && b64_char(f->alpha, s->b[trail])) {
+		char t = boundary(f, s->b[trail], f->trail, f->trail_bits, false);
+		cbuf_put(&s->out, s->b + s->copied, trail - s->copied);
 		cbuf_put(&s->out, &t, 1);
-		s->copied++;
+		s->copied = trail + 1;
 	}
 }
 

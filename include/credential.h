@@ -31,6 +31,7 @@ struct cred_form {
 	const char *put;  /* the placeholder, repeated or cut to the value's length, in this form */
 	size_t len;	  /* of both */
 	bool fold;	  /* compared ignoring ASCII case */
+	bool wraps;	  /* may be cut by line breaks (base64 and hex are wrapped at 64 or 76) */
 	/* base64: the alphabet, and the stand-in's share of the characters before and after
 	 * (lead_bits low bits of the one before, trail_bits high bits of the one after) */
 	const char *alpha;

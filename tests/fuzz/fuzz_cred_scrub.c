@@ -2,7 +2,8 @@
  * with a real value planted in them in one of its forms, read in pieces the input cuts.
  *
  * Byte 0 picks the form the value is planted in (as written, in other case, percent-encoded
- * once or twice, base64 in either alphabet after 0-2 bytes, hex in either case, or none), byte
+ * once or twice, base64 in either alphabet after 0-2 bytes and maybe wrapped by a line break,
+ * hex in either case, or none), byte
  * 1 where in the body, byte 2 the size of the pieces; the rest is the body. Checks: the body
  * keeps its length; the pieces give the same bytes as the whole; the value as written, in any
  * case, is not in what comes out; where it was planted, decoded as it was encoded (%XX once or
@@ -86,8 +87,14 @@ static void plant(struct cbuf *o, unsigned form)
 		cbuf_put(&raw, pre, (form / 10) % 3);
 		cbuf_put_str(&raw, REAL);
 		cbuf_put_str(&raw, "zz");
-		cenc_b64_encode(o, (unsigned char *)raw.s, raw.n,
+		cenc_b64_encode(&once, (unsigned char *)raw.s, raw.n,
 				form % 10 < 6 ? cenc_b64std : cenc_b64url);
+		/* wrapped: a line break somewhere in it */
+		cbuf_put(o, once.s, form & 64 ? (form >> 3) % once.n : once.n);
+		if (form & 64) {
+			cbuf_put_str(o, form & 128 ? "\r\n" : "\n");
+			cbuf_put(o, once.s + (form >> 3) % once.n, once.n - (form >> 3) % once.n);
+		}
 		break;
 	case 8:
 		for (const char *s = REAL; *s; s++) {
@@ -155,8 +162,15 @@ static void check_planted(const char *out, size_t at, size_t len, unsigned form)
 {
 	struct cbuf a = {0}, b = {0};
 
-	if (form % 10 >= 4 && form % 10 <= 7 && cenc_b64_decode(&a, out + at, len))
-		CHECK(!memmem(a.s, a.n, REAL, strlen(REAL)));
+	if (form % 10 >= 4 && form % 10 <= 7) {
+		for (size_t i = 0; i < len; i++)
+			if (out[at + i] != '\r' && out[at + i] != '\n')
+				cbuf_put(&b, &out[at + i], 1);
+		if (cenc_b64_decode(&a, b.s ? b.s : "", b.n))
+			CHECK(!memmem(a.s, a.n, REAL, strlen(REAL)));
+		cbuf_free(&a);
+		cbuf_free(&b);
+	}
 	if ((form % 10 == 2 || form % 10 == 3) && cenc_pct_decode(&a, out + at, len)) {
 		CHECK(!has_value(a.s, a.n));
 		if (cenc_pct_decode(&b, a.s, a.n))

@@ -208,6 +208,45 @@ static void test_base64(void **state)
 	creds_free(cs);
 }
 
+/* Base64 wrapped in lines (MIME, PEM, an API's file contents): a line break anywhere in the
+ * value's characters, or right before or after them, hides nothing. */
+static void test_base64_wrapped(void **state)
+{
+	struct creds *cs = mk(state ? *state : NULL);
+	struct cbuf raw = {0}, enc = {0};
+
+	cbuf_put_str(&raw, "a");
+	cbuf_put_str(&raw, REAL);
+	cbuf_put_str(&raw, "!");
+	cenc_b64_encode(&enc, (unsigned char *)raw.s, raw.n, cenc_b64std);
+	for (size_t cut = 1; cut < enc.n; cut++) {
+		for (int crlf = 0; crlf < 2; crlf++) {
+			struct cbuf in = {0}, flat = {0}, dec = {0};
+			uint32_t found;
+			char *out;
+			cbuf_put(&in, enc.s, cut);
+			cbuf_put_str(&in, crlf ? "\r\n" : "\n");
+			cbuf_put(&in, enc.s + cut, enc.n - cut);
+			check_body(cs, in.s, in.n, 1);
+			out = scrub_pieces(cs, in.s, in.n, 0, &found);
+			for (size_t i = 0; i < in.n; i++)
+				if (out[i] != '\r' && out[i] != '\n')
+					cbuf_put(&flat, &out[i], 1);
+			assert_true(cenc_b64_decode(&dec, flat.s, flat.n));
+			assert_memory_equal(dec.s, "a", 1);
+			assert_memory_equal(dec.s + 1, "sk-PLACEHOLDERabcdefghi", strlen(REAL));
+			assert_memory_equal(dec.s + 1 + strlen(REAL), "!", 1);
+			free(out);
+			cbuf_free(&in);
+			cbuf_free(&flat);
+			cbuf_free(&dec);
+		}
+	}
+	cbuf_free(&raw);
+	cbuf_free(&enc);
+	creds_free(cs);
+}
+
 static void test_hex(void **state)
 {
 	struct creds *cs = mk(state ? *state : NULL);
@@ -286,6 +325,7 @@ int main(void)
 	    cmocka_unit_test(test_same_length_placeholder),
 	    cmocka_unit_test(test_percent_encoded),
 	    cmocka_unit_test(test_base64),
+	    cmocka_unit_test(test_base64_wrapped),
 	    cmocka_unit_test(test_hex),
 	    cmocka_unit_test(test_nothing_held),
 	    cmocka_unit_test(test_head),
