@@ -1,7 +1,8 @@
 /* `agentbox exec SESSION [--cwd DIR] [--env NAME=VALUE] [--timeout D] -- CMD...`: the client
  * side of an exec into a session (session.h). It sends the command and its own stdin, stdout
- * and stderr to the session's supervisor, passes on the signals it gets, and ends with the
- * command's status as a plain run would (the code, 128+N, 124 on timeout). */
+ * and stderr to the session's supervisor (a terminal among them as a pty of the exec's own,
+ * relayed while the exec runs and hung up when it ends), passes on the signals it gets, and
+ * ends with the command's status as a plain run would (the code, 128+N, 124 on timeout). */
 #ifndef AGENTBOX_EXEC_CLIENT_H
 #define AGENTBOX_EXEC_CLIENT_H
 

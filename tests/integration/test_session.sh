@@ -7,7 +7,7 @@
 # even visible), from another pid namespace, from another user (both ways); a session started
 # from inside; processes that try to outlive `session stop` (setsid, double fork) or the
 # session's timeout; an exec that tries to pass its denied calls off as another's; kill -9 of
-# the supervisor.
+# the supervisor; a process an exec leaves behind reading the caller's terminal afterwards.
 . "$(dirname "$0")/lib.sh"
 
 if ! "$AGENTBOX" -p minimal -- true 2>/dev/null; then
@@ -469,6 +469,102 @@ case_diff_live_swap() {
 	[ -n "$seen" ] || fail "control: diff never showed the file's own line" "$(report)"
 }
 
+# in_tty MARKER DELAY TEXT CMD...: CMD on a terminal of its own (a new pty: its controlling
+# terminal, stdin, stdout and stderr, as a login shell has); once MARKER shows in what it
+# prints, waits DELAY seconds and types TEXT. OUT: what the terminal showed (no CR), then
+# "status=N" (N "killed" when CMD still ran after 30 s).
+TTY_PY='import os, pty, select, sys, time
+marker, delay, text = sys.argv[1].encode(), float(sys.argv[2]), sys.argv[3].encode()
+argv = sys.argv[4:]
+pid, fd = pty.fork()
+if pid == 0:
+    try:
+        os.execvp(argv[0], argv)
+    finally:
+        os._exit(127)
+seen, typed, status, end = b"", False, None, time.monotonic() + 30
+while status is None and time.monotonic() < end:
+    if select.select([fd], [], [], 0.1)[0]:
+        try:
+            seen += os.read(fd, 4096)
+        except OSError:  # EIO: no process holds the terminal any more
+            time.sleep(0.1)
+    if not typed and marker in seen:
+        time.sleep(delay)
+        os.write(fd, text)
+        typed = True
+    done, st = os.waitpid(pid, os.WNOHANG)
+    if done:
+        status = os.waitstatus_to_exitcode(st)
+        while select.select([fd], [], [], 0.3)[0]:  # what is still on its way
+            try:
+                seen += os.read(fd, 4096)
+            except OSError:
+                break
+if status is None:
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    status = "killed"
+sys.stdout.write(seen.replace(b"\r", b"").decode(errors="replace") + "\nstatus=%s\n" % status)'
+
+in_tty() {
+	run_cmd "$PY" -c "$TTY_PY" "$@"
+}
+
+# The caller's terminal is the exec's while the exec runs, and not after: an exec given a
+# terminal gets a pty of its own, relayed by agentbox exec and hung up when the exec returns,
+# so a process it leaves behind in the session reads EOF instead of what the user types next
+# (a sudo password), and cannot write into the terminal either; with --result as well. Controls:
+# while the exec runs, it is on a terminal (isatty), a foreground reader of it gets the line
+# typed and ^C reaches it. MCP's run gets no terminal, even from a server whose stderr is one.
+case_terminal_after_exec() {
+	trap stop_all EXIT
+	# SIGINT as a terminal's shell has it (run_cmd's background jobs start with it ignored,
+	# and the session's processes would keep that)
+	run_cmd env --default-signal=INT "$AGENTBOX" session start -p shell
+	SID=$OUT
+	[[ $SID =~ ^[0-9a-f]{32}$ ]] || fail "session start printed '$SID', not an id" "$(report)"
+	echo "$SID" >>"$META/sessions"
+	in_tty in-tty 0 $'hello\r' "$AGENTBOX" exec "$SID" -- \
+		sh -c 'test -t 0 && test -t 1 && echo in-tty; read l; echo "exec-got:$l"'
+	assert_contains "$OUT" "in-tty" "control: the exec's stdin and stdout are a terminal"
+	assert_contains "$OUT" "exec-got:hello" "control: the exec's reader gets the line typed"
+	assert_contains "$OUT" "status=0" "control: the exec's status"
+	in_tty ready 0.2 $'\003' "$AGENTBOX" exec "$SID" -- \
+		sh -c 'trap "echo got-int; exit 5" INT; echo ready; while :; do sleep 0.1; done'
+	assert_contains "$OUT" "got-int" "control: ^C on the terminal reaches the exec"
+	assert_contains "$OUT" "status=5" "control: the exec's status after ^C"
+	for r in "" --result; do
+		secret=typed-secret-$RANDOM$RANDOM
+		# the user's shell: the exec, then (the leftover reading meanwhile) a line typed for it;
+		# the leftover gets the exec's stdin (sh would give a background job /dev/null)
+		in_tty exec-returned 1 "$secret"$'\r' bash -c '"$@"; echo exec-returned; sleep 2
+			read -r -t 5 l; echo "shell-got:$l"' bash "$AGENTBOX" exec "$SID" \
+			${r:+--result "$META/left.json"} -- sh -c 'exec 3<&0; setsid sh -c "sleep 0.5
+			echo leftover-wrote; cat >left$1.out; echo ended >left$1.ended" <&3 &' sh "$r"
+		wait_for_file "left$r.ended" 5 ||
+			fail "the leftover's read of the terminal did not end after the exec$r" "$(report)"
+		assert_exists "left$r.out" "control: the leftover ran after the exec$r returned"
+		assert_eq "" "$(cat "left$r.out")" "what the leftover read after the exec$r returned"
+		assert_contains "$OUT" "shell-got:$secret" "the line typed after the exec$r, in the shell"
+		assert_not_contains "$OUT" "leftover-wrote" "the leftover's write into the terminal"
+		assert_contains "$OUT" "status=0" "the shell's status"
+	done
+	assert_contains "$(cat "$META/left.json")" '"status":0' "--result of the exec"
+	MCP_PY='import os, pty, sys
+sys.path.insert(0, sys.argv[1])
+from mcp_client import Server
+master, slave = pty.openpty()
+os.environ["MCP_STDERR"] = os.ttyname(slave)
+s = Server(sys.argv[2], ["-p", "shell"])
+s.initialize()
+_, sc = s.run({"command": "for f in 0 1 2; do test -t $f && echo tty$f; done; echo checked"})
+print(sc["stdout"], end="")
+s.close()'
+	run_cmd "$PY" -c "$MCP_PY" "$HELPERS" "$AGENTBOX"
+	assert_eq checked "$OUT" "MCP run's stdio, from a server on a terminal"
+}
+
 case_bad_ids() {
 	for id in ../../etc/passwd 0123 "$(printf 'a%.0s' $(seq 32))X" \
 		"$(printf 'A%.0s' $(seq 32))"; do
@@ -691,6 +787,7 @@ run_case net_attribution case_net_attribution
 run_case kill_supervisor case_kill_supervisor
 run_case refused_peer_gone case_refused_peer_gone
 run_case diff_live_swap case_diff_live_swap
+run_case terminal_after_exec case_terminal_after_exec
 run_case bad_ids case_bad_ids
 run_case refused_flood case_refused_flood
 run_case refused_budget case_refused_budget
