@@ -84,6 +84,20 @@ static bool pair_at(const struct cred_filter *f, const unsigned char *b, size_t 
 }
 
 #ifdef CRED_FILTER_SIMD
+/* The first of the block's positions *i + (a set bit of hits) where an exact pair starts: *i
+ * moved there. */
+static bool exact_hit(const struct cred_filter *f, const unsigned char *b, uint32_t hits, size_t *i)
+{
+	for (; hits; hits &= hits - 1) {
+		size_t at = *i + (size_t)__builtin_ctz(hits);
+		if (pair_at(f, b, at)) {
+			*i = at;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* For each of 16 bytes, the buckets whose patterns may have it at position s. */
 __attribute__((target("ssse3"))) static __m128i buckets(const struct cred_filter *f, size_t s,
 							__m128i v)
@@ -109,14 +123,8 @@ __attribute__((target("ssse3"))) static bool next_block(const struct cred_filter
 		__m128i w = _mm_loadu_si128((const __m128i *)(b + *i + 1));
 		__m128i m = _mm_and_si128(buckets(f, 0, v), buckets(f, 1, w));
 		unsigned hits = ~(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(m, zero)) & 0xffff;
-		while (hits) {
-			size_t at = *i + (size_t)__builtin_ctz(hits);
-			if (pair_at(f, b, at)) {
-				*i = at;
-				return true;
-			}
-			hits &= hits - 1;
-		}
+		if (hits && exact_hit(f, b, hits, i))
+			return true;
 	}
 	return false;
 }
@@ -143,14 +151,8 @@ next_block32(const struct cred_filter *f, const unsigned char *b, size_t *i, siz
 		__m256i w = _mm256_loadu_si256((const __m256i *)(b + *i + 1));
 		__m256i m = _mm256_and_si256(buckets32(f, 0, v), buckets32(f, 1, w));
 		uint32_t hits = ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(m, zero));
-		while (hits) {
-			size_t at = *i + (size_t)__builtin_ctz(hits);
-			if (pair_at(f, b, at)) {
-				*i = at;
-				return true;
-			}
-			hits &= hits - 1;
-		}
+		if (hits && exact_hit(f, b, hits, i))
+			return true;
 	}
 	return false;
 }
