@@ -261,6 +261,23 @@ static void test_hex(void **state)
 	creds_free(cs);
 }
 
+/* A long body goes through the 16- and 32-byte first pass: the value at each offset of a block,
+ * and across blocks, is found all the same. */
+static void test_long_body(void **state)
+{
+	struct creds *cs = mk(state ? *state : NULL);
+	static const size_t at[] = {0, 1, 15, 16, 17, 31, 32, 33, 47, 63, 64, 65, 200, 276};
+	char body[300];
+
+	for (size_t k = 0; k < sizeof(at) / sizeof(at[0]); k++) {
+		for (size_t i = 0; i < sizeof(body); i++)
+			body[i] = "lorem ipsum dolor sit amet, {\"k\": [1, 2]}\n"[i % 41];
+		memcpy(body + at[k], REAL, strlen(REAL));
+		check_body(cs, body, sizeof(body), 1);
+	}
+	creds_free(cs);
+}
+
 /* Bytes that cannot start a form go out at once: a stream of events is not held up. */
 static void test_nothing_held(void **state)
 {
@@ -327,6 +344,7 @@ int main(void)
 	    cmocka_unit_test(test_base64),
 	    cmocka_unit_test(test_base64_wrapped),
 	    cmocka_unit_test(test_hex),
+	    cmocka_unit_test(test_long_body),
 	    cmocka_unit_test(test_nothing_held),
 	    cmocka_unit_test(test_head),
 	};
