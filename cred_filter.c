@@ -56,6 +56,13 @@ void cred_filter_add(struct cred_filter *f, const char *find, bool fold, bool wr
 		for (size_t j = 0; j < n2; j++)
 			pair_set(f, f->bucket, first[i], second[j]);
 	}
+	/* JSON's \/ for a '/' */
+	if (find[0] == '/') {
+		f->byte['\\'] = true;
+		pair_set(f, f->bucket, '\\', '/');
+	}
+	for (size_t i = 0; i < n1 && find[1] == '/'; i++)
+		pair_set(f, f->bucket, first[i], '\\');
 	f->bucket = (f->bucket + 1) % 7;
 	for (size_t j = 0; j < n2; j++)
 		pair_set(f, 7, '%', second[j]);

@@ -158,31 +158,6 @@ int cred_forms_make(struct cred *c)
 
 /* ---------- matching ---------- */
 
-/* The byte at b[i] as an origin may have written it: itself, %XX, or %25XX. */
-static enum match unit(const char *b, size_t n, size_t i, bool final, unsigned char *c,
-		       size_t *used)
-{
-	int hi, lo;
-
-	*c = (unsigned char)b[i];
-	*used = 1;
-	if (b[i] != '%')
-		return M_FULL;
-	if (i + 3 > n)
-		return final ? M_FULL : M_PARTIAL;
-	if ((hi = cenc_hexval(b[i + 1])) < 0 || (lo = cenc_hexval(b[i + 2])) < 0)
-		return M_FULL;
-	*c = (unsigned char)(hi << 4 | lo);
-	*used = 3;
-	if (*c != '%')
-		return M_FULL;
-	if (i + 5 > n)
-		return final ? M_FULL : M_PARTIAL;
-	if ((hi = cenc_hexval(b[i + 3])) >= 0 && (lo = cenc_hexval(b[i + 4])) >= 0)
-		*c = (unsigned char)(hi << 4 | lo), *used = 5;
-	return M_FULL;
-}
-
 static bool same(unsigned char a, char want, bool fold)
 {
 	unsigned char w = (unsigned char)want;
@@ -207,36 +182,100 @@ static size_t wrap_at(const struct cred_form *f, const char *b, size_t n, size_t
 	return b[j] == '\r' && j + 1 < n && b[j + 1] == '\n' ? 2 : 1;
 }
 
-/* Whether form f starts at b[i]: *span its bytes in the stream. */
+/* Where a match may be, after so many of the value's bytes: the ways of reading the bytes so
+ * far that spell them (a '%' of the data may be the value's own, or start %XX or %25XX). */
+#define MATCH_WAYS 32
+
+struct ways {
+	size_t at[MATCH_WAYS];
+	size_t n;
+	bool short_of_data; /* a way ran past the end of the data */
+};
+
+static void way_add(struct ways *w, size_t at)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (w->at[i] == at)
+			return;
+	if (w->n < MATCH_WAYS) /* a value with more '%' than this is not read every way */
+		w->at[w->n++] = at;
+}
+
+static int hex2(const char *p)
+{
+	int hi = cenc_hexval(p[0]), lo = hi < 0 ? -1 : cenc_hexval(p[1]);
+
+	return lo < 0 ? -1 : hi << 4 | lo;
+}
+
+/* Each reading of the data at j that spells want, into next: the byte itself; %XX; %25XX;
+ * JSON's \/ for '/'. */
+static void readings(const struct cred_form *f, const char *b, size_t n, size_t j, bool final,
+		     char want, struct ways *next)
+{
+	int v;
+
+	if (same((unsigned char)b[j], want, f->fold))
+		way_add(next, j + 1);
+	if (b[j] == '\\' && want == '/' && (j + 1 < n ? b[j + 1] == '/' : !final))
+		j + 1 < n ? way_add(next, j + 2) : (void)(next->short_of_data = true);
+	if (b[j] != '%')
+		return;
+	if (j + 3 > n) {
+		next->short_of_data |= !final;
+		return;
+	}
+	if ((v = hex2(b + j + 1)) < 0)
+		return;
+	if (same((unsigned char)v, want, f->fold))
+		way_add(next, j + 3);
+	if (v != '%')
+		return;
+	if (j + 5 > n)
+		next->short_of_data |= !final;
+	else if ((v = hex2(b + j + 3)) >= 0 && same((unsigned char)v, want, f->fold))
+		way_add(next, j + 5);
+}
+
+/* Whether form f starts at b[i]: *span its bytes in the stream (the longest reading). */
 static enum match match_form(const struct cred_form *f, const char *b, size_t n, size_t i,
 			     bool final, size_t *span)
 {
-	size_t j = i;
+	struct ways cur = {.at = {i}, .n = 1}, next;
+	bool short_of_data = false;
 
-	for (size_t k = 0; k < f->len; k++) {
-		unsigned char c;
-		size_t used;
-		if (k)
-			j += wrap_at(f, b, n, j);
-		if (j >= n || (f->wraps && b[j] == '\r' && j + 1 == n))
-			return final ? M_NO : M_PARTIAL;
-		if (unit(b, n, j, final, &c, &used) == M_PARTIAL)
-			return M_PARTIAL;
-		if (!same(c, f->find[k], f->fold)) {
-			if (b[j] != '%' || !same('%', f->find[k], false))
-				return M_NO;
-			used = 1; /* a '%' of the value itself */
+	for (size_t k = 0; k < f->len && cur.n; k++) {
+		next = (struct ways){0};
+		for (size_t w = 0; w < cur.n; w++) {
+			size_t j = cur.at[w] + (k ? wrap_at(f, b, n, cur.at[w]) : 0);
+			if (j >= n || (f->wraps && b[j] == '\r' && j + 1 == n))
+				next.short_of_data |= !final;
+			else
+				readings(f, b, n, j, final, f->find[k], &next);
 		}
-		j += used;
+		short_of_data |= next.short_of_data;
+		cur = next;
 	}
+	if (!cur.n)
+		return short_of_data ? M_PARTIAL : M_NO;
+	*span = 0;
+	for (size_t w = 0; w < cur.n; w++)
+		if (cur.at[w] - i > *span)
+			*span = cur.at[w] - i;
 	/* a base64 form's last character shares bits with the next one, fixed below */
-	if (f->trail_bits && !final && j + wrap_at(f, b, n, j) >= n)
+	if (f->trail_bits && !final && i + *span + wrap_at(f, b, n, i + *span) >= n)
 		return M_PARTIAL;
-	*span = j - i;
-	return M_FULL;
+	return short_of_data && !final ? M_PARTIAL : M_FULL;
 }
 
 /* ---------- scrubbing ---------- */
+
+/* A form of a value found at b[at, at + span). */
+struct hit {
+	size_t at, span;
+	const struct cred *c;
+	const struct cred_form *f;
+};
 
 struct scrub {
 	const struct creds *cs;
@@ -245,8 +284,11 @@ struct scrub {
 	size_t n;
 	bool final; /* nothing follows: no match can be cut off */
 	struct cbuf out;
-	size_t copied; /* b[0, copied) is dealt with: replaced, or in out */
+	size_t copied; /* a head: b[0, copied) is in out */
 	size_t hold;   /* where the bytes kept for the next piece start (n: none) */
+	struct hit *hits;
+	size_t n_hits, cap_hits;
+	bool oom;
 	uint32_t found;
 };
 
@@ -261,109 +303,164 @@ static const struct cred_filter *filter_for(const struct creds *cs, struct cred_
 	return buf;
 }
 
-/* The value's share of a boundary character, given the stand-in's: bits is how many, low
- * (lead) or high (trail) ones. */
-static char boundary(const struct cred_form *f, char old, char with, unsigned bits, bool low)
+static const char *alphabet_of(char c)
 {
-	unsigned mask = low ? (1u << bits) - 1 : ((1u << bits) - 1) << (6 - bits);
-	unsigned v = (b64_bits(f->alpha, old) & ~mask) | (b64_bits(f->alpha, with) & mask);
-
-	return f->alpha[v & 63];
+	return b64_char(cenc_b64std, c)	  ? cenc_b64std
+	       : b64_char(cenc_b64url, c) ? cenc_b64url
+					  : NULL;
 }
 
-/* A body: b[at, at + span), form f of a value, overwritten where it is (and the base64
- * characters either side that share its bits). */
-static void replace_in_place(struct scrub *s, const struct cred_form *f, size_t at, size_t span)
+/* A boundary character old (of either alphabet, kept) with the value's share of its bits (bits
+ * of them, low for the one before, high for the one after) taken from the stand-in's with. */
+static char boundary(const struct cred_form *f, char old, char with, unsigned bits, bool low)
 {
-	char *w = s->w;
-	size_t lead = at, trail;
+	const char *alpha = alphabet_of(old);
+	unsigned mask = low ? (1u << bits) - 1 : ((1u << bits) - 1) << (6 - bits);
+	unsigned v = (b64_bits(alpha, old) & ~mask) | (b64_bits(f->alpha, with) & mask);
 
-	/* the character before, over a line break */
-	if (lead > s->copied && f->wraps && w[lead - 1] == '\n')
-		lead--;
-	if (lead > s->copied && f->wraps && w[lead - 1] == '\r')
-		lead--;
-	if (f->lead_bits && lead > s->copied && b64_char(f->alpha, w[lead - 1]))
-		w[lead - 1] = boundary(f, w[lead - 1], f->lead, f->lead_bits, true);
-	for (size_t i = 0, k = 0; i < span; i++)
-		if (!f->wraps || !line_break(w[at + i]))
-			w[at + i] = f->put[k++ % f->len];
-	s->copied = at + span;
-	trail = s->copied + wrap_at(f, w, s->n, s->copied);
-	if (f->trail_bits && trail < s->n && b64_char(f->alpha, w[trail])) {
-		w[trail] = boundary(f, w[trail], f->trail, f->trail_bits, false);
-		s->copied = trail + 1;
+	return alpha[v & 63];
+}
+
+/* The base64 character next to a form at b[at] (before it: dir -1) over a line break, or -1. */
+static long next_to(const struct cred_form *f, const char *b, size_t n, size_t at, int dir)
+{
+	long j = (long)at;
+
+	if (dir > 0) {
+		j += (long)wrap_at(f, b, n, at);
+		return j < (long)n && alphabet_of(b[j]) ? j : -1;
 	}
+	if (j > 0 && f->wraps && b[j - 1] == '\n')
+		j--;
+	if (j > 0 && f->wraps && b[j - 1] == '\r')
+		j--;
+	return j > 0 && alphabet_of(b[j - 1]) ? j - 1 : -1;
+}
+
+/* A body: the hit overwritten where it is, and the base64 characters either side that share
+ * its bits. */
+static void replace_in_place(struct scrub *s, const struct hit *h)
+{
+	const struct cred_form *f = h->f;
+	char *w = s->w;
+	long lead = f->lead_bits ? next_to(f, w, s->n, h->at, -1) : -1;
+	long trail = f->trail_bits ? next_to(f, w, s->n, h->at + h->span, 1) : -1;
+
+	for (size_t i = 0, k = 0; i < h->span; i++)
+		if (!f->wraps || !line_break(w[h->at + i]))
+			w[h->at + i] = f->put[k++ % f->len];
+	if (lead >= 0)
+		w[lead] = boundary(f, w[lead], f->lead, f->lead_bits, true);
+	if (trail >= 0)
+		w[trail] = boundary(f, w[trail], f->trail, f->trail_bits, false);
 }
 
 /* A head, copied into out: the value as written (or percent-encoded) becomes the placeholder;
- * its other forms as in a body. */
-static void replace_copying(struct scrub *s, const struct cred *c, const struct cred_form *f,
-			    size_t at, size_t span)
+ * its other forms as in a body. A hit that overlaps the one before overwrites what is left. */
+static void replace_copying(struct scrub *s, const struct hit *h)
 {
-	bool lead = at > s->copied;
-	size_t trail;
+	const struct cred_form *f = h->f;
+	size_t from = h->at > s->copied ? h->at : s->copied, end = h->at + h->span;
+	long lead = f->lead_bits && h->at > s->copied ? next_to(f, s->b, s->n, h->at, -1) : -1;
+	long trail = f->trail_bits ? next_to(f, s->b, s->n, end, 1) : -1;
 
-	cbuf_put(&s->out, s->b + s->copied, at - s->copied);
-	if (f->lead_bits && lead && !s->out.oom && b64_char(f->alpha, s->b[at - 1]))
-		s->out.s[s->out.n - 1] =
-		    boundary(f, s->out.s[s->out.n - 1], f->lead, f->lead_bits, true);
-	if (f == &c->form[0] && span == f->len)
-		cbuf_put(&s->out, c->ph, c->ph_len);
-	else if (f == &c->form[0])
-		cenc_pct_encode(&s->out, c->ph, c->ph_len);
+	if (end <= s->copied)
+		return;
+	if (lead >= 0 && (size_t)lead < s->copied) /* out holds another hit's bytes there */
+		lead = -1;
+	cbuf_put(&s->out, s->b + s->copied, from - s->copied);
+	if (lead >= 0 && !s->out.oom) /* out's last byte is b[lead] or after it */
+		s->out.s[s->out.n - (h->at - (size_t)lead)] =
+		    boundary(f, s->b[lead], f->lead, f->lead_bits, true);
+	if (f == &h->c->form[0] && from == h->at && h->span == f->len)
+		cbuf_put(&s->out, h->c->ph, h->c->ph_len);
+	else if (f == &h->c->form[0] && from == h->at)
+		cenc_pct_encode(&s->out, h->c->ph, h->c->ph_len);
 	else
-		for (size_t i = 0, k = 0; i < span; i++)
+		for (size_t i = from; i < end; i++)
 			cbuf_put(&s->out,
-				 f->wraps && line_break(s->b[at + i]) ? &s->b[at + i]
-								      : &f->put[k++ % f->len],
+				 f->wraps && line_break(s->b[i]) ? &s->b[i]
+								 : &f->put[(i - h->at) % f->len],
 				 1);
-	s->copied = at + span;
-	trail = s->copied + wrap_at(f, s->b, s->n, s->copied);
-	if (f->trail_bits && trail < s->n && b64_char(f->alpha, s->b[trail])) {
+	s->copied = end;
+	if (trail >= 0) {
 		char t = boundary(f, s->b[trail], f->trail, f->trail_bits, false);
-		cbuf_put(&s->out, s->b + s->copied, trail - s->copied);
+		cbuf_put(&s->out, s->b + end, (size_t)trail - end);
 		cbuf_put(&s->out, &t, 1);
-		s->copied = trail + 1;
+		s->copied = (size_t)trail + 1;
 	}
 }
 
-/* The forms of every value at b[i]: M_FULL (replaced, s->copied moved on), M_PARTIAL (one may
- * run past the end), or M_NO. */
-static enum match try_at(struct scrub *s, size_t i)
+/* The longest form of any value at b[i] into *h: M_FULL, M_PARTIAL (one may still grow past
+ * the data's end, and more data comes: a longer value must not lose to a shorter), M_NO. */
+static enum match longest_at(struct scrub *s, size_t i, struct hit *h)
 {
-	enum match any = M_NO;
+	bool partial = false, full = false;
 
 	for (size_t v = 0; v < s->cs->n; v++) {
 		const struct cred *c = &s->cs->v[v];
 		for (size_t k = 0; k < CRED_FORMS && c->form[k].find; k++) {
 			size_t span = 0;
 			enum match m = match_form(&c->form[k], s->b, s->n, i, s->final, &span);
-			if (m == M_FULL) {
-				if (s->w)
-					replace_in_place(s, &c->form[k], i, span);
-				else
-					replace_copying(s, c, &c->form[k], i, span);
-				s->found |= 1u << v;
-				return M_FULL;
-			}
-			if (m == M_PARTIAL)
-				any = M_PARTIAL;
+			partial |= m == M_PARTIAL;
+			if (m == M_FULL && (!full || span > h->span))
+				*h = (struct hit){i, span, c, &c->form[k]};
+			full |= m == M_FULL;
 		}
 	}
-	return any;
+	return partial && !s->final ? M_PARTIAL : full ? M_FULL : M_NO;
 }
 
-/* Holds back from i, and the character before it when a base64 form could start at i (its
- * first character shares bits with that one). */
+static bool hit_add(struct scrub *s, const struct hit *h)
+{
+	if (s->n_hits == s->cap_hits) {
+		size_t cap = s->cap_hits ? s->cap_hits * 2 : 8;
+		struct hit *v = realloc(s->hits, cap * sizeof(*v));
+		if (!v)
+			return false;
+		s->hits = v;
+		s->cap_hits = cap;
+	}
+	s->hits[s->n_hits++] = *h;
+	s->found |= 1u << (h->c - s->cs->v);
+	return true;
+}
+
+/* Holds back from i, and the base64 character before it (over a line break) that a form
+ * starting at i shares bits with. */
 static void hold_from(struct scrub *s, size_t i)
 {
-	if (i > s->copied &&
-	    (b64_char(cenc_b64std, s->b[i - 1]) || b64_char(cenc_b64url, s->b[i - 1])))
-		i--;
-	s->hold = i;
+	static const struct cred_form any = {.wraps = true};
+	long lead = next_to(&any, s->b, s->n, i, -1);
+
+	s->hold = lead >= 0 ? (size_t)lead : i;
 }
 
+/* The end of a piece that more follows: a form may start right after it, so a base64
+ * character there stays, and one before a line break ending a line of base64 (a wrapped
+ * blob: 16 or more of its characters), not before any other line's end. */
+static void hold_end(struct scrub *s)
+{
+	size_t j = s->n, run = 0;
+
+	if (j && alphabet_of(s->b[j - 1])) {
+		s->hold = j - 1;
+		return;
+	}
+	if (j && s->b[j - 1] == '\n')
+		j--;
+	if (j && s->b[j - 1] == '\r')
+		j--;
+	if (j == s->n)
+		return;
+	while (run < j && (alphabet_of(s->b[j - 1 - run]) || s->b[j - 1 - run] == '='))
+		run++;
+	if (run >= 16 || (run == j && run))
+		s->hold = j - 1;
+}
+
+/* Finds every hit on the bytes as they came (a hit inside another is found too), then
+ * overwrites them. */
 static void scrub_run(struct scrub *s)
 {
 	struct cred_filter *merged = s->cs->n > 1 ? malloc(sizeof(*merged)) : NULL;
@@ -372,28 +469,33 @@ static void scrub_run(struct scrub *s)
 
 	s->hold = s->n;
 	if (s->cs->n > 1 && !merged) {
-		s->out.oom = true;
+		s->oom = true;
 		return;
 	}
 	f = filter_for(s->cs, merged);
 	while ((i = cred_filter_next(f, (const unsigned char *)s->b, i, s->n)) < s->n) {
-		enum match m = try_at(s, i);
-		if (m == M_FULL) {
-			i = s->copied;
-			continue;
-		}
-		if (m == M_PARTIAL && !s->final) {
+		struct hit h;
+		enum match m = longest_at(s, i, &h);
+		if (m == M_PARTIAL) {
 			hold_from(s, i);
+			break;
+		}
+		if (m == M_FULL && !hit_add(s, &h)) {
+			s->oom = true;
 			break;
 		}
 		i++;
 	}
 	free(merged);
-	/* a form may start right after the last byte: the boundary character stays here */
 	if (!s->final && s->hold == s->n)
-		hold_from(s, s->n);
+		hold_end(s);
+	for (size_t k = 0; k < s->n_hits && !s->oom; k++)
+		if (s->hits[k].at < s->hold) /* the rest is found again with the next piece */
+			s->w ? replace_in_place(s, &s->hits[k]) : replace_copying(s, &s->hits[k]);
 	if (!s->w && s->hold > s->copied)
 		cbuf_put(&s->out, s->b + s->copied, s->hold - s->copied);
+	free(s->hits);
+	s->oom |= s->out.oom;
 }
 
 int creds_scrub_stream(const struct creds *cs, struct creds_scrub *st, char *buf, size_t n,
@@ -404,6 +506,8 @@ int creds_scrub_stream(const struct creds *cs, struct creds_scrub *st, char *buf
 
 	*out = NULL;
 	*out_n = 0;
+	if (st->run) /* it held bytes before their scrub */
+		explicit_bzero(st->run, st->run_len);
 	free(st->run);
 	st->run = NULL;
 	if (!s.n)
@@ -411,13 +515,14 @@ int creds_scrub_stream(const struct creds *cs, struct creds_scrub *st, char *buf
 	if (st->len) { /* the bytes held back, then these: a run of their own */
 		if (!(run = st->run = malloc(s.n)))
 			return -1;
+		st->run_len = s.n;
 		memcpy(run, st->held, st->len);
 		if (n)
 			memcpy(run + st->len, buf, n);
 	}
 	s.b = s.w = run;
 	scrub_run(&s);
-	if (s.out.oom || (s.hold < s.n && !(keep = malloc(s.n - s.hold))))
+	if (s.oom || (s.hold < s.n && !(keep = malloc(s.n - s.hold))))
 		return -1;
 	if (keep)
 		memcpy(keep, s.b + s.hold, s.n - s.hold);
@@ -436,10 +541,12 @@ void creds_scrub_free(struct creds_scrub *st)
 {
 	if (st->held)
 		explicit_bzero(st->held, st->len);
+	if (st->run)
+		explicit_bzero(st->run, st->run_len);
 	free(st->held);
 	free(st->run);
 	st->held = st->run = NULL;
-	st->len = 0;
+	st->len = st->run_len = 0;
 }
 
 char *creds_redact(const struct creds *cs, const char *head, size_t n, size_t *out_n,
@@ -450,8 +557,8 @@ char *creds_redact(const struct creds *cs, const char *head, size_t n, size_t *o
 	*oom = false;
 	*found = 0;
 	scrub_run(&s);
-	if (s.out.oom || !s.found) {
-		*oom = s.out.oom;
+	if (s.oom || !s.found) {
+		*oom = s.oom;
 		cbuf_free(&s.out);
 		return NULL;
 	}

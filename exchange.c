@@ -127,8 +127,20 @@ static void begin_unread(struct conn *c)
 	c->http_rule = NULL;
 }
 
-/* A head without its Accept-Encoding, asking for identity: the responses of a credential's
- * host are scanned as they come, which a compressed body would hide from. false: no memory. */
+/* Headers a request to a credential's host goes up without: an encoding or a range could hide
+ * its value from the scan of the response, or cut it into pieces. */
+static bool unscannable(const char *line, size_t n)
+{
+	static const char *const names[] = {"accept-encoding:", "range:", "if-range:"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (n >= strlen(names[i]) && !strncasecmp(line, names[i], strlen(names[i])))
+			return true;
+	return false;
+}
+
+/* A head without what unscannable names, asking for identity: the responses of a credential's
+ * host are scanned as they come, whole. false: no memory. */
 static bool ask_identity(char **head, size_t *n)
 {
 	const char *p = *head, *end = *head + *n, *eol;
@@ -138,7 +150,7 @@ static bool ask_identity(char **head, size_t *n)
 	if (!out)
 		return false;
 	for (; p < end && (eol = memmem(p, (size_t)(end - p), "\r\n", 2)) && eol > p; p = eol + 2)
-		if (p == *head || strncasecmp(p, "accept-encoding:", 16)) {
+		if (p == *head || !unscannable(p, (size_t)(eol - p))) {
 			memcpy(out + m, p, (size_t)(eol + 2 - p));
 			m += (size_t)(eol + 2 - p);
 		}
@@ -306,8 +318,9 @@ static bool upstream_broke(struct conn *c, const char *why)
 }
 
 /* A compressed body hides a real value from the scan: a credential's host was asked for
- * identity, and a response that is compressed all the same is refused. */
-static bool compressed(const struct http_event *ev, char *why, size_t size)
+ * identity, and a response that is compressed all the same is refused (its encoding is not
+ * echoed: the origin wrote it). */
+static bool compressed(const struct http_event *ev)
 {
 	const char *p = ev->head, *end = ev->head + ev->head_len, *eol;
 
@@ -319,13 +332,8 @@ static bool compressed(const struct http_event *ev, char *why, size_t size)
 			continue;
 		while (v < eol && (*v == ' ' || *v == '\t'))
 			v++;
-		if (eol - v == 8 && !strncasecmp(v, "identity", 8))
-			continue;
-		snprintf(why, size,
-			 "the response is compressed (Content-Encoding: %.*s) and a credential's "
-			 "value could not be looked for in it; agentbox asked for identity",
-			 (int)(eol - v < 40 ? eol - v : 40), v);
-		return true;
+		if (eol - v != 8 || strncasecmp(v, "identity", 8))
+			return true;
 	}
 	return false;
 }
@@ -333,15 +341,23 @@ static bool compressed(const struct http_event *ev, char *why, size_t size)
 static bool response_head(struct conn *c, const struct http_event *ev)
 {
 	struct intercept *x = c->tls;
-	char *redacted, why[256];
+	char *redacted;
 	size_t n = 0;
 	bool ok;
 
 	if (ev->status == 101) /* its Upgrade was never sent: a server that switches anyway */
 		return upstream_broke(c, "the upstream switched protocols (101) unasked");
 	x->interim = ev->status < 200;
-	if (x->scrubs && compressed(ev, why, sizeof(why))) {
-		http_check_refuse(c, 502, "credential", why);
+	if (x->scrubs && (compressed(ev) || ev->status == 206)) {
+		http_check_refuse(
+		    c, 502, "credential",
+		    ev->status == 206
+			? "a partial response (206) from a credential's host could cut its "
+			  "value into pieces the scan does not see; agentbox asked for "
+			  "the whole"
+			: "the response from a credential's host is compressed "
+			  "(Content-Encoding) and its value could not be looked for in "
+			  "it; agentbox asked for identity");
 		return !c->dead;
 	}
 	if (!x->interim)

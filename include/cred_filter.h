@@ -16,8 +16,8 @@ struct cred_filter {
 	unsigned bucket; /* the next form's bucket */
 };
 
-/* A form starting find[0], find[1] (fold: in either case), each of them maybe %XX-encoded, and
- * (wraps) maybe a line break between them. */
+/* A form starting find[0], find[1] (fold: in either case), each of them maybe %XX-encoded (a
+ * '/' maybe JSON's \/), and (wraps) maybe a line break between them. */
 void cred_filter_add(struct cred_filter *f, const char *find, bool fold, bool wraps);
 void cred_filter_merge(struct cred_filter *into, const struct cred_filter *from);
 /* The first i in [from, n) where a form may start, or n. */

@@ -127,7 +127,8 @@ char *creds_redact(const struct creds *cs, const char *head, size_t n, size_t *o
 struct creds_scrub {
 	char *held; /* bytes held back */
 	size_t len;
-	char *run;	/* those and the next piece, when some were held */
+	char *run; /* those and the next piece, when some were held */
+	size_t run_len;
 	uint32_t found; /* bit i: credential i's value was found so far */
 };
 /* Scrubs buf in place (no copy unless bytes were held back): 0 with *out, *out_n the bytes to

@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 	} while (0)
 
 #define PH "sk-PLACEHOLDER0123456789"
-#define REAL "Real/Secret+Value=42&x%"
+#define REAL "Real/Secret+Va%4alue=42&x%"
 
 static struct creds *cs;
 static struct policy *p;

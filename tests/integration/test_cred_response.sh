@@ -4,7 +4,8 @@
 # origin can: request headers reflected in a JSON body, TRACE, response headers holding it
 # encoded (base64 at every alignment in both alphabets, percent-encoded, upper case, hex), a
 # redirect's Location with a query credential, chunked trailers, 103 Early Hints, a
-# close-delimited body, a gzip body, a second response no request asked for. Each case shows
+# close-delimited body, a gzip body, a byte range of a body, a second response no request asked
+# for. Each case shows
 # the origin really got the real value (its log says real=yes: the attack is live) and that
 # what reached the command holds no form of it (helpers/leak_forms.py), with a `credential`
 # event saying where it was found. Also: no credential on TRACE; a body on GET refused (CL.0);
@@ -156,6 +157,24 @@ t_compressed() {
 	assert_contains "$OUT" "zipped" "a gzip body from a host no credential is bound to"
 }
 
+t_ranges() {
+	origin
+	profile
+	# asked for two pieces of a body that holds the value: each would hide it from the scan
+	curl_api range "-r 7-14" /range
+	origin_got /range
+	clean "a byte range"
+	grep -q "^REQ GET /range .*range=-" "$OLOG" || fail "the Range header went up" "$(cat "$OLOG")"
+	assert_contains "$OUT" "ranged sk-" "the whole body, scrubbed"
+	# an origin that answers 206 unasked is refused
+	curl_api partial "-o /dev/null -w CODE:%{http_code}" /partial
+	assert_contains "$OUT" "CODE:502" "a 206 from the credential's host"
+	# control: a host no credential is bound to serves ranges as asked
+	box other sh -c 'curl -sS --max-time 15 -r 0-5 "https://other.test:'"$OP"'/range"'
+	assert_contains "$OUT" "ranged" "a range from another host"
+	assert_not_contains "$OUT" "ranged " "more than the range"
+}
+
 t_stray_response() {
 	origin
 	profile
@@ -208,6 +227,7 @@ run_case query_redirect t_query_redirect
 run_case trailers_and_hints t_trailers_and_hints
 run_case close_delimited t_close_delimited
 run_case compressed t_compressed
+run_case ranges t_ranges
 run_case stray_response t_stray_response
 run_case get_body_refused t_get_body_refused
 run_case chunked_placeholder t_chunked_placeholder

@@ -322,6 +322,99 @@ static void test_head(void **state)
 	creds_free(cs);
 }
 
+/* Credentials with the given values (and the file's placeholders). */
+static struct creds *mk_values(struct policy *p, const char *v0, const char *v1)
+{
+	struct creds *cs;
+	struct ab_err e = {0};
+
+	assert_int_equal(creds_new(p, &cs, &e), 0);
+	assert_int_equal(creds_set_placeholder(&cs->v[0], PH), 0);
+	assert_int_equal(creds_set_placeholder(&cs->v[1], PH_EQ), 0);
+	assert_int_equal(creds_set_value(&cs->v[0], v0, strlen(v0)), 0);
+	assert_int_equal(creds_set_value(&cs->v[1], v1, strlen(v1)), 0);
+	return cs;
+}
+
+/* A value holding '%' and hex digits, percent-encoded once: "%25" is its own '%', not the
+ * start of "%25XX". */
+static void test_percent_in_value(void **state)
+{
+	struct creds *cs = mk_values(*state, "pass%abcdXY12", "other-value-0123");
+	const char *forms[] = {"x=pass%25abcdXY12&", "x=pass%abcdXY12&", "x=pass%2525abcdXY12&",
+			       "x=pass%25ab%63dXY12&"};
+
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++)
+		check_body(cs, forms[i], strlen(forms[i]), 1);
+	creds_free(cs);
+}
+
+/* One value the start of another: the longer one is overwritten whole, whole or in pieces. */
+static void test_prefix_values(void **state)
+{
+	struct creds *cs =
+	    mk_values(*state, "tok_1234567890abcd", "tok_1234567890abcdSECRETSUFFIX99");
+	const char *in = "v=tok_1234567890abcdSECRETSUFFIX99; w=tok_1234567890abcd;";
+	uint32_t found;
+	char *out;
+
+	check_body(cs, in, strlen(in), 3);
+	out = scrub_pieces(cs, in, strlen(in), 0, &found);
+	assert_null(strstr(out, "SUFFIX"));
+	free(out);
+	creds_free(cs);
+}
+
+/* base64 of raw, scrubbed whole and in pieces, decodes to want. */
+static void b64_decodes_to(const struct creds *cs, const char *raw, size_t n, const char *alpha,
+			   const char *want)
+{
+	struct cbuf enc = {0}, dec = {0};
+	uint32_t found;
+	char *out;
+
+	cenc_b64_encode(&enc, (const unsigned char *)raw, n, alpha);
+	check_body(cs, enc.s, enc.n, 1);
+	out = scrub_pieces(cs, enc.s, enc.n, 0, &found);
+	assert_true(cenc_b64_decode(&dec, out, enc.n));
+	assert_int_equal(dec.n, n);
+	assert_memory_equal(dec.s, want, n);
+	free(out);
+	cbuf_free(&enc);
+	cbuf_free(&dec);
+}
+
+/* The value twice back to back in base64 (the character between them holds bits of both), and
+ * a URL-safe '_' next to characters both alphabets share: every boundary character is
+ * rewritten, the bytes around stay. */
+static void test_base64_boundaries(void **state)
+{
+	struct creds *cs = mk(*state);
+	const char *stand_in = "sk-PLACEHOLDERabcdefghi";
+
+	{
+		char raw[64], want[64];
+		snprintf(raw, sizeof(raw), "%s%s~?", REAL, REAL);
+		snprintf(want, sizeof(want), "%s%s~?", stand_in, stand_in);
+		b64_decodes_to(cs, raw, strlen(raw), cenc_b64std, want);
+	}
+	creds_free(cs);
+	cs = mk_values(*state, "secret-valu-0123456789?", "other-value-0123");
+	b64_decodes_to(cs, "secret-valu-0123456789?\xff\xfe", 25, cenc_b64url,
+		       "sk-PLACEHOLDERabcdefghi\xff\xfe");
+	creds_free(cs);
+}
+
+/* JSON may write '/' as \/ (PHP does by default). */
+static void test_json_slash(void **state)
+{
+	struct creds *cs = mk(*state);
+	const char *in = "{\"k\":\"real-secret-VALUE\\/+=&42\"}";
+
+	check_body(cs, in, strlen(in), 1);
+	creds_free(cs);
+}
+
 static int setup(void **state)
 {
 	*state = pol();
@@ -347,6 +440,10 @@ int main(void)
 	    cmocka_unit_test(test_long_body),
 	    cmocka_unit_test(test_nothing_held),
 	    cmocka_unit_test(test_head),
+	    cmocka_unit_test(test_percent_in_value),
+	    cmocka_unit_test(test_prefix_values),
+	    cmocka_unit_test(test_base64_boundaries),
+	    cmocka_unit_test(test_json_slash),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -5,7 +5,7 @@ request carried, in every way an origin can, written as raw HTTP/1.1 so that fra
     reflect_origin.py PORTFILE LOG CERT KEY
 
 REFLECT_TOKEN in its environment is the real value. For each request it logs one line,
-`REQ METHOD PATH real=yes|no ae=ACCEPT-ENCODING`, and answers by path:
+`REQ METHOD PATH real=yes|no ae=ACCEPT-ENCODING range=RANGE`, and answers by path:
   /headers      200, a JSON body holding every request header (httpbin's /headers)
   TRACE *       200 message/http, the request echoed back (as RFC 9110 says TRACE does)
   /encoded      200, the value in response headers: base64 at three alignments in both
@@ -16,6 +16,8 @@ REFLECT_TOKEN in its environment is the real value. For each request it logs one
   /close        200 with no length: the value in a body that runs until the close
   /gzip         200 Content-Encoding: gzip, whatever the request asked for
   /stray        200, then a second response in the same write that no request asked for
+  /range        the value in a body, a byte range of it when the request asks (206)
+  /partial      206, whatever the request asked
   /plain        200 "ok", nothing reflected
 A request body is not read unless its Content-Length says so (an origin that ignores bodies
 on GET: a body there is read as the next request).
@@ -79,9 +81,24 @@ def chunked(parts, trailers):
     return out + b"\r\n"
 
 
+def ranged(body, spec):
+    """206 for 'bytes=A-B' of body (the origin serving ranges), else 200."""
+    if not spec.startswith("bytes="):
+        return response(200, "OK", [], body)
+    a, b = spec[6:].split("-", 1)
+    a, b = int(a), min(int(b), len(body) - 1)
+    part = body[a:b + 1]
+    return response(206, "Partial Content", [("Content-Range", "bytes %d-%d/%d" % (a, b, len(body)))], part)
+
+
 def answer(method, target, headers, raw_head):
     path = target.split("?", 1)[0]
     tok = TOKEN
+    hmap = {k.lower(): v for k, v in headers}
+    if path == "/range":
+        return ranged(("ranged " + tok + "\n").encode(), hmap.get("range", "")), False
+    if path == "/partial":
+        return ranged(("partial " + tok + "\n").encode(), "bytes=0-11"), False
     if method == "TRACE":
         return response(200, "OK", [("Content-Type", "message/http")], raw_head), False
     if path == "/headers":
@@ -134,8 +151,9 @@ def serve(conn):
             if n and method not in ("GET", "HEAD", "OPTIONS", "TRACE"):
                 f.read(n)
             real = TOKEN in raw_head.decode("latin-1") or urllib.parse.quote(TOKEN, safe="") in target
-            log("REQ %s %s real=%s ae=%s" % (method, target, "yes" if real else "no",
-                                              hmap.get("accept-encoding", "-")))
+            log("REQ %s %s real=%s ae=%s range=%s" % (method, target, "yes" if real else "no",
+                                                       hmap.get("accept-encoding", "-"),
+                                                       hmap.get("range", "-")))
             data, close = answer(method, target, headers, raw_head)
             conn.sendall(data)
             if close or hmap.get("connection", "").lower() == "close":
