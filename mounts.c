@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "fsops.h"
-#include "mounts_internal.h"
+#include "mounts/mounts_internal.h"
 
 #define DEV_TMPFS_SIZE (1024 * 1024)
 #define HIDE_TMPFS_SIZE 4096

@@ -19,18 +19,18 @@
 
 #include "channel.h"
 #include "credential_source.h"
-#include "fallback.h"
-#include "idmap.h"
+#include "sandbox/fallback.h"
+#include "sandbox/idmap.h"
 #include "landlock.h"
 #include "overlay.h"
 #include "overlay_ids.h"
-#include "pid1.h"
+#include "sandbox/pid1.h"
 #include "run.h"
 #include "run_audit.h"
-#include "supervise.h"
+#include "sandbox/supervise.h"
 #include "tls_ca.h"
 #include "trust.h"
-#include "userns.h"
+#include "sandbox/userns.h"
 
 extern char **environ;
 
