@@ -10,15 +10,6 @@
 
 #include "run_dir.h"
 
-#define FILE_PREFIX "credential-"
-
-int cred_file_path(const struct policy_credential *pc, char *out, size_t size)
-{
-	int n = snprintf(out, size, "%s/" FILE_PREFIX "%s", AGENTBOX_RUN_DIR, pc->name);
-
-	return n < 0 || (size_t)n >= size ? -1 : 0;
-}
-
 /* What the file holds: its text with the placeholder for each {} */
 static size_t rendered_size(const char *text, size_t ph_len)
 {
@@ -83,7 +74,7 @@ int creds_write_files(const struct creds *cs, int dir, struct ab_err *e)
 
 		if (!c->pc->file)
 			continue;
-		snprintf(name, sizeof(name), FILE_PREFIX "%s", c->pc->name);
+		snprintf(name, sizeof(name), CRED_FILE_PREFIX "%s", c->pc->name);
 		fd = openat(dir, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0444);
 		if (fd >= 0 && write_text(fd, c->pc->file, c->ph, c->ph_len) < 0) {
 			int err = errno;

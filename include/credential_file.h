@@ -11,9 +11,6 @@
 #include "error.h"
 #include "policy.h"
 
-/* The file's path inside: AGENTBOX_RUN_DIR/credential-NAME. -1 when out does not hold it. */
-int cred_file_path(const struct policy_credential *pc, char *out, size_t size);
-
 /* The bytes the files of p's credentials take at most, for the tmpfs that holds them. */
 size_t creds_files_size(const struct policy *p);
 

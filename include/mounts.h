@@ -68,8 +68,10 @@ struct mount_protect {
 	const struct strv *guarded_files, *guarded_dirs;
 };
 
+/* trust_files: the run intercepts HTTPS, and its trust files' directory (run_dir.h) is made in
+ * the view. */
 int mount_plan_build(const struct policy *p, const struct mount_protect *protect,
-		     struct mount_plan *plan, struct ab_err *e);
+		     bool trust_files, struct mount_plan *plan, struct ab_err *e);
 void mount_plan_free(struct mount_plan *plan);
 const char *mount_op_name(enum mount_op_kind k);
 /* True when the host's path is what the view shows at path: the deepest entry covering it is a

@@ -153,6 +153,10 @@ struct policy *policy_new(const struct policy_vars *vars);
 void policy_free(struct policy *p);
 /* Frees what one credential section holds (policy_credentials.c). */
 void policy_credential_free(struct policy_credential *c);
+/* A credential's token file inside: AGENTBOX_RUN_DIR/credential-NAME (run_dir.h). -1 when out
+ * does not hold it. */
+#define CRED_FILE_PREFIX "credential-"
+int cred_file_path(const struct policy_credential *pc, char *out, size_t size);
 
 /* Loads one profile file (and its includes) into p. Errors read "FILE:LINE: what; fix". */
 int policy_load(struct policy *p, const char *path, const struct policy_io *io, struct ab_err *e);

@@ -1,9 +1,17 @@
 /* The sandbox's own directory for what agentbox makes inside for one run: a read-only tmpfs
  * pid 1 mounts when the run needs one (the trust files, trust.h; credentials' token files,
- * credential_file.h). Header only. */
+ * credential_file.h), and the paths in it. Header only. */
 #ifndef AGENTBOX_RUN_DIR_H
 #define AGENTBOX_RUN_DIR_H
 
 #define AGENTBOX_RUN_DIR "/run/agentbox"
+
+/* With HTTPS interception, the run's CA certificate (PEM) and the bundle (the host's system
+ * bundle, then the CA) there; the bundle is also bound over TRUST_SYSTEM_BUNDLE where the view
+ * shows that file (the mount plan's, trust.h's). */
+#define TRUST_DIR AGENTBOX_RUN_DIR
+#define TRUST_CA_FILE TRUST_DIR "/ca.crt"
+#define TRUST_BUNDLE_FILE TRUST_DIR "/ca-bundle.crt"
+#define TRUST_SYSTEM_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
 
 #endif

@@ -18,14 +18,6 @@
 struct audit;
 struct run;
 
-/* Inside the sandbox: a read-only tmpfs holding the run's CA certificate (PEM) and the bundle
- * (the host's system bundle, then the CA); the bundle is also bound over TRUST_SYSTEM_BUNDLE
- * where the view shows that file. */
-#define TRUST_DIR AGENTBOX_RUN_DIR
-#define TRUST_CA_FILE TRUST_DIR "/ca.crt"
-#define TRUST_BUNDLE_FILE TRUST_DIR "/ca-bundle.crt"
-#define TRUST_SYSTEM_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
-
 /* How long the CA is valid without [limits] timeout (tls_ca adds its margin to either). */
 #define TRUST_DEFAULT_LIFETIME_S (7ull * 86400)
 

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "mounts_internal.h"
-#include "trust.h"
+#include "run_dir.h"
 
 bool mount_path_under(const char *path, const char *dir)
 {
@@ -249,17 +249,17 @@ static const char *host_path(const struct mount_plan *plan, const char *path, ch
 	return buf;
 }
 
-/* HTTPS interception (trust.h): the trust files' directory, and the bundle over the system's
+/* HTTPS interception (trust_files): the trust files' directory, and the bundle over the system's
  * where the view shows that file. pid 1 mounts them once it has them; here it is checked that
  * the view has room for them, so that a profile that leaves none fails before the run. */
 static int plan_trust(struct mount_plan *plan, const struct policy *p, struct ab_err *e)
 {
-	const struct mount_op *cover = mount_plan_deepest(plan, TRUST_DIR, false);
+	const struct mount_op *cover = mount_plan_deepest(plan, AGENTBOX_RUN_DIR, false);
 	char host[PATH_MAX];
 	struct stat st;
 
 	for (size_t i = 0; i < p->n_fs; i++)
-		if (mount_path_under(p->fs[i].path, TRUST_DIR))
+		if (mount_path_under(p->fs[i].path, AGENTBOX_RUN_DIR))
 			return ab_fail(e, 0,
 				       "%s is set up by agentbox itself when [http] rules are in "
 				       "use (the run's CA)",
@@ -267,20 +267,20 @@ static int plan_trust(struct mount_plan *plan, const struct policy *p, struct ab
 			       ab_hint(e, "remove this entry"), at_error(&p->fs[i], e);
 	if (cover && cover->kind == MOP_HIDE)
 		return ab_fail(e, 0,
-			       "hide %s leaves no room for the run's trust files in " TRUST_DIR,
+			       "hide %s leaves no room for the run's trust files in " AGENTBOX_RUN_DIR,
 			       cover->dest),
 		       ab_hint(e, "hide only what is below it, or list tmpfs = /run");
-	if (mount_op_is_bind(cover) && (!host_path(plan, TRUST_DIR, host, sizeof(host)) ||
+	if (mount_op_is_bind(cover) && (!host_path(plan, AGENTBOX_RUN_DIR, host, sizeof(host)) ||
 					stat(host, &st) < 0 || !S_ISDIR(st.st_mode)))
 		return ab_fail(e, 0,
-			       "the view shows the host's %s, where " TRUST_DIR
+			       "the view shows the host's %s, where " AGENTBOX_RUN_DIR
 			       " cannot be made for the run's trust files ([http] rules)",
 			       cover->dest),
 		       ab_hint(e, "add tmpfs = /run (the sandbox's own /run), or stop listing %s",
 			       cover->dest);
 	if (mount_plan_push(plan,
 			    (struct mount_op){.kind = MOP_TRUST,
-					      .dest = TRUST_DIR,
+					      .dest = AGENTBOX_RUN_DIR,
 					      .implicit = true,
 					      .why = "the run's CA certificate and bundle ([http] "
 						     "rules: HTTPS interception)"},
@@ -320,7 +320,7 @@ static int writable_roots(const struct policy *p, struct writable *w, struct ab_
 }
 
 int mount_plan_build(const struct policy *p, const struct mount_protect *protect,
-		     struct mount_plan *plan, struct ab_err *e)
+		     bool trust_files, struct mount_plan *plan, struct ab_err *e)
 {
 	struct writable w;
 	bool own_tmp = false;
@@ -363,7 +363,7 @@ int mount_plan_build(const struct policy *p, const struct mount_protect *protect
 	}
 	writable_free(&w);
 	if (mount_plan_protect(plan, p, protect, e) < 0 ||
-	    (trust_intercepts(p) && plan_trust(plan, p, e) < 0))
+	    (trust_files && plan_trust(plan, p, e) < 0))
 		goto fail;
 	sort_by_depth(plan);
 	return 0;

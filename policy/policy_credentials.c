@@ -4,11 +4,13 @@
 #include "policy_parse.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "http_rules.h"
+#include "run_dir.h"
 
 #define CRED_SECTION "credential "
 #define CRED_MAX_NAME 32
@@ -314,6 +316,13 @@ static int on_flag(const struct setting *s, const char *v, const char *const *na
 		   struct ab_err *e)
 {
 	return policy_choose(s, v, names, out, e); /* it claims the scalar */
+}
+
+int cred_file_path(const struct policy_credential *pc, char *out, size_t size)
+{
+	int n = snprintf(out, size, "%s/" CRED_FILE_PREFIX "%s", AGENTBOX_RUN_DIR, pc->name);
+
+	return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
 int policy_credential_key(const struct setting *s, const char *v, struct ab_err *e)
