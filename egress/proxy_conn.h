@@ -1,8 +1,10 @@
-/* The egress proxy engine's own header, internal to its files and included by no other module:
- * proxy.c (listeners, the event loop, a connection's lifetime), front.c (what a client sends
- * first), dial.c (decide, resolve, connect), relay.c (moving the bytes) and dns_stub.c (the
- * transparent capture's DNS stub). It holds the state they share, and the few functions one of
- * them calls in another. proxy.h is the engine's public surface. */
+/* The egress proxy engine's own header, private to egress/: proxy.c (listeners, the event loop,
+ * a connection's lifetime), front.c (what a client sends first), dial.c (decide, resolve,
+ * connect), relay.c (moving the bytes), dns_stub.c (the transparent capture's DNS stub),
+ * http_check.c (each request against the [http] rules), cred_check.c (credentials on the way
+ * up, the scrub on the way down), sock_owner.c (a session's connection's exec), and
+ * interception (intercept.c, exchange.c: intercept_conn.h). It holds the state they share, and
+ * the functions one of them calls in another. proxy.h is the engine's public surface. */
 #ifndef AGENTBOX_PROXY_CONN_H
 #define AGENTBOX_PROXY_CONN_H
 

@@ -1,6 +1,7 @@
 /* Per-request HTTP rules, `METHOD HOST/PATH-GLOB` (http_rules.c), and the one canonical form of
- * a request-target they are matched against. Pure: no sockets, no policy. Not yet reachable from
- * a profile: the proxy integration comes with issue 18 (docs/http-rules.md). */
+ * a request-target they are matched against. Pure: no sockets, no policy. The profile's [http]
+ * rules and a credential's rules are these; the proxy checks each request with them
+ * (egress/http_check.c; docs/http-rules.md). */
 #ifndef AGENTBOX_HTTP_RULES_H
 #define AGENTBOX_HTTP_RULES_H
 

@@ -1,7 +1,8 @@
-/* One run's state, shared by the files that tell its story: sandbox.c (the plan and the
- * start), pid1.c (inside), supervise.c (outside, while it runs), run_audit.c (what the trail
- * says of it), fallback.c (the run without namespaces) and session.c (one sandbox, many
- * commands). Not an interface for anything else: the rest of agentbox sees sandbox.h. */
+/* One run's state, shared by the files that tell its story (sandbox/): sandbox.c (the plan and
+ * the start), pid1.c (inside), supervise.c (outside, while it runs), run_audit.c (what the trail
+ * says of it), fallback.c (the run without namespaces), trust.c (its trust files) and
+ * session_serve.c (one sandbox, many commands). Not an interface for anything else: the rest of
+ * agentbox sees sandbox.h. */
 #ifndef AGENTBOX_RUN_H
 #define AGENTBOX_RUN_H
 

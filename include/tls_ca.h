@@ -2,8 +2,8 @@
  * P-256 key made in memory, a self-signed CA certificate whose X.509 name constraints permit only
  * the intercepted names, and leaf certificates minted per name and cached (a bounded cache). The
  * private keys live only in this process's memory: no function writes them out in any form. Not
- * thread-safe: one event loop owns a CA. Not yet used by the proxy: the integration comes with
- * issue 18. */
+ * thread-safe: one event loop owns a CA, the proxy's (egress/intercept.c mints a leaf for each
+ * intercepted host). */
 #ifndef AGENTBOX_TLS_CA_H
 #define AGENTBOX_TLS_CA_H
 

@@ -1,4 +1,4 @@
-/* What the sandbox trusts when the egress proxy intercepts HTTPS (issue 18): the run's CA
+/* What the sandbox trusts when the egress proxy intercepts HTTPS: the run's CA
  * (tls_ca.h), made in the supervisor after the clone, so that pid 1 (a fork-like copy of the
  * supervisor) never holds its key; its certificate, alone and appended to the host's system
  * bundle, handed to pid 1 in sealed memfds (MSG_TRUST) and shown read-only in the view; the

@@ -449,7 +449,7 @@ static void test_http_rules_imply_ports(void **state)
 	assert_int_equal(egress_rules_build(&p, &r, &e), 0);
 	assert_true(egress_decide(&r, "api.example", 80, &rule));
 	assert_string_equal(rule, "[http] GET api.example/v1/**");
-	/* 443 too: intercepted HTTPS is read request by request (issue 18) */
+	/* 443 too: intercepted HTTPS is read request by request */
 	assert_true(egress_decide(&r, "api.example", 443, &rule));
 	assert_string_equal(rule, "[http] GET api.example/v1/**");
 	assert_false(egress_decide(&r, "api.example", 8443, &rule));
