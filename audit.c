@@ -22,7 +22,7 @@ struct audit {
 	char *path;
 	char run[33];
 	uint64_t seq;
-	char prev[SHA256_HEX_LEN + 1];  /* digest of the last line written */
+	char prev[SHA256_HEX_LEN + 1];	/* digest of the last line written */
 	char chain[SHA256_HEX_LEN + 1]; /* running digest over every line */
 	struct redactor *redactor;
 	enum audit_failure on_failure;
@@ -30,20 +30,20 @@ struct audit {
 	struct json cur;
 	struct {
 		const char *type;
-		uint64_t n;          /* written */
+		uint64_t n;	     /* written */
 		uint64_t suppressed; /* past the budget: counted, not written */
 		uint64_t denied;     /* actions refused (written, suppressed or coalesced) */
 	} counts[AUDIT_MAX_TYPES];
 	const char *cur_type;
 	bool cur_budgeted; /* the current event is budgeted though its kind is not */
-	uint64_t budget; /* events of each kind a command can cause at will; 0: no cap */
+	uint64_t budget;   /* events of each kind a command can cause at will; 0: no cap */
 };
 
 /* Events the command can cause as often as it likes (a denied connection, a DNS query, a
  * refused system call, an egress limit): past the budget of their kind they are counted, not
  * written, so that the trail cannot be used to fill the disk. */
-static const char *const budgeted[] = {"net", "http", "credential", "dns", "syscall", "limit",
-					    NULL};
+static const char *const budgeted[] = {"net",	  "http",  "credential", "dns",
+				       "syscall", "limit", NULL};
 
 /* The kinds of action a run can refuse, each an event type (see audit_denials). */
 static const char *const denial_kinds[] = {"net", "http", "dns", "credential", "syscall", NULL};
@@ -75,8 +75,9 @@ static int open_dest(const char *dest, char **path, struct ab_err *e)
 	fd = open(dest, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
 	if (fd < 0)
 		return ab_fail(e, errno, "cannot open audit file %s", dest),
-		       errno == ELOOP ? ab_hint(e, "the audit file must not be a symlink")
-				      : ab_hint(e, "check that the directory exists and is writable");
+		       errno == ELOOP
+			   ? ab_hint(e, "the audit file must not be a symlink")
+			   : ab_hint(e, "check that the directory exists and is writable");
 	if (!(*path = strdup(dest))) {
 		close(fd);
 		return ab_fail(e, ENOMEM, "audit");
@@ -340,8 +341,10 @@ static int audit_write(struct audit *a, struct ab_err *e)
 		if (a->on_failure == AUDIT_FAILURE_STOP) {
 			ab_hint(e, "free the destination, or set [audit] on-failure = continue");
 		} else {
-			fprintf(stderr, "agentbox: %s; going on unaudited ([audit] on-failure = "
-					"continue)\n", e->msg);
+			fprintf(stderr,
+				"agentbox: %s; going on unaudited ([audit] on-failure = "
+				"continue)\n",
+				e->msg);
 			a->broken = true;
 			rc = 0;
 		}
@@ -534,7 +537,8 @@ int audit_verify(const char *path, FILE *out, struct ab_err *e)
 		struct run_state *r;
 		const char *why;
 		lineno++;
-		if (!field(line, "run", run, sizeof(run)) || !field(line, "seq", seqs, sizeof(seqs))) {
+		if (!field(line, "run", run, sizeof(run)) ||
+		    !field(line, "seq", seqs, sizeof(seqs))) {
 			fprintf(out, "BROKEN: line %zu is not an agentbox audit event\n", lineno);
 			rc = 1;
 			break;
@@ -545,14 +549,17 @@ int audit_verify(const char *path, FILE *out, struct ab_err *e)
 		}
 		why = check_line(r, line, (size_t)len, strtoull(seqs, NULL, 10));
 		if (why) {
-			fprintf(out, "BROKEN: run %s seq %s (line %zu): %s\n", run, seqs, lineno, why);
+			fprintf(out, "BROKEN: run %s seq %s (line %zu): %s\n", run, seqs, lineno,
+				why);
 			rc = 1;
 		}
 	}
 	for (size_t i = 0; rc == 0 && i < n_runs; i++) {
 		if (!runs[i].ended) {
-			fprintf(out, "BROKEN: run %s ends at seq %llu without an exit event (truncated?)\n",
-				runs[i].run, (unsigned long long)runs[i].next_seq - 1);
+			fprintf(
+			    out,
+			    "BROKEN: run %s ends at seq %llu without an exit event (truncated?)\n",
+			    runs[i].run, (unsigned long long)runs[i].next_seq - 1);
 			rc = 1;
 		}
 	}
@@ -606,7 +613,8 @@ static int summary_line(const char *line, struct summary_row *row)
 	} else if (!strcmp(event, "env") && strstr(line, "\"denied\":[\"")) {
 		const char *d = strstr(line, "\"denied\":[") + 10;
 		row->rank = 0;
-		snprintf(row->text, sizeof(row->text), "denied   env %.*s", (int)strcspn(d, "]"), d);
+		snprintf(row->text, sizeof(row->text), "denied   env %.*s", (int)strcspn(d, "]"),
+			 d);
 	} else if (!strcmp(event, "exec") && field(line, "exec", a, sizeof(a)) &&
 		   field(line, "status", b, sizeof(b)) && field(line, "cause", c, sizeof(c))) {
 		char ms[32] = "?";
@@ -650,7 +658,8 @@ int audit_summary(const char *path, FILE *out, struct ab_err *e)
 			continue;
 		row.order = n;
 		for (size_t i = 0; row.syscall[0] && i < n && !merged; i++) {
-			if (!strcmp(rows[i].run, row.run) && !strcmp(rows[i].syscall, row.syscall)) {
+			if (!strcmp(rows[i].run, row.run) &&
+			    !strcmp(rows[i].syscall, row.syscall)) {
 				rows[i].count += row.count;
 				merged = true;
 			}

@@ -41,54 +41,54 @@ int __lsan_is_turned_off(void)
 #endif
 
 static const char usage[] =
-	"Usage: agentbox [OPTIONS] [--] COMMAND [ARG...]\n"
-	"Run COMMAND in a sandbox described by an INI profile.\n"
-	"\n"
-	"  -p, --profile NAME|PATH  the profile (NAME.ini is searched in $AGENTBOX_PROFILE_PATH,\n"
-	"                           ~/.config/agentbox/profiles, /etc/agentbox/profiles and\n"
-	"                           the installed profiles; a value with a '/' is a path)\n"
-	"      --audit DEST         audit trail to DEST: '-' (stdout), a file, or fd:N\n"
-	"      --ro PATH            show PATH read-only\n"
-	"      --rw PATH            show PATH read-write\n"
-	"      --tmpfs PATH         mount an empty tmpfs at PATH\n"
-	"      --hide PATH          make PATH empty (directory) or unreadable (file)\n"
-	"      --overlay PATH       show PATH writable, but keep every change outside it\n"
-	"      --changes DIR        where --overlay keeps the changes (default: a directory per\n"
-	"                           run under ~/.local/state/agentbox/runs)\n"
-	"      --setenv NAME=VALUE  set a variable in the command's environment\n"
-	"      --net MODE           network: none, proxy or host\n"
-	"      --allow HOST[:PORT]  allow a host through the egress filter (proxy mode)\n"
-	"      --resolve NAME[:PORT]=ADDRESS[:PORT]\n"
-	"                           dial NAME at ADDRESS instead of its DNS answer (proxy mode)\n"
-	"      --timeout DURATION   wall-clock limit, e.g. 30s or 5m (exit status 124)\n"
-	"      --result DEST        when the run ends, one JSON line saying how: DEST is fd:N\n"
-	"                           (e.g. --result fd:3 3>FILE) or a file; --json is implied\n"
-	"      --chdir DIR          working directory inside the sandbox\n"
-	"      --explain            print the effective policy as JSON and exit\n"
-	"      --check              validate the profile and exit (0 valid, 125 not)\n"
-	"      --version            print the version and exit\n"
-	"\n"
-	"  agentbox session start [OPTIONS] -p PROFILE\n"
-	"                               a sandbox for many commands; prints its id\n"
-	"      --json               (session start) print id, socket and changes as JSON;\n"
-	"                           (a run, exec) with --result, which writes JSON anyway\n"
-	"  agentbox exec ID [--cwd DIR] [--env NAME=VALUE] [--timeout DURATION]\n"
-	"                [--result DEST] -- COMMAND...\n"
-	"                               run COMMAND in session ID\n"
-	"  agentbox session stop ID | list [--json]\n"
-	"                               end a session (its changes stay) | the live ones\n"
-	"  agentbox mcp -p PROFILE [OPTIONS]\n"
-	"                               an MCP server (stdio) owning one session\n"
-	"  agentbox audit verify FILE   check the hash chains of the runs in an audit file\n"
-	"  agentbox audit summary FILE  a table of each run: denials first\n"
-	"  agentbox changes|diff|promote|discard [--audit DEST] RUN_ID|DIR [PATH...]\n"
-	"                               review, apply or delete an overlay run's changes\n"
-	"  -h, --help               print this help and exit\n"
-	"\n"
-	"Exit status: the command's own; 128+N if it died of signal N; 124 on timeout;\n"
-	"125 if agentbox failed (nothing was run); 126 if COMMAND cannot be executed;\n"
-	"127 if COMMAND was not found.\n"
-	"See agentbox(1) and docs/profile.md.\n";
+    "Usage: agentbox [OPTIONS] [--] COMMAND [ARG...]\n"
+    "Run COMMAND in a sandbox described by an INI profile.\n"
+    "\n"
+    "  -p, --profile NAME|PATH  the profile (NAME.ini is searched in $AGENTBOX_PROFILE_PATH,\n"
+    "                           ~/.config/agentbox/profiles, /etc/agentbox/profiles and\n"
+    "                           the installed profiles; a value with a '/' is a path)\n"
+    "      --audit DEST         audit trail to DEST: '-' (stdout), a file, or fd:N\n"
+    "      --ro PATH            show PATH read-only\n"
+    "      --rw PATH            show PATH read-write\n"
+    "      --tmpfs PATH         mount an empty tmpfs at PATH\n"
+    "      --hide PATH          make PATH empty (directory) or unreadable (file)\n"
+    "      --overlay PATH       show PATH writable, but keep every change outside it\n"
+    "      --changes DIR        where --overlay keeps the changes (default: a directory per\n"
+    "                           run under ~/.local/state/agentbox/runs)\n"
+    "      --setenv NAME=VALUE  set a variable in the command's environment\n"
+    "      --net MODE           network: none, proxy or host\n"
+    "      --allow HOST[:PORT]  allow a host through the egress filter (proxy mode)\n"
+    "      --resolve NAME[:PORT]=ADDRESS[:PORT]\n"
+    "                           dial NAME at ADDRESS instead of its DNS answer (proxy mode)\n"
+    "      --timeout DURATION   wall-clock limit, e.g. 30s or 5m (exit status 124)\n"
+    "      --result DEST        when the run ends, one JSON line saying how: DEST is fd:N\n"
+    "                           (e.g. --result fd:3 3>FILE) or a file; --json is implied\n"
+    "      --chdir DIR          working directory inside the sandbox\n"
+    "      --explain            print the effective policy as JSON and exit\n"
+    "      --check              validate the profile and exit (0 valid, 125 not)\n"
+    "      --version            print the version and exit\n"
+    "\n"
+    "  agentbox session start [OPTIONS] -p PROFILE\n"
+    "                               a sandbox for many commands; prints its id\n"
+    "      --json               (session start) print id, socket and changes as JSON;\n"
+    "                           (a run, exec) with --result, which writes JSON anyway\n"
+    "  agentbox exec ID [--cwd DIR] [--env NAME=VALUE] [--timeout DURATION]\n"
+    "                [--result DEST] -- COMMAND...\n"
+    "                               run COMMAND in session ID\n"
+    "  agentbox session stop ID | list [--json]\n"
+    "                               end a session (its changes stay) | the live ones\n"
+    "  agentbox mcp -p PROFILE [OPTIONS]\n"
+    "                               an MCP server (stdio) owning one session\n"
+    "  agentbox audit verify FILE   check the hash chains of the runs in an audit file\n"
+    "  agentbox audit summary FILE  a table of each run: denials first\n"
+    "  agentbox changes|diff|promote|discard [--audit DEST] RUN_ID|DIR [PATH...]\n"
+    "                               review, apply or delete an overlay run's changes\n"
+    "  -h, --help               print this help and exit\n"
+    "\n"
+    "Exit status: the command's own; 128+N if it died of signal N; 124 on timeout;\n"
+    "125 if agentbox failed (nothing was run); 126 if COMMAND cannot be executed;\n"
+    "127 if COMMAND was not found.\n"
+    "See agentbox(1) and docs/profile.md.\n";
 
 enum opt {
 	OPT_AUDIT = 256,
@@ -116,19 +116,19 @@ static const struct {
 	int opt;
 	const char *name, *section, *key;
 } overrides[] = {
-	{OPT_RO, "--ro", "filesystem", "ro"},
-	{OPT_RW, "--rw", "filesystem", "rw"},
-	{OPT_TMPFS, "--tmpfs", "filesystem", "tmpfs"},
-	{OPT_HIDE, "--hide", "filesystem", "hide"},
-	{OPT_OVERLAY, "--overlay", "filesystem", "overlay"},
-	{OPT_CHANGES, "--changes", "filesystem", "changes"},
-	{OPT_SETENV, "--setenv", "env", "set"},
-	{OPT_NET, "--net", "network", "mode"},
-	{OPT_ALLOW, "--allow", "network", "allow"},
-	{OPT_RESOLVE, "--resolve", "network", "resolve"},
-	{OPT_TIMEOUT, "--timeout", "limits", "timeout"},
-	{OPT_CHDIR, "--chdir", "sandbox", "workdir"},
-	{OPT_AUDIT, "--audit", "audit", "file"},
+    {OPT_RO, "--ro", "filesystem", "ro"},
+    {OPT_RW, "--rw", "filesystem", "rw"},
+    {OPT_TMPFS, "--tmpfs", "filesystem", "tmpfs"},
+    {OPT_HIDE, "--hide", "filesystem", "hide"},
+    {OPT_OVERLAY, "--overlay", "filesystem", "overlay"},
+    {OPT_CHANGES, "--changes", "filesystem", "changes"},
+    {OPT_SETENV, "--setenv", "env", "set"},
+    {OPT_NET, "--net", "network", "mode"},
+    {OPT_ALLOW, "--allow", "network", "allow"},
+    {OPT_RESOLVE, "--resolve", "network", "resolve"},
+    {OPT_TIMEOUT, "--timeout", "limits", "timeout"},
+    {OPT_CHDIR, "--chdir", "sandbox", "workdir"},
+    {OPT_AUDIT, "--audit", "audit", "file"},
 };
 
 struct override {
@@ -181,8 +181,8 @@ static int add_override(struct cli *c, int opt, const char *value, const char *c
 	c->ov = n;
 	while (overrides[idx].opt != opt)
 		idx++;
-	path = !strcmp(overrides[idx].section, "filesystem") || opt == OPT_CHDIR ||
-	       opt == OPT_AUDIT;
+	path =
+	    !strcmp(overrides[idx].section, "filesystem") || opt == OPT_CHDIR || opt == OPT_AUDIT;
 	n[c->n_ov].idx = (int)idx;
 	n[c->n_ov].value = path ? absolute(value, cwd) : strdup(value);
 	if (!n[c->n_ov].value)
@@ -212,27 +212,27 @@ static int check_result(struct cli *c, const char *cwd, struct ab_err *e)
 static int parse_args(int argc, char **argv, struct cli *c, const char *cwd, struct ab_err *e)
 {
 	static const struct option longopts[] = {
-		{"profile", required_argument, NULL, 'p'},
-		{"audit", required_argument, NULL, OPT_AUDIT},
-		{"ro", required_argument, NULL, OPT_RO},
-		{"rw", required_argument, NULL, OPT_RW},
-		{"tmpfs", required_argument, NULL, OPT_TMPFS},
-		{"hide", required_argument, NULL, OPT_HIDE},
-		{"overlay", required_argument, NULL, OPT_OVERLAY},
-		{"changes", required_argument, NULL, OPT_CHANGES},
-		{"setenv", required_argument, NULL, OPT_SETENV},
-		{"net", required_argument, NULL, OPT_NET},
-		{"allow", required_argument, NULL, OPT_ALLOW},
-		{"resolve", required_argument, NULL, OPT_RESOLVE},
-		{"timeout", required_argument, NULL, OPT_TIMEOUT},
-		{"chdir", required_argument, NULL, OPT_CHDIR},
-		{"explain", no_argument, NULL, OPT_EXPLAIN},
-		{"check", no_argument, NULL, OPT_CHECK},
-		{"version", no_argument, NULL, OPT_VERSION},
-		{"json", no_argument, NULL, OPT_JSON},
-		{"result", required_argument, NULL, OPT_RESULT},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"profile", required_argument, NULL, 'p'},
+	    {"audit", required_argument, NULL, OPT_AUDIT},
+	    {"ro", required_argument, NULL, OPT_RO},
+	    {"rw", required_argument, NULL, OPT_RW},
+	    {"tmpfs", required_argument, NULL, OPT_TMPFS},
+	    {"hide", required_argument, NULL, OPT_HIDE},
+	    {"overlay", required_argument, NULL, OPT_OVERLAY},
+	    {"changes", required_argument, NULL, OPT_CHANGES},
+	    {"setenv", required_argument, NULL, OPT_SETENV},
+	    {"net", required_argument, NULL, OPT_NET},
+	    {"allow", required_argument, NULL, OPT_ALLOW},
+	    {"resolve", required_argument, NULL, OPT_RESOLVE},
+	    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+	    {"chdir", required_argument, NULL, OPT_CHDIR},
+	    {"explain", no_argument, NULL, OPT_EXPLAIN},
+	    {"check", no_argument, NULL, OPT_CHECK},
+	    {"version", no_argument, NULL, OPT_VERSION},
+	    {"json", no_argument, NULL, OPT_JSON},
+	    {"result", required_argument, NULL, OPT_RESULT},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int opt;
 
@@ -242,7 +242,8 @@ static int parse_args(int argc, char **argv, struct cli *c, const char *cwd, str
 		case 'p':
 			if (c->profile)
 				return ab_fail(e, 0, "--profile given twice"),
-				       ab_hint(e, "use one profile; combine others with [sandbox] include");
+				       ab_hint(e, "use one profile; combine others with [sandbox] "
+						  "include");
 			c->profile = optarg;
 			break;
 		case 'h':
@@ -268,7 +269,8 @@ static int parse_args(int argc, char **argv, struct cli *c, const char *cwd, str
 			break;
 		case '?':
 			if (optopt)
-				return ab_fail(e, 0, "option -%c is unknown or needs a value", optopt),
+				return ab_fail(e, 0, "option -%c is unknown or needs a value",
+					       optopt),
 				       ab_hint(e, "see agentbox --help");
 			return ab_fail(e, 0, "option %s is unknown or needs a value",
 				       argv[optind - 1]),
@@ -383,18 +385,20 @@ static void report_limit(struct audit *a, const struct policy *p, const char *li
 	struct ab_err ignored;
 
 	if (!strcmp(limit, "timeout")) {
-		fprintf(stderr, "agentbox: the command ran past its %llu ms timeout and was stopped\n",
+		fprintf(stderr,
+			"agentbox: the command ran past its %llu ms timeout and was stopped\n",
 			(unsigned long long)p->limits.timeout_ms);
 		return;
 	}
 	if (!strcmp(limit, "disk")) {
-		fprintf(stderr, "agentbox: the file systems under the rw paths grew past the %llu "
-				"byte disk limit; the command was stopped\n",
+		fprintf(stderr,
+			"agentbox: the file systems under the rw paths grew past the %llu "
+			"byte disk limit; the command was stopped\n",
 			(unsigned long long)p->limits.disk);
 		return;
 	}
 	fprintf(stderr, "agentbox: the command hit its %s limit (%llu%s)\n", limit,
-		(unsigned long long)(!strcmp(limit, "cpu")      ? p->limits.cpu_s
+		(unsigned long long)(!strcmp(limit, "cpu")	? p->limits.cpu_s
 				     : !strcmp(limit, "memory") ? p->limits.memory
 								: p->limits.file_size),
 		!strcmp(limit, "cpu") ? " s of CPU" : " bytes");
@@ -464,7 +468,7 @@ static int run(const struct policy *p, const struct cli *c)
 		protected[protect.n++] = exe;
 	}
 	for (size_t i = 0; i < p->profiles.n && protect.n < 63; i++)
-		protected[protect.n++] = p->profiles.v[i];
+	protected[protect.n++] = p->profiles.v[i];
 	if (audit_path(a))
 		hidden[protect.n_hidden++] = audit_path(a);
 	if (c->result_path) /* the sandbox never sees where the result goes, as with the trail */

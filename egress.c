@@ -14,8 +14,8 @@
 
 /* ---------- decisions ---------- */
 
-/* A credential's hosts, as an [http] rule allowing every request ("* HOST/(anything)") unless [http]
- * rules cover the host already (they decide its requests), and allowed at 80 and 443: the
+/* A credential's hosts, as an [http] rule allowing every request ("* HOST/(anything)") unless
+ * [http] rules cover the host already (they decide its requests), and allowed at 80 and 443: the
  * proxy must read those requests to put the value in, and to find a placeholder going
  * elsewhere. */
 static int credential_hosts(const struct policy *p, struct egress_rules *out, struct ab_err *e)
@@ -28,8 +28,9 @@ static int credential_hosts(const struct policy *p, struct egress_rules *out, st
 				return -1;
 			snprintf(text, sizeof(text), "[credential %s] %s", p->creds[i].name,
 				 p->creds[i].hosts.v[k]);
-			if (!http_rules_cover(&out->http,
-					      h.kind == RULE_HOST ? h.host : p->creds[i].hosts.v[k])) {
+			if (!http_rules_cover(&out->http, h.kind == RULE_HOST
+							      ? h.host
+							      : p->creds[i].hosts.v[k])) {
 				snprintf(rule, sizeof(rule), "* %s/**", p->creds[i].hosts.v[k]);
 				if (http_rules_add(&out->http, false, rule, e) < 0)
 					return -1;
@@ -80,8 +81,8 @@ int egress_rules_build(const struct policy *p, struct egress_rules *out, struct 
 	for (size_t i = 0; i < p->n_creds; i++)
 		cred_hosts += p->creds[i].hosts.n;
 	memset(out, 0, sizeof(*out));
-	out->allow = calloc(p->net_allow.n + 2 * (p->http_allow.n + cred_hosts) + 1,
-			    sizeof(*out->allow));
+	out->allow =
+	    calloc(p->net_allow.n + 2 * (p->http_allow.n + cred_hosts) + 1, sizeof(*out->allow));
 	out->deny = calloc(p->net_deny.n + 1, sizeof(*out->deny));
 	out->pins = calloc(p->net_resolve.n + 1, sizeof(*out->pins));
 	if (!out->allow || !out->deny || !out->pins) {

@@ -20,7 +20,7 @@ struct redactor {
 	struct literal {
 		char *s;
 		size_t n;
-	} *lits; /* secrets known by value (credentials): wiped when freed */
+	} * lits; /* secrets known by value (credentials): wiped when freed */
 	size_t n_lits;
 };
 
@@ -153,14 +153,14 @@ struct token {
 };
 
 static const struct token tokens[] = {
-	{"AKIA", upper_digit, NULL, 16, 16}, {"ASIA", upper_digit, NULL, 16, 16},
-	{"ghp_", alnum, NULL, 20, 0},        {"gho_", alnum, NULL, 20, 0},
-	{"ghu_", alnum, NULL, 20, 0},        {"ghs_", alnum, NULL, 20, 0},
-	{"ghr_", alnum, NULL, 20, 0},        {"github_pat_", alnum, "_", 20, 0},
-	{"glpat-", alnum, "_-", 20, 0},      {"xoxa-", alnum, "-", 10, 0},
-	{"xoxb-", alnum, "-", 10, 0},        {"xoxp-", alnum, "-", 10, 0},
-	{"xoxo-", alnum, "-", 10, 0},        {"xoxs-", alnum, "-", 10, 0},
-	{"xoxr-", alnum, "-", 10, 0},        {"sk-", alnum, "_-", 20, 0},
+    {"AKIA", upper_digit, NULL, 16, 16}, {"ASIA", upper_digit, NULL, 16, 16},
+    {"ghp_", alnum, NULL, 20, 0},	 {"gho_", alnum, NULL, 20, 0},
+    {"ghu_", alnum, NULL, 20, 0},	 {"ghs_", alnum, NULL, 20, 0},
+    {"ghr_", alnum, NULL, 20, 0},	 {"github_pat_", alnum, "_", 20, 0},
+    {"glpat-", alnum, "_-", 20, 0},	 {"xoxa-", alnum, "-", 10, 0},
+    {"xoxb-", alnum, "-", 10, 0},	 {"xoxp-", alnum, "-", 10, 0},
+    {"xoxo-", alnum, "-", 10, 0},	 {"xoxs-", alnum, "-", 10, 0},
+    {"xoxr-", alnum, "-", 10, 0},	 {"sk-", alnum, "_-", 20, 0},
 };
 
 static const char *const credential_headers[] = {"proxy-authorization", "authorization",
@@ -289,7 +289,10 @@ static int builtin_spans(const char *s, struct spans *sp)
 
 	for (size_t i = 0; s[i] && rc == 0; i++) {
 		switch (s[i]) {
-		case 'A': case 'g': case 'x': case 's':
+		case 'A':
+		case 'g':
+		case 'x':
+		case 's':
 			rc = token_at(s, i, sp);
 			break;
 		case 'e':
@@ -301,7 +304,8 @@ static int builtin_spans(const char *s, struct spans *sp)
 		case ':':
 			rc = userinfo_at(s, i, sp);
 			break;
-		case '?': case '&':
+		case '?':
+		case '&':
 			rc = query_at(s, i, sp);
 			break;
 		default:
@@ -376,10 +380,11 @@ char *redact(const struct redactor *r, const char *s, size_t n, bool *oom)
 		return NULL;
 	}
 	for (size_t i = 0; i < r->n_lits; i++) {
-		for (const char *h = copy; (h = memmem(h, n - (size_t)(h - copy), r->lits[i].s,
-						       r->lits[i].n));
+		for (const char *h = copy;
+		     (h = memmem(h, n - (size_t)(h - copy), r->lits[i].s, r->lits[i].n));
 		     h += r->lits[i].n)
-			if (add_span(&sp, (size_t)(h - copy), (size_t)(h - copy) + r->lits[i].n) < 0) {
+			if (add_span(&sp, (size_t)(h - copy), (size_t)(h - copy) + r->lits[i].n) <
+			    0) {
 				*oom = true;
 				goto out;
 			}

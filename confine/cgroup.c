@@ -98,14 +98,14 @@ static void sweep_stale(const char *parent)
 		return;
 	while ((de = readdir(d)))
 		if (!strncmp(de->d_name, "agentbox-", 9) &&
-		    (size_t)snprintf(path, sizeof(path), "%s/%s", parent, de->d_name) < sizeof(path) &&
+		    (size_t)snprintf(path, sizeof(path), "%s/%s", parent, de->d_name) <
+			sizeof(path) &&
 		    stat(path, &st) == 0 && now - st.st_ctime > 5)
 			rmdir(path);
 	closedir(d);
 }
 
-static int make_dir(struct cgroup_run *cg, const char *parent, const char *run_id,
-		    struct ab_err *e)
+static int make_dir(struct cgroup_run *cg, const char *parent, const char *run_id, struct ab_err *e)
 {
 	char *dir = cg->dirs[cg->n];
 
@@ -206,7 +206,8 @@ void cgroup_release(struct cgroup_run *cg)
 {
 	/* the pid namespace is gone, but its last tasks may still be leaving the cgroup */
 	for (size_t i = 0; i < cg->n; i++) {
-		for (int tries = 0; tries < 100 && rmdir(cg->dirs[i]) < 0 && errno == EBUSY; tries++)
+		for (int tries = 0; tries < 100 && rmdir(cg->dirs[i]) < 0 && errno == EBUSY;
+		     tries++)
 			nanosleep(&(struct timespec){0, 2000000}, NULL);
 	}
 	cg->n = 0;

@@ -10,12 +10,12 @@
 #include <unistd.h>
 
 /* Newer than Debian 12's kernel headers. */
-#define FS_TRUNCATE (1ull << 14)  /* ABI 3 */
-#define FS_IOCTL_DEV (1ull << 15) /* ABI 5 */
+#define FS_TRUNCATE (1ull << 14)	/* ABI 3 */
+#define FS_IOCTL_DEV (1ull << 15)	/* ABI 5 */
 #define SCOPE_ABSTRACT_UNIX (1ull << 0) /* ABI 6 */
-#define SCOPE_SIGNAL (1ull << 1)        /* ABI 6 */
-#define NET_BIND_TCP (1ull << 0)        /* ABI 4 */
-#define NET_CONNECT_TCP (1ull << 1)     /* ABI 4 */
+#define SCOPE_SIGNAL (1ull << 1)	/* ABI 6 */
+#define NET_BIND_TCP (1ull << 0)	/* ABI 4 */
+#define NET_CONNECT_TCP (1ull << 1)	/* ABI 4 */
 
 struct ruleset_attr {
 	uint64_t handled_access_fs;
@@ -23,7 +23,8 @@ struct ruleset_attr {
 	uint64_t scoped;
 };
 
-#define FS_READ (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
+#define FS_READ                                                                                    \
+	(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
 
 int landlock_abi(void)
 {
@@ -70,12 +71,12 @@ static int allow(int ruleset, const char *path, uint64_t access, struct ab_err *
 
 static int add_rules(int ruleset, const struct mount_plan *plan, uint64_t all, struct ab_err *e)
 {
-	const uint64_t device = FS_READ | LANDLOCK_ACCESS_FS_WRITE_FILE | FS_TRUNCATE | FS_IOCTL_DEV;
+	const uint64_t device =
+	    FS_READ | LANDLOCK_ACCESS_FS_WRITE_FILE | FS_TRUNCATE | FS_IOCTL_DEV;
 
 	if (allow(ruleset, "/", FS_READ & all, e) < 0 ||
 	    allow(ruleset, "/dev", device & all, e) < 0 ||
-	    allow(ruleset, "/proc", FS_READ & all, e) < 0 ||
-	    allow(ruleset, "/dev/shm", all, e) < 0)
+	    allow(ruleset, "/proc", FS_READ & all, e) < 0 || allow(ruleset, "/dev/shm", all, e) < 0)
 		return -1;
 	for (size_t i = 0; i < plan->n; i++) {
 		const struct mount_op *op = &plan->ops[i];
@@ -93,9 +94,11 @@ static int add_rules(int ruleset, const struct mount_plan *plan, uint64_t all, s
 static int add_host_rules(int ruleset, const struct mount_plan *plan, const char *tmpdir,
 			  uint64_t all, struct ab_err *e)
 {
-	static const char *const devices[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
-					      "/dev/urandom", "/dev/tty", "/dev/pts", NULL};
-	const uint64_t device = FS_READ | LANDLOCK_ACCESS_FS_WRITE_FILE | FS_TRUNCATE | FS_IOCTL_DEV;
+	static const char *const devices[] = {
+	    "/dev/null",    "/dev/zero", "/dev/full", "/dev/random",
+	    "/dev/urandom", "/dev/tty",	 "/dev/pts",  NULL};
+	const uint64_t device =
+	    FS_READ | LANDLOCK_ACCESS_FS_WRITE_FILE | FS_TRUNCATE | FS_IOCTL_DEV;
 	const uint64_t file_bits = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE |
 				   LANDLOCK_ACCESS_FS_WRITE_FILE | FS_TRUNCATE | FS_IOCTL_DEV;
 
@@ -130,7 +133,8 @@ static int restrict_self(const struct mount_plan *plan, int abi, const char *hos
 	int ruleset, rc;
 
 	if (deny_tcp && abi >= 4)
-		attr.handled_access_net = NET_BIND_TCP | NET_CONNECT_TCP; /* and no rule allows any */
+		attr.handled_access_net =
+		    NET_BIND_TCP | NET_CONNECT_TCP; /* and no rule allows any */
 	ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
 	if (ruleset < 0)
 		return ab_fail(e, errno, "landlock: create ruleset (ABI %d)", abi);

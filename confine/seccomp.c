@@ -24,29 +24,84 @@
 /* Syscalls the default preset refuses outright. Names the kernel or libseccomp does not know
  * on this architecture (vm86 on x86_64, say) are skipped. */
 static const char *const default_deny[] = {
-	/* the filesystem view and namespaces */
-	"mount", "umount", "umount2", "pivot_root", "chroot", "fsopen", "fsconfig", "fsmount",
-	"fspick", "move_mount", "open_tree", "mount_setattr", "setns",
-	/* other processes' memory, kernel keys, kernel programs */
-	"ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "keyctl", "add_key",
-	"request_key", "bpf", "perf_event_open", "userfaultfd",
-	/* io_uring: its operations bypass this filter */
-	"io_uring_setup", "io_uring_enter", "io_uring_register",
-	/* file handles escape bind mounts */
-	"open_by_handle_at", "name_to_handle_at",
-	/* the machine itself */
-	"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot",
-	"swapon", "swapoff", "acct", "quotactl", "quotactl_fd", "lookup_dcookie", "syslog", "iopl",
-	"ioperm", "vm86", "vm86old", "settimeofday", "clock_settime", "adjtimex", "clock_adjtime",
-	/* what Docker's default profile refuses a container without capabilities, and the
-	 * kernel would still run for one: the LDT (a long line of kernel bugs), NUMA policy of
-	 * memory the sandbox does not own alone, another process's fds and memory advice,
-	 * fanotify, and obsolete calls */
-	"modify_ldt", "pidfd_getfd", "process_madvise", "get_mempolicy", "set_mempolicy",
-	"set_mempolicy_home_node", "mbind", "migrate_pages", "move_pages", "fanotify_init",
-	"vhangup", "uselib", "ustat", "sysfs", "_sysctl", "nfsservctl", "create_module",
-	"get_kernel_syms", "query_module",
-	NULL,
+    /* the filesystem view and namespaces */
+    "mount",
+    "umount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "fsopen",
+    "fsconfig",
+    "fsmount",
+    "fspick",
+    "move_mount",
+    "open_tree",
+    "mount_setattr",
+    "setns",
+    /* other processes' memory, kernel keys, kernel programs */
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "kcmp",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "bpf",
+    "perf_event_open",
+    "userfaultfd",
+    /* io_uring: its operations bypass this filter */
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    /* file handles escape bind mounts */
+    "open_by_handle_at",
+    "name_to_handle_at",
+    /* the machine itself */
+    "kexec_load",
+    "kexec_file_load",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "reboot",
+    "swapon",
+    "swapoff",
+    "acct",
+    "quotactl",
+    "quotactl_fd",
+    "lookup_dcookie",
+    "syslog",
+    "iopl",
+    "ioperm",
+    "vm86",
+    "vm86old",
+    "settimeofday",
+    "clock_settime",
+    "adjtimex",
+    "clock_adjtime",
+    /* what Docker's default profile refuses a container without capabilities, and the
+     * kernel would still run for one: the LDT (a long line of kernel bugs), NUMA policy of
+     * memory the sandbox does not own alone, another process's fds and memory advice,
+     * fanotify, and obsolete calls */
+    "modify_ldt",
+    "pidfd_getfd",
+    "process_madvise",
+    "get_mempolicy",
+    "set_mempolicy",
+    "set_mempolicy_home_node",
+    "mbind",
+    "migrate_pages",
+    "move_pages",
+    "fanotify_init",
+    "vhangup",
+    "uselib",
+    "ustat",
+    "sysfs",
+    "_sysctl",
+    "nfsservctl",
+    "create_module",
+    "get_kernel_syms",
+    "query_module",
+    NULL,
 };
 
 /* Calls whose mode argument can set S_ISUID or S_ISGID: such a file outlives the run on the
@@ -57,9 +112,9 @@ struct mode_arg {
 	int flags; /* open's flags, which must ask to create; -1: always a mode */
 };
 static const struct mode_arg setid_modes[] = {
-	{"chmod", 1, -1},  {"fchmod", 1, -1}, {"fchmodat", 2, -1}, {"fchmodat2", 2, -1},
-	{"creat", 1, -1},  {"mknod", 1, -1},  {"mknodat", 2, -1},  {"open", 2, 1},
-	{"openat", 3, 2},
+    {"chmod", 1, -1},	  {"fchmod", 1, -1}, {"fchmodat", 2, -1},
+    {"fchmodat2", 2, -1}, {"creat", 1, -1},  {"mknod", 1, -1},
+    {"mknodat", 2, -1},	  {"open", 2, 1},    {"openat", 3, 2},
 };
 #define SETID_BITS (S_ISUID | S_ISGID)
 #ifndef __O_TMPFILE
@@ -75,63 +130,265 @@ static const char *const uncounted_memory[] = {"memfd_create", "shmget", NULL};
  * else answers ENOSYS (and is named in the audit). clone, socket and personality are allowed
  * only with safe arguments (see build_strict). */
 static const char *const strict_allow[] = {
-	"read", "write", "open", "openat", "close", "close_range", "stat", "fstat",
-	"lstat", "newfstatat", "statx", "statfs", "fstatfs", "poll", "ppoll", "select",
-	"pselect6", "lseek", "mmap", "mprotect", "munmap", "mremap", "msync", "mincore",
-	"madvise", "mlock", "mlock2", "munlock", "brk", "rt_sigaction", "rt_sigprocmask",
-	"rt_sigreturn", "rt_sigpending", "rt_sigtimedwait", "rt_sigqueueinfo",
-	"rt_tgsigqueueinfo", "rt_sigsuspend", "sigaltstack", "ioctl", "pread64", "pwrite64",
-	"readv", "writev", "preadv", "pwritev", "preadv2", "pwritev2", "access", "faccessat",
-	"faccessat2", "pipe", "pipe2", "sched_yield", "dup", "dup2", "dup3", "pause",
-	"nanosleep", "clock_nanosleep", "getitimer", "setitimer", "alarm", "getpid", "getppid",
-	"gettid", "sendfile", "connect", "accept", "accept4", "sendto", "recvfrom", "sendmsg",
-	"recvmsg", "sendmmsg", "recvmmsg", "shutdown", "bind", "listen", "getsockname",
-	"getpeername", "socketpair", "setsockopt", "getsockopt", "fork", "vfork", "execve",
-	"execveat", "exit", "exit_group", "wait4", "waitid", "kill", "tkill", "tgkill", "uname",
-	"fcntl", "flock", "fsync", "fdatasync", "syncfs", "sync", "sync_file_range", "truncate",
-	"ftruncate", "fallocate", "fadvise64", "readahead", "getdents", "getdents64", "getcwd",
-	"chdir", "fchdir", "rename", "renameat", "renameat2", "mkdir", "mkdirat", "rmdir",
-	"creat", "link", "linkat", "unlink", "unlinkat", "symlink", "symlinkat", "readlink",
-	"readlinkat", "chmod", "fchmod", "fchmodat", "chown", "fchown", "lchown", "fchownat",
-	"umask", "utime", "utimes", "utimensat", "futimesat", "mknod", "mknodat",
-	"gettimeofday", "time", "clock_gettime", "clock_getres", "getrlimit", "setrlimit",
-	"prlimit64", "getrusage", "sysinfo", "times", "getuid", "getgid", "geteuid", "getegid",
-	"getresuid", "getresgid", "getgroups", "setuid", "setgid", "setreuid", "setregid",
-	"setresuid", "setresgid", "setfsuid", "setfsgid", "setpgid", "getpgid", "getpgrp",
-	"setsid", "getsid", "capget", "getpriority", "setpriority", "sched_getparam",
-	"sched_setparam", "sched_getscheduler", "sched_setscheduler", "sched_get_priority_max",
-	"sched_get_priority_min", "sched_rr_get_interval", "sched_getaffinity",
-	"sched_setaffinity", "sched_getattr", "sched_setattr", "prctl", "arch_prctl",
-	"getxattr", "lgetxattr", "fgetxattr", "listxattr", "llistxattr", "flistxattr",
-	"futex", "futex_waitv", "set_tid_address", "set_robust_list", "get_robust_list",
-	"restart_syscall", "timer_create", "timer_settime", "timer_gettime", "timer_getoverrun",
-	"timer_delete", "timerfd_create", "timerfd_settime", "timerfd_gettime", "epoll_create",
-	"epoll_create1", "epoll_ctl", "epoll_wait", "epoll_pwait", "epoll_pwait2", "eventfd",
-	"eventfd2", "signalfd", "signalfd4", "inotify_init", "inotify_init1",
-	"inotify_add_watch", "inotify_rm_watch", "splice", "tee", "vmsplice",
-	"copy_file_range", "getrandom", "membarrier", "rseq", "getcpu",
-	"pidfd_open", "pidfd_send_signal", "pidfd_getfd", "pkey_alloc", "pkey_free",
-	"pkey_mprotect", "clone",
-	NULL,
+    "read",
+    "write",
+    "open",
+    "openat",
+    "close",
+    "close_range",
+    "stat",
+    "fstat",
+    "lstat",
+    "newfstatat",
+    "statx",
+    "statfs",
+    "fstatfs",
+    "poll",
+    "ppoll",
+    "select",
+    "pselect6",
+    "lseek",
+    "mmap",
+    "mprotect",
+    "munmap",
+    "mremap",
+    "msync",
+    "mincore",
+    "madvise",
+    "mlock",
+    "mlock2",
+    "munlock",
+    "brk",
+    "rt_sigaction",
+    "rt_sigprocmask",
+    "rt_sigreturn",
+    "rt_sigpending",
+    "rt_sigtimedwait",
+    "rt_sigqueueinfo",
+    "rt_tgsigqueueinfo",
+    "rt_sigsuspend",
+    "sigaltstack",
+    "ioctl",
+    "pread64",
+    "pwrite64",
+    "readv",
+    "writev",
+    "preadv",
+    "pwritev",
+    "preadv2",
+    "pwritev2",
+    "access",
+    "faccessat",
+    "faccessat2",
+    "pipe",
+    "pipe2",
+    "sched_yield",
+    "dup",
+    "dup2",
+    "dup3",
+    "pause",
+    "nanosleep",
+    "clock_nanosleep",
+    "getitimer",
+    "setitimer",
+    "alarm",
+    "getpid",
+    "getppid",
+    "gettid",
+    "sendfile",
+    "connect",
+    "accept",
+    "accept4",
+    "sendto",
+    "recvfrom",
+    "sendmsg",
+    "recvmsg",
+    "sendmmsg",
+    "recvmmsg",
+    "shutdown",
+    "bind",
+    "listen",
+    "getsockname",
+    "getpeername",
+    "socketpair",
+    "setsockopt",
+    "getsockopt",
+    "fork",
+    "vfork",
+    "execve",
+    "execveat",
+    "exit",
+    "exit_group",
+    "wait4",
+    "waitid",
+    "kill",
+    "tkill",
+    "tgkill",
+    "uname",
+    "fcntl",
+    "flock",
+    "fsync",
+    "fdatasync",
+    "syncfs",
+    "sync",
+    "sync_file_range",
+    "truncate",
+    "ftruncate",
+    "fallocate",
+    "fadvise64",
+    "readahead",
+    "getdents",
+    "getdents64",
+    "getcwd",
+    "chdir",
+    "fchdir",
+    "rename",
+    "renameat",
+    "renameat2",
+    "mkdir",
+    "mkdirat",
+    "rmdir",
+    "creat",
+    "link",
+    "linkat",
+    "unlink",
+    "unlinkat",
+    "symlink",
+    "symlinkat",
+    "readlink",
+    "readlinkat",
+    "chmod",
+    "fchmod",
+    "fchmodat",
+    "chown",
+    "fchown",
+    "lchown",
+    "fchownat",
+    "umask",
+    "utime",
+    "utimes",
+    "utimensat",
+    "futimesat",
+    "mknod",
+    "mknodat",
+    "gettimeofday",
+    "time",
+    "clock_gettime",
+    "clock_getres",
+    "getrlimit",
+    "setrlimit",
+    "prlimit64",
+    "getrusage",
+    "sysinfo",
+    "times",
+    "getuid",
+    "getgid",
+    "geteuid",
+    "getegid",
+    "getresuid",
+    "getresgid",
+    "getgroups",
+    "setuid",
+    "setgid",
+    "setreuid",
+    "setregid",
+    "setresuid",
+    "setresgid",
+    "setfsuid",
+    "setfsgid",
+    "setpgid",
+    "getpgid",
+    "getpgrp",
+    "setsid",
+    "getsid",
+    "capget",
+    "getpriority",
+    "setpriority",
+    "sched_getparam",
+    "sched_setparam",
+    "sched_getscheduler",
+    "sched_setscheduler",
+    "sched_get_priority_max",
+    "sched_get_priority_min",
+    "sched_rr_get_interval",
+    "sched_getaffinity",
+    "sched_setaffinity",
+    "sched_getattr",
+    "sched_setattr",
+    "prctl",
+    "arch_prctl",
+    "getxattr",
+    "lgetxattr",
+    "fgetxattr",
+    "listxattr",
+    "llistxattr",
+    "flistxattr",
+    "futex",
+    "futex_waitv",
+    "set_tid_address",
+    "set_robust_list",
+    "get_robust_list",
+    "restart_syscall",
+    "timer_create",
+    "timer_settime",
+    "timer_gettime",
+    "timer_getoverrun",
+    "timer_delete",
+    "timerfd_create",
+    "timerfd_settime",
+    "timerfd_gettime",
+    "epoll_create",
+    "epoll_create1",
+    "epoll_ctl",
+    "epoll_wait",
+    "epoll_pwait",
+    "epoll_pwait2",
+    "eventfd",
+    "eventfd2",
+    "signalfd",
+    "signalfd4",
+    "inotify_init",
+    "inotify_init1",
+    "inotify_add_watch",
+    "inotify_rm_watch",
+    "splice",
+    "tee",
+    "vmsplice",
+    "copy_file_range",
+    "getrandom",
+    "membarrier",
+    "rseq",
+    "getcpu",
+    "pidfd_open",
+    "pidfd_send_signal",
+    "pidfd_getfd",
+    "pkey_alloc",
+    "pkey_free",
+    "pkey_mprotect",
+    "clone",
+    NULL,
 };
 
 /* Namespace flags: clone and unshare with any of them are refused. CLONE_NEWTIME shares bits
  * with clone's exit signal, so it is checked for unshare only. */
 static const unsigned long ns_flags[] = {
-	CLONE_NEWNS,  CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
-	CLONE_NEWUSER, CLONE_NEWPID,   CLONE_NEWNET,
+    CLONE_NEWNS,   CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
+    CLONE_NEWUSER, CLONE_NEWPID,    CLONE_NEWNET,
 };
 
 /* personality flags that weaken the process (ASLR off, executable data, page zero). */
 static const unsigned long bad_personality[] = {
-	ADDR_NO_RANDOMIZE, READ_IMPLIES_EXEC, MMAP_PAGE_ZERO, ADDR_COMPAT_LAYOUT,
+    ADDR_NO_RANDOMIZE,
+    READ_IMPLIES_EXEC,
+    MMAP_PAGE_ZERO,
+    ADDR_COMPAT_LAYOUT,
 };
 
 /* What an agentbox inside the sandbox needs; allowed only with [sandbox] nesting = true. The
  * inner sandbox's own user namespace is what makes these safe to hand out. */
 static const char *const nesting_needs[] = {
-	"mount", "umount2", "pivot_root", "fsopen", "fsconfig", "fsmount", "move_mount",
-	"open_tree", "mount_setattr", NULL,
+    "mount",   "umount2",    "pivot_root", "fsopen",	    "fsconfig",
+    "fsmount", "move_mount", "open_tree",  "mount_setattr", NULL,
 };
 
 static bool nest_allowed(bool nesting, const char *name)
@@ -155,8 +412,10 @@ bool seccomp_blocks_tty_injection(const struct policy *p)
 int seccomp_prepare(const struct policy *p, struct ab_err *e)
 {
 	if (has_filter(p, false) && seccomp_api_get() < 6)
-		return ab_fail(e, 0, "this kernel or libseccomp lacks seccomp user notification "
-				     "(API level %u, need 6)", seccomp_api_get()),
+		return ab_fail(e, 0,
+			       "this kernel or libseccomp lacks seccomp user notification "
+			       "(API level %u, need 6)",
+			       seccomp_api_get()),
 		       ab_hint(e, "upgrade to Linux >= 5.9 with libseccomp >= 2.5");
 	return 0;
 }
@@ -183,7 +442,7 @@ struct builder {
 	const struct filter_inputs *in;
 	struct ab_err *e;
 	uint32_t deny_action; /* SCMP_ACT_NOTIFY, or SCMP_ACT_ERRNO(EPERM) without a listener */
-	bool no_inet;         /* no network namespace to isolate: refuse inet sockets */
+	bool no_inet;	      /* no network namespace to isolate: refuse inet sockets */
 };
 
 static int rule(struct builder *b, const char *name, unsigned n, const struct scmp_arg_cmp *cmp)
@@ -215,8 +474,10 @@ static int deny_namespaces(struct builder *b)
 	if (b->in->nesting)
 		goto clone3; /* the inner sandbox creates its namespaces with clone */
 	for (size_t i = 0; i < sizeof(ns_flags) / sizeof(ns_flags[0]); i++) {
-		if (deny_if(b, "clone", SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i])) < 0 ||
-		    deny_if(b, "unshare", SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i])) < 0)
+		if (deny_if(b, "clone", SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i])) <
+			0 ||
+		    deny_if(b, "unshare", SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i])) <
+			0)
 			return -1;
 	}
 	if (deny_if(b, "unshare", SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWTIME, CLONE_NEWTIME)) < 0)
@@ -336,8 +597,7 @@ bool seccomp_uncounted_memory(const char *name)
 	return in_list(uncounted_memory, name);
 }
 
-static int allow_if(struct builder *b, const char *name, unsigned n,
-		    const struct scmp_arg_cmp *cmp)
+static int allow_if(struct builder *b, const char *name, unsigned n, const struct scmp_arg_cmp *cmp)
 {
 	int rc = seccomp_rule_add_array(b->ctx, SCMP_ACT_ALLOW, seccomp_syscall_resolve_name(name),
 					n, cmp);
@@ -406,7 +666,8 @@ static int build_strict(struct builder *b)
 			return -1;
 	}
 	{
-		struct scmp_arg_cmp c[] = {SCMP_A0(SCMP_CMP_EQ, AF_NETLINK, 0), SCMP_A2(SCMP_CMP_EQ, 0, 0)};
+		struct scmp_arg_cmp c[] = {SCMP_A0(SCMP_CMP_EQ, AF_NETLINK, 0),
+					   SCMP_A2(SCMP_CMP_EQ, 0, 0)};
 		struct scmp_arg_cmp q = SCMP_A0(SCMP_CMP_EQ, 0xffffffffu, 0);
 		struct scmp_arg_cmp linux_ = SCMP_A0(SCMP_CMP_EQ, 0, 0);
 		if (allow_if(b, "socket", 2, c) < 0 || allow_if(b, "personality", 1, &q) < 0 ||

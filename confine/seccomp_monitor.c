@@ -36,7 +36,7 @@ struct violation {
 struct seccomp_monitor {
 	int fd;
 	bool kill;
-	bool strict; /* calls off the allowlist answer ENOSYS, explicit denials EPERM */
+	bool strict;	       /* calls off the allowlist answer ENOSYS, explicit denials EPERM */
 	bool memory_uncounted; /* a memory limit no cgroup counts: uncounted_memory refused */
 	const struct strv *deny;
 	struct seccomp_notif *req;
@@ -90,13 +90,13 @@ static int key_arg(const char *name)
 struct violation_event {
 	const char *name;
 	int nr, pid;
-	int argi;     /* which argument is logged, -1 for none */
+	int argi; /* which argument is logged, -1 for none */
 	uint64_t arg;
 	uint64_t count;
-	bool repeat;  /* a summary of repeats after the first event */
+	bool repeat; /* a summary of repeats after the first event */
 	bool kill;
-	int err;      /* the errno answered */
-	long exec;    /* see struct violation */
+	int err;   /* the errno answered */
+	long exec; /* see struct violation */
 };
 
 void seccomp_monitor_attribute(struct seccomp_monitor *m, seccomp_attrib_fn fn, void *ctx)

@@ -14,8 +14,8 @@
 
 static const char *rcode_name(int rcode)
 {
-	static const char *const names[] = {"NOERROR", "FORMERR", "SERVFAIL",
-					    "NXDOMAIN", "NOTIMP", "REFUSED"};
+	static const char *const names[] = {"NOERROR",	"FORMERR", "SERVFAIL",
+					    "NXDOMAIN", "NOTIMP",  "REFUSED"};
 	return rcode >= 0 && rcode <= DNS_REFUSED ? names[rcode] : "?";
 }
 
@@ -92,8 +92,8 @@ static void dns_serve(struct proxy *px, int fd, const uint8_t *pkt, size_t len,
 	}
 	n = dns_build_answer(&q, pkt, rcode, addr, out, sizeof(out));
 	if (n == 0) /* a question too long to echo in 512 bytes */
-		n = dns_build_answer(&(struct dns_query){.id = q.id, .rd = q.rd}, pkt,
-				     DNS_SERVFAIL, NULL, out, sizeof(out));
+		n = dns_build_answer(&(struct dns_query){.id = q.id, .rd = q.rd}, pkt, DNS_SERVFAIL,
+				     NULL, out, sizeof(out));
 	sendto(fd, out, n, MSG_DONTWAIT | MSG_NOSIGNAL, peer, peerlen); /* UDP: may be lost */
 }
 

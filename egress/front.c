@@ -71,8 +71,8 @@ static void parse_socks(struct conn *c)
 	if (c->st == ST_SOCKS_GREETING) {
 		size_t used;
 		bool no_auth;
-		enum parse_result r = socks_parse_greeting((unsigned char *)c->head, c->head_len,
-							   &used, &no_auth);
+		enum parse_result r =
+		    socks_parse_greeting((unsigned char *)c->head, c->head_len, &used, &no_auth);
 		if (r == PARSE_MORE)
 			return;
 		if (r == PARSE_BAD || !no_auth) {
@@ -88,7 +88,8 @@ static void parse_socks(struct conn *c)
 	}
 	if (c->st == ST_SOCKS_REQUEST) {
 		struct socks_request req;
-		enum parse_result r = socks_parse_request((unsigned char *)c->head, c->head_len, &req);
+		enum parse_result r =
+		    socks_parse_request((unsigned char *)c->head, c->head_len, &req);
 		if (r == PARSE_MORE)
 			return;
 		if (r == PARSE_BAD) {

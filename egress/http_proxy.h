@@ -16,7 +16,7 @@ struct http_request {
 	char method[16];
 	char host[256];
 	unsigned port;
-	char url[2048];  /* plain HTTP: the absolute URL, for the audit (redacted there) */
+	char url[2048];	 /* plain HTTP: the absolute URL, for the audit (redacted there) */
 	size_t head_len; /* bytes of the request head, CRLF CRLF included */
 	const char *why; /* PARSE_BAD: what is wrong */
 };

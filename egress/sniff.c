@@ -32,7 +32,7 @@ static enum parse_result sniff_tls(const unsigned char *b, size_t len, struct sn
 	if (b[5] != 1 || hs > rec - 4)
 		return s->odd = true, PARSE_DONE;
 	end = 9 + hs;
-	at = 9 + 2 + 32; /* version, random */
+	at = 9 + 2 + 32;			      /* version, random */
 	if (at >= end || (at += 1 + b[at]) + 2 > end) /* session id */
 		return s->odd = true, PARSE_DONE;
 	if ((at += 2 + get16(b + at)) >= end || (at += 1 + b[at]) > end) /* suites, comp */
@@ -51,8 +51,8 @@ static enum parse_result sniff_tls(const unsigned char *b, size_t len, struct sn
 		if (get16(b + at) != 0) /* server_name */
 			continue;
 		/* list length, then the first entry: type 0 (host_name), length, name */
-		if (el < 5 || b[p + 2] != 0 || (nl = get16(b + p + 3)) == 0 ||
-		    nl > el - 5 || nl >= sizeof(s->name))
+		if (el < 5 || b[p + 2] != 0 || (nl = get16(b + p + 3)) == 0 || nl > el - 5 ||
+		    nl >= sizeof(s->name))
 			return s->odd = true, PARSE_DONE;
 		memcpy(s->name, b + p + 5, nl);
 		s->name[nl] = '\0';

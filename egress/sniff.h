@@ -13,7 +13,7 @@
  * cannot (another protocol, a ClientHello split over records, a head past EGRESS_MAX_HEAD). */
 struct sniff {
 	const char *proto; /* "tls", "http", "other" */
-	char name[256];    /* "" when none was sent (or it was unreadable: then odd is true) */
+	char name[256];	   /* "" when none was sent (or it was unreadable: then odd is true) */
 	char method[16];
 	size_t head_len; /* plain HTTP: the request head, CRLF CRLF included */
 	bool odd;

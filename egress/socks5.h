@@ -10,8 +10,8 @@
 struct socks_request {
 	char host[256];
 	unsigned port;
-	size_t len;      /* bytes consumed */
-	int reply;       /* PARSE_BAD: the SOCKS reply code to send */
+	size_t len; /* bytes consumed */
+	int reply;  /* PARSE_BAD: the SOCKS reply code to send */
 };
 
 /* Greeting: VER NMETHODS METHODS. *len is set to the bytes consumed on PARSE_DONE; *no_auth

@@ -1,9 +1,9 @@
 /* Transparent capture, the sandbox side: inside the sandbox's own network namespace (pid 1,
  * before it drops its capabilities) every address is made local and nftables rules send every
  * TCP connection that does not go to loopback to one listener, and every UDP query to port 53
- * to the DNS stub's socket. The supervisor serves both (proxy.c, front.c, dns_stub.c), so a client that ignores the
- * proxy variables is filtered by the same rules instead of getting ENETUNREACH. Nothing here
- * opens a way out: the namespace still has no interface but loopback. */
+ * to the DNS stub's socket. The supervisor serves both (proxy.c, front.c, dns_stub.c), so a client
+ * that ignores the proxy variables is filtered by the same rules instead of getting ENETUNREACH.
+ * Nothing here opens a way out: the namespace still has no interface but loopback. */
 #ifndef AGENTBOX_CAPTURE_H
 #define AGENTBOX_CAPTURE_H
 

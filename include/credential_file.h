@@ -1,7 +1,7 @@
 /* A credential's token file (`file` in [credential NAME]): the text the profile gives, with the
- * run's placeholder for each {}, made by pid 1 in the run's directory inside (run_dir.h, with the trust files), so that
- * a tool which reads its token from a file (npm's .npmrc, gh's hosts.yml) holds the
- * placeholder too. Not a secret: the real value never reaches it. */
+ * run's placeholder for each {}, made by pid 1 in the run's directory inside (run_dir.h, with the
+ * trust files), so that a tool which reads its token from a file (npm's .npmrc, gh's hosts.yml)
+ * holds the placeholder too. Not a secret: the real value never reaches it. */
 #ifndef AGENTBOX_CREDENTIAL_FILE_H
 #define AGENTBOX_CREDENTIAL_FILE_H
 

@@ -7,9 +7,9 @@
 #include "policy.h"
 
 struct env_result {
-	struct strv vars;    /* NAME=VALUE, ready for exec */
-	struct strv passed;  /* names copied from the caller */
-	struct strv denied;  /* names a pass glob matched but a deny glob refused */
+	struct strv vars;   /* NAME=VALUE, ready for exec */
+	struct strv passed; /* names copied from the caller */
+	struct strv denied; /* names a pass glob matched but a deny glob refused */
 };
 
 /* home: what HOME becomes when the profile does not set it. */

@@ -18,7 +18,7 @@ struct ab_err {
 /* Sets the message (printf-style) and appends ": strerror(errnum)" when errnum != 0.
  * Returns -1 so callers can `return ab_fail(...)`. */
 int ab_fail(struct ab_err *e, int errnum, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* Appends "; fix: ..." to an error already set. Returns -1. */
 int ab_hint(struct ab_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -17,11 +17,11 @@ typedef char *(*json_filter)(void *ctx, const char *s, size_t n, bool *oom);
 struct json {
 	char *buf;
 	size_t len, cap;
-	bool oom;            /* an allocation failed; the document is unusable */
-	int depth;           /* open objects/arrays */
+	bool oom;  /* an allocation failed; the document is unusable */
+	int depth; /* open objects/arrays */
 	bool first[JSON_MAX_DEPTH];
-	bool after_key;      /* next value belongs to the key just written */
-	json_filter filter;  /* applied to string values, not keys */
+	bool after_key;	    /* next value belongs to the key just written */
+	json_filter filter; /* applied to string values, not keys */
 	void *filter_ctx;
 };
 
@@ -35,7 +35,7 @@ void json_obj_end(struct json *j);
 void json_arr_begin(struct json *j);
 void json_arr_end(struct json *j);
 void json_key(struct json *j, const char *key);
-void json_str(struct json *j, const char *s);          /* NULL writes null */
+void json_str(struct json *j, const char *s); /* NULL writes null */
 void json_strn(struct json *j, const char *s, size_t n);
 void json_int(struct json *j, int64_t v);
 void json_uint(struct json *j, uint64_t v);

@@ -14,7 +14,7 @@ enum mount_op_kind {
 	MOP_BIND_RO,
 	MOP_BIND_RW,
 	MOP_TMPFS,
-	MOP_HIDE,    /* dir: empty read-only tmpfs; file: an unopenable node */
+	MOP_HIDE, /* dir: empty read-only tmpfs; file: an unopenable node */
 	MOP_SYMLINK,
 	MOP_PROC,
 	MOP_DEV,
@@ -27,29 +27,30 @@ enum mount_op_kind {
 
 struct mount_op {
 	enum mount_op_kind kind;
-	char *dest;     /* absolute path inside the sandbox */
-	char *source;   /* binds: the host path, symlinks resolved */
-	char *target;   /* symlinks: link content */
+	char *dest;	    /* absolute path inside the sandbox */
+	char *source;	    /* binds: the host path, symlinks resolved */
+	char *target;	    /* symlinks: link content */
 	char *upper, *work; /* overlays: host directories the changes land in (overlay.c) */
-	uint64_t size;  /* tmpfs size cap */
-	bool implicit;  /* added by agentbox, not written in the profile */
-	bool skipped;   /* optional and missing on the host */
-	bool protects;	/* a protected path's read-only bind */
+	uint64_t size;	    /* tmpfs size cap */
+	bool implicit;	    /* added by agentbox, not written in the profile */
+	bool skipped;	    /* optional and missing on the host */
+	bool protects;	    /* a protected path's read-only bind */
 	/* A protected path the host does not have cannot be covered where it is: its first
 	 * missing component gets an empty directory, made before the run (rw trees: protect.c, on
 	 * the host; overlay trees: overlay.c, in the upper layer), bound read-only. A directory,
 	 * because git does not list an empty one: the command cannot commit it by mistake. */
 	bool placeholder;
-	const char *stub; /* a placeholder that is a file: its content (static); NULL: a directory */
-	const char *why;  /* implicit ops: the reason, for the audit */
+	const char
+	    *stub;	 /* a placeholder that is a file: its content (static); NULL: a directory */
+	const char *why; /* implicit ops: the reason, for the audit */
 };
 
 struct mount_plan {
 	struct mount_op *ops;
 	size_t n;
-	uint64_t tmpfs_size; /* for /dev/shm */
-	bool guard_proc;     /* the command is host root: kernel tunables in /proc read-only */
-	bool limit_userns;   /* no user namespaces below the sandbox's own */
+	uint64_t tmpfs_size;   /* for /dev/shm */
+	bool guard_proc;       /* the command is host root: kernel tunables in /proc read-only */
+	bool limit_userns;     /* no user namespaces below the sandbox's own */
 	uint64_t changes_size; /* [limits] changes-size: overlays' upper layers on a tmpfs */
 	char *changes_dir;     /* the run's changes directory, when it has overlays */
 };
@@ -70,8 +71,8 @@ struct mount_protect {
 
 /* trust_files: the run intercepts HTTPS, and its trust files' directory (run_dir.h) is made in
  * the view. */
-int mount_plan_build(const struct policy *p, const struct mount_protect *protect,
-		     bool trust_files, struct mount_plan *plan, struct ab_err *e);
+int mount_plan_build(const struct policy *p, const struct mount_protect *protect, bool trust_files,
+		     struct mount_plan *plan, struct ab_err *e);
 void mount_plan_free(struct mount_plan *plan);
 const char *mount_op_name(enum mount_op_kind k);
 /* True when the host's path is what the view shows at path: the deepest entry covering it is a
@@ -92,12 +93,10 @@ struct mount_sources {
 
 /* In the sandbox's mount namespace: clones every bind source's tree (symlinks refused on the
  * path), before any staging mount exists. */
-int mounts_open_sources(const struct mount_plan *plan, struct mount_sources *out,
-			struct ab_err *e);
+int mounts_open_sources(const struct mount_plan *plan, struct mount_sources *out, struct ab_err *e);
 void mounts_close_sources(struct mount_sources *src);
 /* Builds the new root from the plan and the opened sources, and pivots into it. */
-int mounts_apply(const struct mount_plan *plan, const struct mount_sources *src,
-		 struct ab_err *e);
+int mounts_apply(const struct mount_plan *plan, const struct mount_sources *src, struct ab_err *e);
 
 /* After the pivot, before confinement, for what arrives late (trust.c): a detached tmpfs,
  * filled through its fd; attached read-only (nosuid, nodev, noexec) on dest, an entry the

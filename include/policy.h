@@ -80,28 +80,28 @@ struct policy_credential {
 	struct strv hosts; /* host names it may be sent to (egress rule forms: NAME, *.SUFFIX) */
 	struct strv rules; /* [http]-style allow rules narrowing that; empty: any request */
 	enum cred_place place;
-	char *header_name;  /* CRED_PLACE_HEADER: the header; BASIC: "Authorization" */
-	char *template;	    /* HEADER: the value with {}; BASIC: USER:{}; QUERY: the parameter */
-	char *env;	    /* the variable holding the placeholder inside, or NULL */
-	char *prefix;	    /* the placeholder's fixed start ("sk-", "ghp_"), or NULL */
-	uint64_t length;    /* the placeholder's whole length; 0: prefix + 40 */
-	char *file;	    /* a file made inside from this text ({}: the placeholder), or NULL */
-	char *file_env;	    /* the variable holding that file's path inside, or NULL */
-	bool add;	    /* add the header when a request to a bound host lacks it */
-	bool stop;	    /* on-leak = stop: a leak ends the run */
-	struct origin at;   /* where the section began */
+	char *header_name; /* CRED_PLACE_HEADER: the header; BASIC: "Authorization" */
+	char *template;	   /* HEADER: the value with {}; BASIC: USER:{}; QUERY: the parameter */
+	char *env;	   /* the variable holding the placeholder inside, or NULL */
+	char *prefix;	   /* the placeholder's fixed start ("sk-", "ghp_"), or NULL */
+	uint64_t length;   /* the placeholder's whole length; 0: prefix + 40 */
+	char *file;	   /* a file made inside from this text ({}: the placeholder), or NULL */
+	char *file_env;	   /* the variable holding that file's path inside, or NULL */
+	bool add;	   /* add the header when a request to a bound host lacks it */
+	bool stop;	   /* on-leak = stop: a leak ends the run */
+	struct origin at;  /* where the section began */
 };
 
 struct policy {
-	struct strv profiles;        /* every file read, canonical, in load order */
-	struct strv profile_sha256;  /* the SHA-256 of each, of the bytes parsed */
+	struct strv profiles;	    /* every file read, canonical, in load order */
+	struct strv profile_sha256; /* the SHA-256 of each, of the bytes parsed */
 	struct policy_vars vars;
 
 	char *hostname;
 	char *workdir; /* NULL: the caller's cwd if visible, else / */
 	char *changes; /* overlay upper dirs go here; NULL: the per-run state directory */
 	enum fallback_mode fallback;
-	bool nesting; /* the command may build sandboxes of its own (agentbox in agentbox) */
+	bool nesting;	  /* the command may build sandboxes of its own (agentbox in agentbox) */
 	int64_t uid, gid; /* the command's ids inside; -1: the caller's */
 
 	struct fs_entry *fs;
@@ -117,8 +117,8 @@ struct policy {
 	 * connections only); absolute, NULL when unset. net_ca_at: where it was set. */
 	char *net_ca;
 	struct origin net_ca_at;
-	struct strv net_resolve;  /* NAME[:PORT]=ADDRESS[:PORT] pins */
-	struct strv net_methods;  /* plain HTTP methods allowed; empty: any */
+	struct strv net_resolve; /* NAME[:PORT]=ADDRESS[:PORT] pins */
+	struct strv net_methods; /* plain HTTP methods allowed; empty: any */
 	uint64_t net_max_connections, net_rate, net_max_bytes_out, net_max_bytes_in; /* 0: none */
 	/* the same, counted for each requested host on its own */
 	uint64_t net_host_max_connections, net_host_rate, net_host_max_bytes_out,
@@ -176,15 +176,15 @@ void policy_explain(const struct policy *p, struct json *j);
  * NAME.ini in $AGENTBOX_PROFILE_PATH, ~/.config/agentbox/profiles, /etc/agentbox/profiles,
  * the installed profiles directory, and the source tree when run from the build directory.
  * The current directory is never searched: a repository cannot plant a weaker profile. */
-char *policy_find_profile(const char *name, const struct policy_vars *vars,
-			  const char *exe_dir, struct ab_err *e);
+char *policy_find_profile(const char *name, const struct policy_vars *vars, const char *exe_dir,
+			  struct ab_err *e);
 
 /* Pure helpers, public for the unit tests. */
 /* Absolute, no "..", with "." and repeated slashes removed. */
 int path_normalize(const char *in, char **out, struct ab_err *e);
 /* Expands ${VAR} and a leading ~/ ; profile_dir may be NULL. */
-int expand_vars(const char *in, const struct policy_vars *vars, const char *profile_dir,
-		char **out, struct ab_err *e);
+int expand_vars(const char *in, const struct policy_vars *vars, const char *profile_dir, char **out,
+		struct ab_err *e);
 
 const char *fs_kind_name(enum fs_kind k);
 /* Names, relative to each rw or overlay tree's root, kept read-only unless unprotected. */

@@ -14,7 +14,7 @@
  * placeholder while another still has it mounted. */
 struct protect_tree {
 	char *root;
-	int fd;     /* the tree's root, opened once: every placeholder is made below it */
+	int fd;	    /* the tree's root, opened once: every placeholder is made below it */
 	int record; /* its record, locked shared */
 };
 

@@ -50,7 +50,7 @@ struct run {
 	struct proxy *proxy;
 	struct tls_ca *tls_ca; /* [http] rules: the run's interception CA (supervisor only) */
 	struct creds *creds;   /* [credential]s: placeholders; values in the supervisor only */
-	uid_t outer_uid; /* the caller's ids, which the sandbox maps */
+	uid_t outer_uid;       /* the caller's ids, which the sandbox maps */
 	gid_t outer_gid;
 	uid_t host_uid; /* what the command's ids are on the host */
 	gid_t host_gid;

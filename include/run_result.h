@@ -12,9 +12,9 @@
 #define SANDBOX_EXIT_TIMEOUT 124
 
 struct sandbox_result {
-	int status;        /* agentbox's exit status: the command's, 128+N, or 124 */
+	int status;	   /* agentbox's exit status: the command's, 128+N, or 124 */
 	const char *cause; /* "exited", "signaled", "timeout" */
-	int code;          /* exit code, or the signal number when signaled */
+	int code;	   /* exit code, or the signal number when signaled */
 	const char *limit; /* the limit that ended the run ("timeout", "disk", ...), or NULL */
 	struct rusage ru;  /* of the whole sandbox */
 	uint64_t duration_ms;

@@ -126,7 +126,8 @@ static void put_escaped(struct json *j, const unsigned char *s, size_t n)
 	while (i < n) {
 		unsigned c = s[i];
 		size_t run = i;
-		while (run < n && s[run] >= 0x20 && s[run] < 0x7f && s[run] != '"' && s[run] != '\\')
+		while (run < n && s[run] >= 0x20 && s[run] < 0x7f && s[run] != '"' &&
+		       s[run] != '\\')
 			run++;
 		if (run > i) {
 			put(j, (const char *)s + i, run - i);

@@ -126,7 +126,8 @@ static int string(struct reader *r, char **out, size_t *len)
 		}
 		if (c >= 0x80) {
 			uint32_t cp;
-			size_t k = utf8_decode((const unsigned char *)r->s + r->pos, r->len - r->pos, &cp);
+			size_t k =
+			    utf8_decode((const unsigned char *)r->s + r->pos, r->len - r->pos, &cp);
 			if (!k) {
 				free(o);
 				return bad(r, "a string is not valid UTF-8");

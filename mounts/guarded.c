@@ -10,9 +10,9 @@
 
 /* Under $HOME: files a login shell and git read and run, and directories ssh, the shell's PATH
  * and agentbox read. */
-static const char *const home_files[] = {".bashrc", ".bash_profile", ".bash_login",
-					 ".bash_logout", ".profile", ".zshrc", ".zshenv",
-					 ".zprofile", ".zlogin", ".gitconfig", NULL};
+static const char *const home_files[] = {".bashrc",  ".bash_profile", ".bash_login", ".bash_logout",
+					 ".profile", ".zshrc",	      ".zshenv",     ".zprofile",
+					 ".zlogin",  ".gitconfig",    NULL};
 static const char *const home_dirs[] = {".ssh", ".local/bin", ".config/agentbox", NULL};
 
 static int add(struct strv *out, const char *dir, const char *name, struct ab_err *e)

@@ -266,9 +266,10 @@ static int plan_trust(struct mount_plan *plan, const struct policy *p, struct ab
 				       p->fs[i].path),
 			       ab_hint(e, "remove this entry"), at_error(&p->fs[i], e);
 	if (cover && cover->kind == MOP_HIDE)
-		return ab_fail(e, 0,
-			       "hide %s leaves no room for the run's trust files in " AGENTBOX_RUN_DIR,
-			       cover->dest),
+		return ab_fail(
+			   e, 0,
+			   "hide %s leaves no room for the run's trust files in " AGENTBOX_RUN_DIR,
+			   cover->dest),
 		       ab_hint(e, "hide only what is below it, or list tmpfs = /run");
 	if (mount_op_is_bind(cover) && (!host_path(plan, AGENTBOX_RUN_DIR, host, sizeof(host)) ||
 					stat(host, &st) < 0 || !S_ISDIR(st.st_mode)))
@@ -319,8 +320,8 @@ static int writable_roots(const struct policy *p, struct writable *w, struct ab_
 	return 0;
 }
 
-int mount_plan_build(const struct policy *p, const struct mount_protect *protect,
-		     bool trust_files, struct mount_plan *plan, struct ab_err *e)
+int mount_plan_build(const struct policy *p, const struct mount_protect *protect, bool trust_files,
+		     struct mount_plan *plan, struct ab_err *e)
 {
 	struct writable w;
 	bool own_tmp = false;

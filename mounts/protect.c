@@ -32,8 +32,8 @@
 static int open_beneath(int dirfd, const char *path, int flags)
 {
 	struct open_how how = {.flags = (uint64_t)flags | O_NOFOLLOW | O_CLOEXEC,
-			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-					  RESOLVE_NO_MAGICLINKS};
+			       .resolve =
+				   RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
 	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 }
 
@@ -143,9 +143,10 @@ static int make_placeholder(const struct mount_op *op, const struct protect_tree
 		if (fd != t->fd)
 			close(fd);
 		return ab_fail(e, err, "cannot create the placeholder %s", op->source),
-		       ab_hint(e, "an empty directory there keeps the command from creating that "
-				  "protected path: make its directory writable, use overlay instead "
-				  "of rw, or unprotect it");
+		       ab_hint(e,
+			       "an empty directory there keeps the command from creating that "
+			       "protected path: make its directory writable, use overlay instead "
+			       "of rw, or unprotect it");
 	}
 	if (fd != t->fd)
 		close(fd);

@@ -58,9 +58,9 @@ static int on_audit_file(const struct setting *s, const char *value, struct ab_e
 }
 
 static const struct key_spec keys[] = {
-	{"audit", "file", SINGLE, on_audit_file},
-	{"audit", "redact", SINGLE, on_redact},
-	{"audit", "on-failure", SINGLE, on_audit_failure},
-	{"audit", "event-budget", SINGLE, on_event_budget},
+    {"audit", "file", SINGLE, on_audit_file},
+    {"audit", "redact", SINGLE, on_redact},
+    {"audit", "on-failure", SINGLE, on_audit_failure},
+    {"audit", "event-budget", SINGLE, on_event_budget},
 };
 const struct key_table policy_audit_keys = {keys, sizeof(keys) / sizeof(keys[0])};

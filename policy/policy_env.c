@@ -60,8 +60,8 @@ static int on_env_set(const struct setting *s, const char *value, struct ab_err 
 }
 
 static const struct key_spec keys[] = {
-	{"env", "pass", LIST, on_env_pass},
-	{"env", "set", SINGLE, on_env_set},
-	{"env", "deny", LIST, on_env_deny},
+    {"env", "pass", LIST, on_env_pass},
+    {"env", "set", SINGLE, on_env_set},
+    {"env", "deny", LIST, on_env_deny},
 };
 const struct key_table policy_env_keys = {keys, sizeof(keys) / sizeof(keys[0])};

@@ -4,7 +4,6 @@
 #include <limits.h>
 #include <stdio.h>
 
-
 static void json_strv(struct json *j, const char *key, const struct strv *sv)
 {
 	json_key(j, key);

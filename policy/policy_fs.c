@@ -23,7 +23,8 @@ static int fs_add(const struct setting *s, enum fs_kind kind, bool optional, cha
 		if (strcmp(old->path, path))
 			continue;
 		if (old->at.layer == s->at.layer) {
-			ab_fail(e, 0, "%s is already listed as '%s'", path, fs_kind_name(old->kind));
+			ab_fail(e, 0, "%s is already listed as '%s'", path,
+				fs_kind_name(old->kind));
 			if (old->at.line)
 				ab_hint(e, "one path takes one entry (see line %u)", old->at.line);
 			free(path);
@@ -150,16 +151,16 @@ static int on_symlink(const struct setting *s, const char *value, struct ab_err 
 }
 
 static const struct key_spec keys[] = {
-	{"filesystem", "ro", LIST, on_ro},
-	{"filesystem", "rw", LIST, on_rw},
-	{"filesystem", "ro-try", LIST, on_ro_try},
-	{"filesystem", "rw-try", LIST, on_rw_try},
-	{"filesystem", "tmpfs", LIST, on_tmpfs},
-	{"filesystem", "hide", LIST, on_hide},
-	{"filesystem", "overlay", LIST, on_overlay},
-	{"filesystem", "changes", SINGLE, on_changes},
-	{"filesystem", "protect", LIST, on_protect},
-	{"filesystem", "unprotect", LIST, on_unprotect},
-	{"filesystem", "symlink", SINGLE, on_symlink},
+    {"filesystem", "ro", LIST, on_ro},
+    {"filesystem", "rw", LIST, on_rw},
+    {"filesystem", "ro-try", LIST, on_ro_try},
+    {"filesystem", "rw-try", LIST, on_rw_try},
+    {"filesystem", "tmpfs", LIST, on_tmpfs},
+    {"filesystem", "hide", LIST, on_hide},
+    {"filesystem", "overlay", LIST, on_overlay},
+    {"filesystem", "changes", SINGLE, on_changes},
+    {"filesystem", "protect", LIST, on_protect},
+    {"filesystem", "unprotect", LIST, on_unprotect},
+    {"filesystem", "symlink", SINGLE, on_symlink},
 };
 const struct key_table policy_fs_keys = {keys, sizeof(keys) / sizeof(keys[0])};

@@ -23,16 +23,16 @@ static int on_cpu(const struct setting *s, const char *value, struct ab_err *e)
 }
 
 static const struct key_spec keys[] = {
-	{"limits", "timeout", SINGLE, on_timeout},
-	{"limits", "cpu", SINGLE, on_cpu},
-	{"limits", "memory", SINGLE, on_memory},
-	{"limits", "processes", SINGLE, on_processes},
-	{"limits", "open-files", SINGLE, on_open_files},
-	{"limits", "file-size", SINGLE, on_file_size},
-	{"limits", "tmpfs-size", SINGLE, on_tmpfs_size},
-	{"limits", "changes-size", SINGLE, on_changes_size},
-	{"limits", "disk", SINGLE, on_disk},
-	{"limits", "session-timeout", SINGLE, on_session_timeout},
-	{"limits", "idle-timeout", SINGLE, on_idle_timeout},
+    {"limits", "timeout", SINGLE, on_timeout},
+    {"limits", "cpu", SINGLE, on_cpu},
+    {"limits", "memory", SINGLE, on_memory},
+    {"limits", "processes", SINGLE, on_processes},
+    {"limits", "open-files", SINGLE, on_open_files},
+    {"limits", "file-size", SINGLE, on_file_size},
+    {"limits", "tmpfs-size", SINGLE, on_tmpfs_size},
+    {"limits", "changes-size", SINGLE, on_changes_size},
+    {"limits", "disk", SINGLE, on_disk},
+    {"limits", "session-timeout", SINGLE, on_session_timeout},
+    {"limits", "idle-timeout", SINGLE, on_idle_timeout},
 };
 const struct key_table policy_limits_keys = {keys, sizeof(keys) / sizeof(keys[0])};

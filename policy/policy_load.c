@@ -91,8 +91,8 @@ static char *line_reader(char *str, int num, void *stream)
 		return NULL;
 	}
 	if (n > INI_LINE_LIMIT || n + 1 > (size_t)num) {
-		ab_fail(fp->e, 0, "%s:%u: line is %zu bytes, longer than the %d-byte limit", fp->path,
-			fp->line, n, INI_LINE_LIMIT);
+		ab_fail(fp->e, 0, "%s:%u: line is %zu bytes, longer than the %d-byte limit",
+			fp->path, fp->line, n, INI_LINE_LIMIT);
 		ab_hint(fp->e, "split it: every list key can be repeated on its own line");
 		fp->failed = true;
 		return NULL;
@@ -384,8 +384,10 @@ static int apply_file(struct loader *L, const struct file_parse *fp, const char 
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < fp->n; i++) {
 			const struct raw_entry *re = &fp->entries[i];
-			bool is_include = !strcmp(re->section, "sandbox") && !strcmp(re->key, "include");
-			struct setting s = {L->p, {file, re->line, layer}, dir, re->section, re->key};
+			bool is_include =
+			    !strcmp(re->section, "sandbox") && !strcmp(re->key, "include");
+			struct setting s = {
+			    L->p, {file, re->line, layer}, dir, re->section, re->key};
 			int r;
 			if (is_include != (pass == 0))
 				continue;
@@ -415,7 +417,8 @@ static int load_file(struct loader *L, const char *path, struct ab_err *e)
 		goto out;
 	{
 		char digest[SHA256_HEX_LEN + 1];
-		if (sha256_hex(data, len, digest) < 0 || strv_push(&L->p->profile_sha256, digest) < 0) {
+		if (sha256_hex(data, len, digest) < 0 ||
+		    strv_push(&L->p->profile_sha256, digest) < 0) {
 			policy_oom(e);
 			goto out;
 		}
@@ -487,7 +490,9 @@ int policy_finish(struct policy *p, struct ab_err *e)
 	if (p->net_mode != NET_PROXY && p->net_capture == CAPTURE_ON)
 		return ab_fail(e, 0, "[network] capture = on but mode is %s",
 			       net_mode_name(p->net_mode)),
-		       ab_hint(e, "set [network] mode = proxy (or --net proxy): capture feeds the proxy");
+		       ab_hint(
+			   e,
+			   "set [network] mode = proxy (or --net proxy): capture feeds the proxy");
 	return policy_credentials_finish(p, e);
 }
 
@@ -558,8 +563,9 @@ char *policy_find_profile(const char *name, const struct policy_vars *vars, cons
 #endif
 	if (!found)
 		ab_fail(e, 0, "profile '%s' not found", name),
-			ab_hint(e, "give a path (./%s) or put %s.ini in "
-				   "~/.config/agentbox/profiles or $AGENTBOX_PROFILE_PATH",
-				name, base);
+		    ab_hint(e,
+			    "give a path (./%s) or put %s.ini in "
+			    "~/.config/agentbox/profiles or $AGENTBOX_PROFILE_PATH",
+			    name, base);
 	return found;
 }

@@ -65,11 +65,11 @@ static const char *var_value(const char *name, size_t n, const struct policy_var
 		const char *name;
 		size_t off;
 	} table[] = {
-		{"HOME", offsetof(struct policy_vars, home)},
-		{"CWD", offsetof(struct policy_vars, cwd)},
-		{"USER", offsetof(struct policy_vars, user)},
-		{"UID", offsetof(struct policy_vars, uid)},
-		{"TMPDIR", offsetof(struct policy_vars, tmpdir)},
+	    {"HOME", offsetof(struct policy_vars, home)},
+	    {"CWD", offsetof(struct policy_vars, cwd)},
+	    {"USER", offsetof(struct policy_vars, user)},
+	    {"UID", offsetof(struct policy_vars, uid)},
+	    {"TMPDIR", offsetof(struct policy_vars, tmpdir)},
 	};
 
 	if (n == 11 && !strncmp(name, "PROFILE_DIR", n))
@@ -107,8 +107,8 @@ static int buf_add(struct buf *b, const char *s, size_t n)
 	return 0;
 }
 
-int expand_vars(const char *in, const struct policy_vars *vars, const char *profile_dir,
-		char **out, struct ab_err *e)
+int expand_vars(const char *in, const struct policy_vars *vars, const char *profile_dir, char **out,
+		struct ab_err *e)
 {
 	struct buf b = {0};
 	const char *p = in;
@@ -116,7 +116,8 @@ int expand_vars(const char *in, const struct policy_vars *vars, const char *prof
 
 	if (p[0] == '~' && (p[1] == '/' || p[1] == '\0')) {
 		if (!vars->home)
-			return ab_fail(e, 0, "'~' used but HOME is not known"), ab_hint(e, "set HOME");
+			return ab_fail(e, 0, "'~' used but HOME is not known"),
+			       ab_hint(e, "set HOME");
 		r = buf_add(&b, vars->home, strlen(vars->home));
 		p++;
 	}

@@ -25,7 +25,7 @@ typedef int (*item_fn)(const struct setting *s, const char *item, struct ab_err 
 /* ----- the key tables: the public names of the profile format ----- */
 
 enum value_shape {
-	LIST,   /* comma-separated, each item expanded */
+	LIST,	/* comma-separated, each item expanded */
 	SINGLE, /* handler takes the raw value (expands itself) */
 };
 

@@ -9,8 +9,9 @@ static int on_hostname(const struct setting *s, const char *value, struct ab_err
 {
 	size_t n = strlen(value);
 
-	if (n == 0 || n > 64 || strspn(value, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-					      "0123456789-.") != n)
+	if (n == 0 || n > 64 ||
+	    strspn(value, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			  "0123456789-.") != n)
 		return ab_fail(e, 0, "'%s' is not a valid host name", value),
 		       ab_hint(e, "use at most 64 letters, digits, '-' and '.'"),
 		       policy_at_error(&s->at, e);
@@ -66,11 +67,8 @@ static int on_gid(const struct setting *s, const char *v, struct ab_err *e)
 }
 
 static const struct key_spec keys[] = {
-	{"sandbox", "hostname", SINGLE, on_hostname},
-	{"sandbox", "workdir", SINGLE, on_workdir},
-	{"sandbox", "fallback", SINGLE, on_fallback},
-	{"sandbox", "nesting", SINGLE, on_nesting},
-	{"sandbox", "uid", SINGLE, on_uid},
-	{"sandbox", "gid", SINGLE, on_gid},
+    {"sandbox", "hostname", SINGLE, on_hostname}, {"sandbox", "workdir", SINGLE, on_workdir},
+    {"sandbox", "fallback", SINGLE, on_fallback}, {"sandbox", "nesting", SINGLE, on_nesting},
+    {"sandbox", "uid", SINGLE, on_uid},		  {"sandbox", "gid", SINGLE, on_gid},
 };
 const struct key_table policy_sandbox_keys = {keys, sizeof(keys) / sizeof(keys[0])};

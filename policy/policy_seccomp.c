@@ -44,9 +44,9 @@ static int on_sc_action(const struct setting *s, const char *v, struct ab_err *e
 }
 
 static const struct key_spec keys[] = {
-	{"seccomp", "preset", SINGLE, on_preset},
-	{"seccomp", "deny", LIST, on_sc_deny},
-	{"seccomp", "allow", LIST, on_sc_allow},
-	{"seccomp", "action", SINGLE, on_sc_action},
+    {"seccomp", "preset", SINGLE, on_preset},
+    {"seccomp", "deny", LIST, on_sc_deny},
+    {"seccomp", "allow", LIST, on_sc_allow},
+    {"seccomp", "action", SINGLE, on_sc_action},
 };
 const struct key_table policy_seccomp_keys = {keys, sizeof(keys) / sizeof(keys[0])};

@@ -17,10 +17,10 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(cond)                                                                               \
+#define CHECK(cond)                                                                                \
 	do {                                                                                       \
 		if (!(cond)) {                                                                     \
-			fprintf(stderr, "fuzz_egress_rule: check failed: %s (%s:%d)\n", #cond,      \
+			fprintf(stderr, "fuzz_egress_rule: check failed: %s (%s:%d)\n", #cond,     \
 				__FILE__, __LINE__);                                               \
 			abort();                                                                   \
 		}                                                                                  \
@@ -37,8 +37,9 @@ static void check_rule(const struct egress_rule *r)
 		CHECK(n > 0 && n < sizeof(r->host));
 		CHECK(r->host[0] != '.' && r->host[n - 1] != '.' && !strstr(r->host, ".."));
 		for (size_t i = 0; i < n; i++)
-			CHECK(islower((unsigned char)r->host[i]) || isdigit((unsigned char)r->host[i]) ||
-			      r->host[i] == '-' || r->host[i] == '_' || r->host[i] == '.');
+			CHECK(islower((unsigned char)r->host[i]) ||
+			      isdigit((unsigned char)r->host[i]) || r->host[i] == '-' ||
+			      r->host[i] == '_' || r->host[i] == '.');
 		CHECK(r->family == 0);
 		break;
 	}
@@ -60,8 +61,8 @@ static void check_rule(const struct egress_rule *r)
 static void format_rule(const struct egress_rule *r, char *out, size_t size)
 {
 	char addr[INET6_ADDRSTRLEN], port[16] = "";
-	static const char *const prefix[] = {[RULE_HOST] = "", [RULE_SUBDOMAINS] = "*.",
-					     [RULE_DOMAIN] = "**."};
+	static const char *const prefix[] = {
+	    [RULE_HOST] = "", [RULE_SUBDOMAINS] = "*.", [RULE_DOMAIN] = "**."};
 
 	if (r->port)
 		snprintf(port, sizeof(port), ":%u", r->port);
@@ -104,7 +105,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_rule(&r);
 	format_rule(&r, canon, sizeof(canon));
 	if (egress_rule_parse(canon, &again, &e) < 0) {
-		fprintf(stderr, "fuzz_egress_rule: '%s' parsed, its canonical form '%s' did not: %s\n",
+		fprintf(stderr,
+			"fuzz_egress_rule: '%s' parsed, its canonical form '%s' did not: %s\n",
 			text, canon, e.msg);
 		abort();
 	}

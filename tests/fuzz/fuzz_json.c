@@ -15,10 +15,10 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(cond)                                                                               \
+#define CHECK(cond)                                                                                \
 	do {                                                                                       \
 		if (!(cond)) {                                                                     \
-			fprintf(stderr, "fuzz_json: check failed: %s (%s:%d)\n", #cond, __FILE__,   \
+			fprintf(stderr, "fuzz_json: check failed: %s (%s:%d)\n", #cond, __FILE__,  \
 				__LINE__);                                                         \
 			abort();                                                                   \
 		}                                                                                  \
@@ -149,14 +149,38 @@ static void decode_string(const char **pp, struct bytes *o)
 		}
 		p++;
 		switch (*p) {
-		case '"': add(o, (const uint8_t *)"\"", 1); p++; break;
-		case '\\': add(o, (const uint8_t *)"\\", 1); p++; break;
-		case '/': add(o, (const uint8_t *)"/", 1); p++; break;
-		case 'b': add(o, (const uint8_t *)"\b", 1); p++; break;
-		case 'f': add(o, (const uint8_t *)"\f", 1); p++; break;
-		case 'n': add(o, (const uint8_t *)"\n", 1); p++; break;
-		case 'r': add(o, (const uint8_t *)"\r", 1); p++; break;
-		case 't': add(o, (const uint8_t *)"\t", 1); p++; break;
+		case '"':
+			add(o, (const uint8_t *)"\"", 1);
+			p++;
+			break;
+		case '\\':
+			add(o, (const uint8_t *)"\\", 1);
+			p++;
+			break;
+		case '/':
+			add(o, (const uint8_t *)"/", 1);
+			p++;
+			break;
+		case 'b':
+			add(o, (const uint8_t *)"\b", 1);
+			p++;
+			break;
+		case 'f':
+			add(o, (const uint8_t *)"\f", 1);
+			p++;
+			break;
+		case 'n':
+			add(o, (const uint8_t *)"\n", 1);
+			p++;
+			break;
+		case 'r':
+			add(o, (const uint8_t *)"\r", 1);
+			p++;
+			break;
+		case 't':
+			add(o, (const uint8_t *)"\t", 1);
+			p++;
+			break;
 		case 'u': {
 			uint32_t cp, lo;
 			CHECK(hex4(p + 1, &cp) == 0);

@@ -41,18 +41,18 @@ struct vfs {
 };
 
 static const struct policy_vars fuzz_vars = {
-	.home = "/home/fuzz",
-	.cwd = "/work/fuzz",
-	.user = "fuzz",
-	.uid = "1000",
-	.tmpdir = "/tmp",
+    .home = "/home/fuzz",
+    .cwd = "/work/fuzz",
+    .user = "fuzz",
+    .uid = "1000",
+    .tmpdir = "/tmp",
 };
 
-#define CHECK(cond)                                                                               \
+#define CHECK(cond)                                                                                \
 	do {                                                                                       \
 		if (!(cond)) {                                                                     \
-			fprintf(stderr, "fuzz_policy: check failed: %s (%s:%d)\n", #cond, __FILE__, \
-				__LINE__);                                                         \
+			fprintf(stderr, "fuzz_policy: check failed: %s (%s:%d)\n", #cond,          \
+				__FILE__, __LINE__);                                               \
 			abort();                                                                   \
 		}                                                                                  \
 	} while (0)
@@ -149,7 +149,8 @@ static int vsplit(struct vfs *fs, const char *d, size_t size)
 	if (!(fs->files[0].name = strdup("main.ini")))
 		return -1;
 	fs->files[0].data = d;
-	fs->files[0].len = sep > 0 && sep < size ? sep - 1 : sep; /* the '\n' before belongs to "---" */
+	fs->files[0].len =
+	    sep > 0 && sep < size ? sep - 1 : sep; /* the '\n' before belongs to "---" */
 	fs->n = 1;
 	while (sep < size && fs->n < FUZZ_MAX_FILES) {
 		struct vfile *f = &fs->files[fs->n];

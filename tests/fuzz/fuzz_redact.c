@@ -14,11 +14,11 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(cond)                                                                               \
+#define CHECK(cond)                                                                                \
 	do {                                                                                       \
 		if (!(cond)) {                                                                     \
-			fprintf(stderr, "fuzz_redact: check failed: %s (%s:%d)\n", #cond, __FILE__, \
-				__LINE__);                                                         \
+			fprintf(stderr, "fuzz_redact: check failed: %s (%s:%d)\n", #cond,          \
+				__FILE__, __LINE__);                                               \
 			abort();                                                                   \
 		}                                                                                  \
 	} while (0)

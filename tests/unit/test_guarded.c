@@ -35,8 +35,8 @@ static void lists(const char *const *env, struct strv *files, struct strv *dirs)
 
 static void test_home_defaults(void **state)
 {
-	static const char *const env[] = {"HOME=/home/a", "PATH=/home/a/bin:/usr/bin:rel/bin:/usr/bin/",
-					  NULL};
+	static const char *const env[] = {"HOME=/home/a",
+					  "PATH=/home/a/bin:/usr/bin:rel/bin:/usr/bin/", NULL};
 	struct strv files, dirs;
 
 	(void)state;
@@ -98,9 +98,9 @@ static void test_no_home(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_home_defaults),
-		cmocka_unit_test(test_xdg_and_profile_path),
-		cmocka_unit_test(test_no_home),
+	    cmocka_unit_test(test_home_defaults),
+	    cmocka_unit_test(test_xdg_and_profile_path),
+	    cmocka_unit_test(test_no_home),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

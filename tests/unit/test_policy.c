@@ -497,8 +497,8 @@ static void test_network_ca(void **state)
 	assert_string_equal(p->net_ca, "/work/proj/mine.pem");
 	policy_free(p);
 
-	expect_error("[network]\nmode = proxy\nca = a.pem\nca = b.pem\n", MAIN ":4: ",
-		     "'ca' is set twice");
+	expect_error("[network]\nmode = proxy\nca = a.pem\nca = b.pem\n",
+		     MAIN ":4: ", "'ca' is set twice");
 	expect_error("[network]\nca =\n", MAIN ":2: ", "empty value");
 	p = must_load("[network]\nca = /etc/x.pem\n");
 	assert_int_equal(policy_finish(p, &e), -1);
@@ -553,8 +553,8 @@ static void test_protect(void **state)
 	expect_strv(&p->protect, 2, "/w/Makefile", "/w/ci");
 	expect_strv(&p->unprotect, 2, ".envrc", ".git/hooks");
 	policy_free(p);
-	expect_error("[filesystem]\nunprotect = Makefile\n", MAIN ":2: ",
-		     "'Makefile' is not one of the protected names");
+	expect_error("[filesystem]\nunprotect = Makefile\n",
+		     MAIN ":2: ", "'Makefile' is not one of the protected names");
 	expect_error("[filesystem]\nprotect = relative/path\n", MAIN ":2: ", "absolute");
 }
 

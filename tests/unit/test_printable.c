@@ -22,7 +22,8 @@ static void test_plain_and_utf8_pass(void **state)
 {
 	(void)state;
 	check("src/main.c", "src/main.c");
-	check("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+	check("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+	      "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
 }
 
 static void test_controls_escaped(void **state)
@@ -32,7 +33,9 @@ static void test_controls_escaped(void **state)
 	check("\x1b[2J\x07\x7f\\", "\\x1b[2J\\x07\\x7f\\x5c");
 	check("tab\there", "tab\\x09here");
 	/* C1 controls encoded in UTF-8 (U+009B is CSI to some terminals) */
-	check("\xc2\x9b" "31m", "\\xc2\\x9b31m");
+	check("\xc2\x9b"
+	      "31m",
+	      "\\xc2\\x9b31m");
 	/* bidirectional override U+202E and isolate U+2066 */
 	check("x\xe2\x80\xaey", "x\\xe2\\x80\\xaey");
 	check("\xe2\x81\xa6", "\\xe2\\x81\\xa6");
@@ -42,11 +45,11 @@ static void test_invalid_utf8_escaped(void **state)
 {
 	(void)state;
 	check("\xff\xfe", "\\xff\\xfe");
-	check("\xc0\xae", "\\xc0\\xae");             /* overlong '.' */
-	check("\xe0\x80\xaf", "\\xe0\\x80\\xaf");    /* overlong '/' */
-	check("\xed\xa0\x80", "\\xed\\xa0\\x80");    /* a surrogate */
+	check("\xc0\xae", "\\xc0\\xae");		   /* overlong '.' */
+	check("\xe0\x80\xaf", "\\xe0\\x80\\xaf");	   /* overlong '/' */
+	check("\xed\xa0\x80", "\\xed\\xa0\\x80");	   /* a surrogate */
 	check("\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80"); /* past U+10FFFF */
-	check("\xe2\x82", "\\xe2\\x82");             /* cut short at the end */
+	check("\xe2\x82", "\\xe2\\x82");		   /* cut short at the end */
 }
 
 static void test_small_buffer_cuts_whole_escapes(void **state)
@@ -62,10 +65,10 @@ static void test_small_buffer_cuts_whole_escapes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_plain_and_utf8_pass),
-		cmocka_unit_test(test_controls_escaped),
-		cmocka_unit_test(test_invalid_utf8_escaped),
-		cmocka_unit_test(test_small_buffer_cuts_whole_escapes),
+	    cmocka_unit_test(test_plain_and_utf8_pass),
+	    cmocka_unit_test(test_controls_escaped),
+	    cmocka_unit_test(test_invalid_utf8_escaped),
+	    cmocka_unit_test(test_small_buffer_cuts_whole_escapes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -111,13 +111,13 @@ static void test_bad_pattern(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_url_credentials_and_query),
-		cmocka_unit_test(test_headers),
-		cmocka_unit_test(test_token_shapes),
-		cmocka_unit_test(test_profile_pattern),
-		cmocka_unit_test(test_overlapping_secrets),
-		cmocka_unit_test(test_nothing_to_redact),
-		cmocka_unit_test(test_bad_pattern),
+	    cmocka_unit_test(test_url_credentials_and_query),
+	    cmocka_unit_test(test_headers),
+	    cmocka_unit_test(test_token_shapes),
+	    cmocka_unit_test(test_profile_pattern),
+	    cmocka_unit_test(test_overlapping_secrets),
+	    cmocka_unit_test(test_nothing_to_redact),
+	    cmocka_unit_test(test_bad_pattern),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

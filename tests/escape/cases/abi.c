@@ -38,7 +38,8 @@ int main(int argc, char **argv)
 #if defined(__x86_64__)
 		ret = syscall(0x40000000L | SYS_getpid);
 		if (ret < 0)
-			printf("RESULT RETURNED errno=%s: the kernel answered the x32 call\n", errname(errno));
+			printf("RESULT RETURNED errno=%s: the kernel answered the x32 call\n",
+			       errname(errno));
 		else
 			printf("RESULT SUCCESS x32 getpid returned %ld\n", ret);
 		return 0;
@@ -49,7 +50,8 @@ int main(int argc, char **argv)
 		sigaction(SIGSEGV, &sa, NULL);
 		__asm__ volatile("int $0x80" : "=a"(ret) : "a"(20L) : "memory", "rcx", "r11");
 		if (ret < 0)
-			printf("RESULT RETURNED errno=%s: the kernel answered int $0x80\n", errname((int)-ret));
+			printf("RESULT RETURNED errno=%s: the kernel answered int $0x80\n",
+			       errname((int)-ret));
 		else
 			printf("RESULT SUCCESS int $0x80 getpid returned %ld\n", ret);
 		return 0;

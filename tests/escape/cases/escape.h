@@ -20,49 +20,92 @@
 static inline const char *errname(int e)
 {
 	switch (e) {
-	case 0: return "0";
-	case EPERM: return "EPERM";
-	case ENOENT: return "ENOENT";
-	case ESRCH: return "ESRCH";
-	case ESTALE: return "ESTALE";
-	case EINTR: return "EINTR";
-	case EIO: return "EIO";
-	case ENXIO: return "ENXIO";
-	case E2BIG: return "E2BIG";
-	case EBADF: return "EBADF";
-	case EAGAIN: return "EAGAIN";
-	case ENOMEM: return "ENOMEM";
-	case EACCES: return "EACCES";
-	case EFAULT: return "EFAULT";
-	case EBUSY: return "EBUSY";
-	case EEXIST: return "EEXIST";
-	case EXDEV: return "EXDEV";
-	case ENODEV: return "ENODEV";
-	case ENOTDIR: return "ENOTDIR";
-	case EISDIR: return "EISDIR";
-	case EINVAL: return "EINVAL";
-	case EMFILE: return "EMFILE";
-	case ENOTTY: return "ENOTTY";
-	case ETXTBSY: return "ETXTBSY";
-	case EFBIG: return "EFBIG";
-	case ENOSPC: return "ENOSPC";
-	case EDQUOT: return "EDQUOT";
-	case EROFS: return "EROFS";
-	case EPIPE: return "EPIPE";
-	case ENOSYS: return "ENOSYS";
-	case ELOOP: return "ELOOP";
-	case EUSERS: return "EUSERS";
-	case ENOTSOCK: return "ENOTSOCK";
-	case EAFNOSUPPORT: return "EAFNOSUPPORT";
-	case EPROTONOSUPPORT: return "EPROTONOSUPPORT";
-	case EADDRNOTAVAIL: return "EADDRNOTAVAIL";
-	case ENETUNREACH: return "ENETUNREACH";
-	case ECONNREFUSED: return "ECONNREFUSED";
-	case ECONNRESET: return "ECONNRESET";
-	case EHOSTUNREACH: return "EHOSTUNREACH";
-	case ETIMEDOUT: return "ETIMEDOUT";
-	case EOPNOTSUPP: return "EOPNOTSUPP";
-	default: return "E?";
+	case 0:
+		return "0";
+	case EPERM:
+		return "EPERM";
+	case ENOENT:
+		return "ENOENT";
+	case ESRCH:
+		return "ESRCH";
+	case ESTALE:
+		return "ESTALE";
+	case EINTR:
+		return "EINTR";
+	case EIO:
+		return "EIO";
+	case ENXIO:
+		return "ENXIO";
+	case E2BIG:
+		return "E2BIG";
+	case EBADF:
+		return "EBADF";
+	case EAGAIN:
+		return "EAGAIN";
+	case ENOMEM:
+		return "ENOMEM";
+	case EACCES:
+		return "EACCES";
+	case EFAULT:
+		return "EFAULT";
+	case EBUSY:
+		return "EBUSY";
+	case EEXIST:
+		return "EEXIST";
+	case EXDEV:
+		return "EXDEV";
+	case ENODEV:
+		return "ENODEV";
+	case ENOTDIR:
+		return "ENOTDIR";
+	case EISDIR:
+		return "EISDIR";
+	case EINVAL:
+		return "EINVAL";
+	case EMFILE:
+		return "EMFILE";
+	case ENOTTY:
+		return "ENOTTY";
+	case ETXTBSY:
+		return "ETXTBSY";
+	case EFBIG:
+		return "EFBIG";
+	case ENOSPC:
+		return "ENOSPC";
+	case EDQUOT:
+		return "EDQUOT";
+	case EROFS:
+		return "EROFS";
+	case EPIPE:
+		return "EPIPE";
+	case ENOSYS:
+		return "ENOSYS";
+	case ELOOP:
+		return "ELOOP";
+	case EUSERS:
+		return "EUSERS";
+	case ENOTSOCK:
+		return "ENOTSOCK";
+	case EAFNOSUPPORT:
+		return "EAFNOSUPPORT";
+	case EPROTONOSUPPORT:
+		return "EPROTONOSUPPORT";
+	case EADDRNOTAVAIL:
+		return "EADDRNOTAVAIL";
+	case ENETUNREACH:
+		return "ENETUNREACH";
+	case ECONNREFUSED:
+		return "ECONNREFUSED";
+	case ECONNRESET:
+		return "ECONNRESET";
+	case EHOSTUNREACH:
+		return "EHOSTUNREACH";
+	case ETIMEDOUT:
+		return "ETIMEDOUT";
+	case EOPNOTSUPP:
+		return "EOPNOTSUPP";
+	default:
+		return "E?";
 	}
 }
 

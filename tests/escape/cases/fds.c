@@ -38,7 +38,8 @@ int main(int argc, char **argv)
 		if (fstat(fd, &st) < 0)
 			failed(errno, "fstat(%d): the fd was not inherited (%d other fds open)", fd,
 			       open_fds);
-		info("fd %d is open: a %s", fd, S_ISDIR(st.st_mode) ? "directory" : "non-directory");
+		info("fd %d is open: a %s", fd,
+		     S_ISDIR(st.st_mode) ? "directory" : "non-directory");
 		if (read_at(fd, argv[3], argv[4]) == 1)
 			success("read %s through the inherited fd %d", argv[3], fd);
 		if ((up = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0 &&

@@ -29,7 +29,8 @@ int main(int argc, char **argv)
 		if (name_to_handle_at(AT_FDCWD, argv[2], &h.fh, &mount_id, 0) < 0)
 			failed(errno, "name_to_handle_at(%s)", argv[2]);
 		if (!strcmp(argv[1], "self"))
-			success("name_to_handle_at(%s) gave a %u-byte handle", argv[2], h.fh.handle_bytes);
+			success("name_to_handle_at(%s) gave a %u-byte handle", argv[2],
+				h.fh.handle_bytes);
 		printf("HANDLE %d ", h.fh.handle_type);
 		for (unsigned i = 0; i < h.fh.handle_bytes; i++)
 			printf("%02x", (unsigned char)h.fh.f_handle[i]);
@@ -67,5 +68,6 @@ int main(int argc, char **argv)
 			failed(0, "%s in the handle's directory lacks the marker", argv[5]);
 		success("open_by_handle_at opened the directory by its handle; read %s", argv[5]);
 	}
-	usage("fhandle get DIR | fhandle open MNTDIR TYPE HEX NAME MARKER [own] | fhandle self PATH");
+	usage(
+	    "fhandle get DIR | fhandle open MNTDIR TYPE HEX NAME MARKER [own] | fhandle self PATH");
 }

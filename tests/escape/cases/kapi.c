@@ -54,12 +54,14 @@ int main(int argc, char **argv)
 		info("BPF_MAP_CREATE: %s", errname(errno));
 		if (errno != EPERM || getuid() == 0)
 			failed(errno, "bpf(BPF_MAP_CREATE)");
-		/* a tail of non-zero bytes past the known attribute: E2BIG before any permission check */
+		/* a tail of non-zero bytes past the known attribute: E2BIG before any permission
+		 * check */
 		memset(big, 0, sizeof(big));
 		memcpy(big, &attr, sizeof(attr));
 		big[sizeof(big) - 1] = 1;
 		if (syscall(SYS_bpf, BPF_MAP_CREATE, big, sizeof(big)) < 0 && errno == E2BIG) {
-			printf("RESULT REACHED the kernel answered E2BIG (unprivileged bpf is off on this "
+			printf("RESULT REACHED the kernel answered E2BIG (unprivileged bpf is off "
+			       "on this "
 			       "host)\n");
 			return 0;
 		}

@@ -7,9 +7,15 @@
 
 int main(void)
 {
-	struct user_desc d = {.entry_number = 0, .base_addr = 0, .limit = 0xfffff, .seg_32bit = 1,
-			      .contents = 0, .read_exec_only = 0, .limit_in_pages = 1,
-			      .seg_not_present = 0, .useable = 1};
+	struct user_desc d = {.entry_number = 0,
+			      .base_addr = 0,
+			      .limit = 0xfffff,
+			      .seg_32bit = 1,
+			      .contents = 0,
+			      .read_exec_only = 0,
+			      .limit_in_pages = 1,
+			      .seg_not_present = 0,
+			      .useable = 1};
 	unsigned char back[LDT_ENTRY_SIZE];
 	long n;
 

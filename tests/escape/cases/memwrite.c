@@ -57,11 +57,12 @@ static int poke(const char *how, pid_t pid, uintptr_t addr, const char **step)
 		return 0;
 	}
 	if (!strcmp(how, "vmwrite")) {
-		struct iovec local = {&value, sizeof(value)}, remote = {(void *)addr, sizeof(value)};
+		struct iovec local = {&value, sizeof(value)},
+			     remote = {(void *)addr, sizeof(value)};
 		*step = "process_vm_writev";
 		return process_vm_writev(pid, &local, 1, &remote, 1, 0) == (ssize_t)sizeof(value)
-			       ? 0
-			       : errno;
+			   ? 0
+			   : errno;
 	}
 	if (!strcmp(how, "procmem")) {
 		char path[64];
@@ -127,5 +128,6 @@ int main(int argc, char **argv)
 			success("%s changed the sibling's memory", argv[2]);
 		failed(0, "%s returned 0 but the sibling saw no change", argv[2]);
 	}
-	usage("memwrite victim FILE | memwrite ptrace|vmwrite|procmem PID ADDR | memwrite sibling HOW");
+	usage("memwrite victim FILE | memwrite ptrace|vmwrite|procmem PID ADDR | memwrite sibling "
+	      "HOW");
 }

@@ -34,8 +34,8 @@ struct shared {
 
 static _Noreturn void bomb(long cap, int hold)
 {
-	struct shared *s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE,
-				MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct shared *s =
+	    mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	pid_t top = getpid();
 	long last = -1;
 
@@ -150,6 +150,7 @@ int main(int argc, char **argv)
 		raise(SIGSEGV);
 		return 3;
 	}
-	usage("res bomb CAP hold|reap MARKER | heap CAPMB | fill DIR TOTALMB FILEMB | big FILE MB | "
-	      "sparse FILE | crash");
+	usage(
+	    "res bomb CAP hold|reap MARKER | heap CAPMB | fill DIR TOTALMB FILEMB | big FILE MB | "
+	    "sparse FILE | crash");
 }

@@ -41,7 +41,8 @@ static int route(const char *r, const char *path)
 	if (!strcmp(r, "creat"))
 		return (int)syscall(SYS_creat, path, MODE) < 0 ? -1 : 0;
 	if (!strcmp(r, "open"))
-		return (int)syscall(SYS_open, path, O_WRONLY | O_CREAT | O_CLOEXEC, MODE) < 0 ? -1 : 0;
+		return (int)syscall(SYS_open, path, O_WRONLY | O_CREAT | O_CLOEXEC, MODE) < 0 ? -1
+											      : 0;
 	if (!strcmp(r, "openat"))
 		return openat(AT_FDCWD, path, O_WRONLY | O_CREAT | O_CLOEXEC, MODE) < 0 ? -1 : 0;
 	if (!strcmp(r, "openat2")) {
@@ -56,7 +57,8 @@ static int route(const char *r, const char *path)
 		char dir[4096], proc[64];
 		const char *slash = strrchr(path, '/');
 		int fd;
-		snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+		snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1,
+			 slash ? path : ".");
 		fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, MODE);
 		if (fd < 0)
 			return -1;

@@ -47,7 +47,8 @@ static _Noreturn void unix_connect(const char *name, int abstract)
 	if (strlen(name) + 2 > sizeof(a.sun_path))
 		usage("name too long");
 	strcpy(a.sun_path + (abstract ? 1 : 0), name);
-	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(name) + (abstract ? 1 : 1));
+	len =
+	    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(name) + (abstract ? 1 : 1));
 	if (connect(fd, (struct sockaddr *)&a, len) < 0)
 		failed(errno, "connect %s%s", abstract ? "@" : "", name);
 	greet(fd, name);
@@ -76,9 +77,9 @@ static socklen_t addr_of(const char *host, int port, struct sockaddr_storage *ss
 static _Noreturn void udp_dns(const char *host, int port)
 {
 	/* id 0x5eed, recursion desired, one question: example.com IN A */
-	static const unsigned char q[] = {0x5e, 0xed, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0,
-					  7, 'e', 'x', 'a', 'm', 'p', 'l', 'e', 3, 'c', 'o', 'm', 0,
-					  0, 1, 0, 1};
+	static const unsigned char q[] = {0x5e, 0xed, 1,   0,	0,   1,	  0,   0,   0,	 0,
+					  0,	0,    7,   'e', 'x', 'a', 'm', 'p', 'l', 'e',
+					  3,	'c',  'o', 'm', 0,   0,	  1,   0,   1};
 	struct sockaddr_storage ss;
 	socklen_t len = addr_of(host, port, &ss);
 	int fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -152,8 +153,8 @@ int main(int argc, char **argv)
 	}
 	if (argc == 4 && !strcmp(argv[1], "udp"))
 		udp_dns(argv[2], atoi(argv[3]));
-	if (argc >= 2 && (!strcmp(argv[1], "raw") || !strcmp(argv[1], "raw6") ||
-			  !strcmp(argv[1], "packet"))) {
+	if (argc >= 2 &&
+	    (!strcmp(argv[1], "raw") || !strcmp(argv[1], "raw6") || !strcmp(argv[1], "packet"))) {
 		int fd;
 		if (argc == 3 && !strcmp(argv[2], "own") && own_userns(CLONE_NEWNET) < 0)
 			failed(errno, "control: a user and network namespace of its own");
@@ -169,6 +170,7 @@ int main(int argc, char **argv)
 	}
 	if (argc == 2 && !strcmp(argv[1], "diag"))
 		sock_diag();
-	usage("sock unix PATH | abstract NAME | tcp ADDR PORT | udp ADDR PORT | raw|raw6|packet [own] "
+	usage("sock unix PATH | abstract NAME | tcp ADDR PORT | udp ADDR PORT | raw|raw6|packet "
+	      "[own] "
 	      "| diag");
 }

@@ -33,7 +33,9 @@ int main(int argc, char **argv)
 			failed(errno, "renameat2 RENAME_EXCHANGE");
 		if (++n % 1024 == 0) {
 			clock_gettime(CLOCK_MONOTONIC, &t);
-			if ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9 > limit)
+			if ((double)(t.tv_sec - t0.tv_sec) +
+				(double)(t.tv_nsec - t0.tv_nsec) / 1e9 >
+			    limit)
 				break;
 		}
 	}

@@ -97,7 +97,8 @@ int main(int argc, char **argv)
 		success("opened and read %s through io_uring", argv[2]);
 	}
 	if (argc == 2 && !strcmp(argv[1], "connect")) {
-		struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+		struct sockaddr_in a = {.sin_family = AF_INET,
+					.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 		socklen_t len = sizeof(a);
 		int srv, cli, rc;
 		ring_setup(&r);

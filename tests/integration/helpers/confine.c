@@ -48,26 +48,46 @@
 static const char *errname(int e)
 {
 	switch (e) {
-	case EPERM: return "EPERM";
-	case ENOSYS: return "ENOSYS";
-	case EACCES: return "EACCES";
-	case EINVAL: return "EINVAL";
-	case E2BIG: return "E2BIG";
-	case EBADF: return "EBADF";
-	case ESRCH: return "ESRCH";
-	case ENOENT: return "ENOENT";
-	case ENOTTY: return "ENOTTY";
-	case EIO: return "EIO";
-	case EFAULT: return "EFAULT";
-	case ENODEV: return "ENODEV";
-	case EOPNOTSUPP: return "EOPNOTSUPP";
-	case EAFNOSUPPORT: return "EAFNOSUPPORT";
-	case EPROTONOSUPPORT: return "EPROTONOSUPPORT";
-	case ESTALE: return "ESTALE";
-	case ENOMEM: return "ENOMEM";
-	case ENOSPC: return "ENOSPC";
-	case EAGAIN: return "EAGAIN";
-	default: return "other";
+	case EPERM:
+		return "EPERM";
+	case ENOSYS:
+		return "ENOSYS";
+	case EACCES:
+		return "EACCES";
+	case EINVAL:
+		return "EINVAL";
+	case E2BIG:
+		return "E2BIG";
+	case EBADF:
+		return "EBADF";
+	case ESRCH:
+		return "ESRCH";
+	case ENOENT:
+		return "ENOENT";
+	case ENOTTY:
+		return "ENOTTY";
+	case EIO:
+		return "EIO";
+	case EFAULT:
+		return "EFAULT";
+	case ENODEV:
+		return "ENODEV";
+	case EOPNOTSUPP:
+		return "EOPNOTSUPP";
+	case EAFNOSUPPORT:
+		return "EAFNOSUPPORT";
+	case EPROTONOSUPPORT:
+		return "EPROTONOSUPPORT";
+	case ESTALE:
+		return "ESTALE";
+	case ENOMEM:
+		return "ENOMEM";
+	case ENOSPC:
+		return "ENOSPC";
+	case EAGAIN:
+		return "EAGAIN";
+	default:
+		return "other";
 	}
 }
 

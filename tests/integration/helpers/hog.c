@@ -26,7 +26,9 @@ static int do_fork(long max)
 		if (pid < 0) {
 			int err = errno;
 			printf("RESULT forks=%ld errno=%s\n", n,
-			       err == EAGAIN ? "EAGAIN" : err == ENOMEM ? "ENOMEM" : "other");
+			       err == EAGAIN   ? "EAGAIN"
+			       : err == ENOMEM ? "ENOMEM"
+					       : "other");
 			return 1;
 		}
 		if (pid == 0) {
