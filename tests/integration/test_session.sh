@@ -321,11 +321,14 @@ case_survive_stop() {
 case_session_timeout() {
 	trap stop_all EXIT
 	m=agentbox-marker-$$-$RANDOM
+	# under memcheck starting and listing take seconds: a timeout long enough to see it live
+	local limit=2
+	under_memcheck && limit=15
 	cat >to.ini <<-EOF
 		[sandbox]
 		include = $AGENTBOX_PROFILES/shell.ini
 		[limits]
-		session-timeout = 2s
+		session-timeout = ${limit}s
 	EOF
 	start -p ./to.ini --audit "$META/audit"
 	ex -- sh -c "setsid sh -c 'sleep 300; true' $m >/dev/null 2>&1 </dev/null &"
@@ -333,7 +336,7 @@ case_session_timeout() {
 	pgrep -f "$m" >/dev/null || fail "control: the background process did not start"
 	run_cmd "$AGENTBOX" session list
 	assert_contains "$OUT" "$SID" "control: the session is live before its timeout"
-	sleep 2.5
+	sleep "$limit.5"
 	gone "$m" || fail "a process outlived the session timeout"
 	run_cmd "$AGENTBOX" session list
 	assert_not_contains "$OUT" "$SID" "the session after its timeout"
@@ -342,12 +345,12 @@ case_session_timeout() {
 		[sandbox]
 		include = $AGENTBOX_PROFILES/shell.ini
 		[limits]
-		idle-timeout = 1s
+		idle-timeout = $((limit / 2))s
 	EOF
 	start -p ./idle.ini
-	ex -- sleep 1.5
+	ex -- sleep "$((limit / 2)).5"
 	assert_eq 0 "$RC" "an exec longer than the idle timeout (not idle while it runs)"
-	sleep 2
+	sleep "$limit"
 	run_cmd "$AGENTBOX" exec "$SID" -- true
 	assert_eq 125 "$RC" "exec after the idle timeout"
 }
@@ -400,9 +403,10 @@ case_kill_supervisor() {
 	pgrep -f "$m" >/dev/null || fail "control: the background process did not start"
 	pid=$(supervisor_pid)
 	[ -n "$pid" ] || fail "the supervisor's pid is not in session list --json"
-	"$AGENTBOX" exec "$SID" --result "$META/k.json" -- sleep 30 &
+	"$AGENTBOX" exec "$SID" --result "$META/k.json" -- sh -c "echo >'$CASE/k.started'; sleep 30" &
 	c=$!
-	sleep 0.5
+	# killed once the exec runs (a fixed pause lost the race under memcheck)
+	wait_for_file "$CASE/k.started" 60 || fail "control: the exec did not start"
 	kill -KILL "$pid"
 	wait "$c"
 	assert_eq 125 "$?" "an exec whose supervisor was killed"
