@@ -340,6 +340,11 @@ case_session_timeout() {
 	gone "$m" || fail "a process outlived the session timeout"
 	run_cmd "$AGENTBOX" session list
 	assert_not_contains "$OUT" "$SID" "the session after its timeout"
+	# the supervisor writes it as it ends the session, which a loaded machine may still be doing
+	for ((i = 0; i < 100; i++)); do
+		grep -q '"limit":"session-timeout"' "$META/audit" && break
+		sleep 0.1
+	done
 	grep -q '"limit":"session-timeout"' "$META/audit" || fail "no session-timeout limit event"
 	cat >idle.ini <<-EOF
 		[sandbox]
