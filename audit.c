@@ -341,10 +341,9 @@ static int audit_write(struct audit *a, struct ab_err *e)
 		if (a->on_failure == AUDIT_FAILURE_STOP) {
 			ab_hint(e, "free the destination, or set [audit] on-failure = continue");
 		} else {
-			fprintf(stderr,
-				"agentbox: %s; going on unaudited ([audit] on-failure = "
-				"continue)\n",
-				e->msg);
+			ab_say("%s; going on unaudited ([audit] on-failure = "
+			       "continue)\n",
+			       e->msg);
 			a->broken = true;
 			rc = 0;
 		}

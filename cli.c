@@ -150,7 +150,7 @@ struct cli {
 
 static int fail(const struct ab_err *e)
 {
-	fprintf(stderr, "agentbox: %s\n", e->msg);
+	ab_say("%s\n", e->msg);
 	return EXIT_SETUP;
 }
 
@@ -360,7 +360,7 @@ static int explain(const struct policy *p)
 		printf("%s\n", text);
 	json_free(&j);
 	if (!text || fflush(stdout) != 0) {
-		fprintf(stderr, "agentbox: cannot write the policy\n");
+		ab_say("cannot write the policy\n");
 		return EXIT_SETUP;
 	}
 	return 0;
@@ -385,23 +385,21 @@ static void report_limit(struct audit *a, const struct policy *p, const char *li
 	struct ab_err ignored;
 
 	if (!strcmp(limit, "timeout")) {
-		fprintf(stderr,
-			"agentbox: the command ran past its %llu ms timeout and was stopped\n",
-			(unsigned long long)p->limits.timeout_ms);
+		ab_say("the command ran past its %llu ms timeout and was stopped\n",
+		       (unsigned long long)p->limits.timeout_ms);
 		return;
 	}
 	if (!strcmp(limit, "disk")) {
-		fprintf(stderr,
-			"agentbox: the file systems under the rw paths grew past the %llu "
-			"byte disk limit; the command was stopped\n",
-			(unsigned long long)p->limits.disk);
+		ab_say("the file systems under the rw paths grew past the %llu "
+		       "byte disk limit; the command was stopped\n",
+		       (unsigned long long)p->limits.disk);
 		return;
 	}
-	fprintf(stderr, "agentbox: the command hit its %s limit (%llu%s)\n", limit,
-		(unsigned long long)(!strcmp(limit, "cpu")	? p->limits.cpu_s
-				     : !strcmp(limit, "memory") ? p->limits.memory
-								: p->limits.file_size),
-		!strcmp(limit, "cpu") ? " s of CPU" : " bytes");
+	ab_say("the command hit its %s limit (%llu%s)\n", limit,
+	       (unsigned long long)(!strcmp(limit, "cpu")      ? p->limits.cpu_s
+				    : !strcmp(limit, "memory") ? p->limits.memory
+							       : p->limits.file_size),
+	       !strcmp(limit, "cpu") ? " s of CPU" : " bytes");
 	json_kv_str(audit_begin(a, "limit"), "limit", limit);
 	audit_emit(a, &ignored);
 }
@@ -434,7 +432,7 @@ static int put_result(const struct cli *c, int status, const struct sandbox_resu
 	rc = result_write(c->result_fd, json_text(&j), &e);
 	json_free(&j);
 	if (rc < 0) {
-		fprintf(stderr, "agentbox: %s\n", e.msg);
+		ab_say("%s\n", e.msg);
 		return status == 0 ? EXIT_SETUP : status;
 	}
 	return status;
@@ -499,7 +497,7 @@ static int run(const struct policy *p, const struct cli *c)
 	if (res.limit)
 		report_limit(a, p, res.limit);
 	if (run_audit_exit(a, &res, status, &e) < 0) {
-		fprintf(stderr, "agentbox: %s\n", e.msg);
+		ab_say("%s\n", e.msg);
 		if (status == 0)
 			status = EXIT_SETUP;
 	}

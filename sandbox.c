@@ -176,10 +176,9 @@ static void close_run(struct run *r)
 		free(r->tmpdir);
 	}
 	if (r->changes)
-		fprintf(stderr,
-			"agentbox: the overlay's changes are in %s (agentbox changes|diff|"
-			"promote|discard %s)\n",
-			r->changes, r->changes);
+		ab_say("the overlay's changes are in %s (agentbox changes|diff|"
+		       "promote|discard %s)\n",
+		       r->changes, r->changes);
 	free(r->changes);
 	if (r->changes_lock >= 0)
 		close(r->changes_lock);

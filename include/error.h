@@ -1,5 +1,6 @@
 /* One error value that every module fills and the CLI reports: what failed, on which path,
- * the errno text, and how to fix it. No module prints on its own. */
+ * the errno text, and how to fix it; and the one place that writes agentbox's own lines to
+ * stderr (ab_say, ab_print). Nothing else writes to stderr (tools/check-prints). */
 #ifndef AGENTBOX_ERROR_H
 #define AGENTBOX_ERROR_H
 
@@ -25,5 +26,13 @@ int ab_hint(struct ab_err *e, const char *fmt, ...) __attribute__((format(printf
 
 /* Prefixes the message with context, e.g. the mount step name. Returns -1. */
 int ab_context(struct ab_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Writes "agentbox: " and the formatted text to stderr in one write (a line of agentbox's
+ * own, never to be mistaken for the command's: it always carries the prefix). fmt ends with
+ * "\n". Errors writing are ignored: there is nowhere left to report them. */
+void ab_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The same without the prefix, for usage text and continuation lines. */
+void ab_print(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

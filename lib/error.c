@@ -1,8 +1,10 @@
 #include "error.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 __attribute__((format(printf, 2, 0))) static void append(struct ab_err *e, const char *fmt,
 							 va_list ap)
@@ -60,4 +62,50 @@ int ab_context(struct ab_err *e, const char *fmt, ...)
 	append_lit(e, ": ");
 	append_lit(e, old);
 	return -1;
+}
+
+/* One write per line, so that lines of agentbox's own and of the command sharing a terminal do
+ * not interleave mid-line; a line longer than the buffer is cut, its end kept. */
+__attribute__((format(printf, 2, 0))) static void say(const char *prefix, const char *fmt,
+						      va_list ap)
+{
+	char line[AB_ERR_MAX * 2];
+	size_t len = strlen(prefix), off = 0;
+	int n;
+
+	memcpy(line, prefix, len);
+	n = vsnprintf(line + len, sizeof(line) - len, fmt, ap);
+	if (n < 0)
+		return;
+	len += (size_t)n;
+	if (len >= sizeof(line)) {
+		len = sizeof(line) - 1;
+		line[len - 1] = '\n';
+	}
+	while (off < len) {
+		ssize_t w = write(STDERR_FILENO, line + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		off += (size_t)w;
+	}
+}
+
+void ab_say(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	say("agentbox: ", fmt, ap);
+	va_end(ap);
+}
+
+void ab_print(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	say("", fmt, ap);
+	va_end(ap);
 }

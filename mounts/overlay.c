@@ -313,10 +313,9 @@ static int audit_full(int fs, uint64_t size, struct audit *a, struct ab_err *e)
 
 	if (fstatfs(fs, &sf) < 0 || (sf.f_bavail > 0 && sf.f_ffree > 0))
 		return 0;
-	fprintf(stderr,
-		"agentbox: the overlay's changes reached [limits] changes-size (%llu bytes): "
-		"writes beyond it failed with ENOSPC\n",
-		(unsigned long long)size);
+	ab_say("the overlay's changes reached [limits] changes-size (%llu bytes): "
+	       "writes beyond it failed with ENOSPC\n",
+	       (unsigned long long)size);
 	j = audit_begin(a, "limit");
 	json_kv_str(j, "limit", "changes-size");
 	json_kv_uint(j, "size", size);

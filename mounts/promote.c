@@ -275,8 +275,8 @@ static void set_dir_modes(const struct run_info *r, const struct changes *c, cha
 		if (parent < 0)
 			continue;
 		if (fchmodat(parent, name, ch->mode & 0777, 0) < 0)
-			fprintf(stderr, "agentbox: cannot set the mode of %s/%s: %s\n",
-				r->trees.v[ch->tree], ch->rel, strerror(errno));
+			ab_say("cannot set the mode of %s/%s: %s\n", r->trees.v[ch->tree], ch->rel,
+			       strerror(errno));
 		close(parent);
 	}
 }
@@ -302,27 +302,25 @@ static int check_all(const struct run_info *r, const struct changes *c, char **p
 			continue;
 		overlay_host_path(r, ch->tree, ch->rel, host, sizeof(host));
 		safe(host, shown, sizeof(shown));
-		fprintf(stderr, "agentbox: %s: %s%s\n", below_link ? "refused" : "conflict", shown,
-			below_link
-			    ? ": the host path crosses a symlink (never followed, nor replaced "
-			      "with the command's directory)"
-			    : " changed on the host after the run started");
+		ab_say("%s: %s%s\n", below_link ? "refused" : "conflict", shown,
+		       below_link
+			   ? ": the host path crosses a symlink (never followed, nor replaced "
+			     "with the command's directory)"
+			   : " changed on the host after the run started");
 		below_link ? linked++ : conflicted++;
 		if (overlay_audit_change(a, "promote", r, host, kind_names[ch->kind],
 					 below_link ? "refused" : "conflict", e) < 0)
 			return -1;
 	}
 	if (conflicted)
-		fprintf(stderr,
-			"agentbox: nothing promoted: %zu conflict%s; review the host's "
-			"changes, then promote only the other paths or discard this run\n",
-			conflicted, conflicted == 1 ? "" : "s");
+		ab_say("nothing promoted: %zu conflict%s; review the host's "
+		       "changes, then promote only the other paths or discard this run\n",
+		       conflicted, conflicted == 1 ? "" : "s");
 	if (linked)
-		fprintf(stderr,
-			"agentbox: %s%zu change%s below a symlink on the host; promote only the "
-			"other paths, or copy %s from %s/upper by hand after checking %s\n",
-			conflicted ? "and " : "nothing promoted: ", linked, linked == 1 ? "" : "s",
-			linked == 1 ? "it" : "them", r->dir, linked == 1 ? "it" : "them");
+		ab_say("%s%zu change%s below a symlink on the host; promote only the "
+		       "other paths, or copy %s from %s/upper by hand after checking %s\n",
+		       conflicted ? "and " : "nothing promoted: ", linked, linked == 1 ? "" : "s",
+		       linked == 1 ? "it" : "them", r->dir, linked == 1 ? "it" : "them");
 	return conflicted || linked ? 1 : 0;
 }
 
@@ -349,8 +347,7 @@ int overlay_promote(const struct run_info *r, const struct changes *c, char **pa
 		why = guarded_refusal(ch->rel, ch->kind != CH_DELETED && S_ISDIR(ch->mode), host,
 				      &gfiles, &gdirs);
 		if (why) {
-			fprintf(stderr, "agentbox: refused: %s: %s\n",
-				safe(host, shown, sizeof(shown)), why);
+			ab_say("refused: %s: %s\n", safe(host, shown, sizeof(shown)), why);
 			refused++;
 			if ((result = overlay_audit_change(a, "promote", r, host,
 							   kind_names[ch->kind], "refused", e)) < 0)
@@ -364,8 +361,8 @@ int overlay_promote(const struct run_info *r, const struct changes *c, char **pa
 		}
 		rc ? done++ : skipped++;
 		if (!rc)
-			fprintf(stderr, "agentbox: not promoted: %s is a special file\n",
-				safe(host, shown, sizeof(shown)));
+			ab_say("not promoted: %s is a special file\n",
+			       safe(host, shown, sizeof(shown)));
 		if ((result = overlay_audit_change(a, "promote", r, host, kind_names[ch->kind],
 						   rc ? "applied" : "skipped", e)) < 0)
 			goto out;

@@ -257,8 +257,7 @@ static void clear_record(const struct protect_tree *t)
 				remove_placeholder(t->fd, line);
 		}
 		if (ftruncate(t->record, 0) < 0)
-			fprintf(stderr, "agentbox: cannot empty the record of placeholders in %s\n",
-				t->root);
+			ab_say("cannot empty the record of placeholders in %s\n", t->root);
 	}
 	free(buf);
 }

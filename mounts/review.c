@@ -171,8 +171,7 @@ static void changes_free(struct changes *c)
 {
 	for (size_t i = c->opened.n; i-- > 0;)
 		if (chmod(c->opened.v[i], c->opened_modes[i]) < 0)
-			fprintf(stderr, "agentbox: cannot restore the mode of %s\n",
-				c->opened.v[i]);
+			ab_say("cannot restore the mode of %s\n", c->opened.v[i]);
 	strv_free(&c->opened);
 	free(c->opened_modes);
 	c->opened_modes = NULL;
@@ -673,14 +672,14 @@ bool overlay_is_command(const char *name)
 
 static int usage(const char *cmd)
 {
-	fprintf(stderr, "usage: agentbox %s [--audit DEST] RUN_ID|DIR%s\n", cmd,
-		strcmp(cmd, "discard") ? " [PATH...]" : "");
+	ab_print("usage: agentbox %s [--audit DEST] RUN_ID|DIR%s\n", cmd,
+		 strcmp(cmd, "discard") ? " [PATH...]" : "");
 	return EXIT_FAILED;
 }
 
 static int report(struct ab_err *e)
 {
-	fprintf(stderr, "agentbox: %s\n", e->msg);
+	ab_say("%s\n", e->msg);
 	return EXIT_FAILED;
 }
 

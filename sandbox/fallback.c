@@ -113,8 +113,8 @@ int fallback_run(struct run *r, struct audit *a, struct sandbox_result *res, str
 	if (env_override(&r->env, "TMPDIR", r->tmpdir) < 0 ||
 	    (!r->home_visible && env_override(&r->env, "HOME", r->tmpdir) < 0))
 		return ab_fail(e, ENOMEM, "environment");
-	fprintf(stderr, "agentbox: warning: user namespaces are unavailable; running with "
-			"Landlock, seccomp and rlimits only (fallback = landlock)\n");
+	ab_say("warning: user namespaces are unavailable; running with "
+	       "Landlock, seccomp and rlimits only (fallback = landlock)\n");
 	r->own_session = true; /* the process group is the sandbox */
 	r->supervisor = getpid();
 	pid = fork();

@@ -158,7 +158,7 @@ static _Noreturn void exec_argv(struct run *r, char *const *argv, char **envp, b
 
 	/* the limits are the command's: pid 1 must not die of the command's memory cap */
 	if (!r->fallback && limits_apply(&r->p->limits, &e) < 0) {
-		fprintf(stderr, "agentbox: %s\n", e.msg);
+		ab_say("%s\n", e.msg);
 		_exit(125);
 	}
 	sigprocmask(SIG_SETMASK, &r->oldmask, NULL);
@@ -170,12 +170,11 @@ static _Noreturn void exec_argv(struct run *r, char *const *argv, char **envp, b
 	execvp(argv[0], argv);
 	err = errno;
 	if (err == ENOENT)
-		fprintf(stderr,
-			"agentbox: %s: command not found in the sandbox; fix: check PATH and that "
-			"its directory is listed in [filesystem]\n",
-			argv[0]);
+		ab_say("%s: command not found in the sandbox; fix: check PATH and that "
+		       "its directory is listed in [filesystem]\n",
+		       argv[0]);
 	else
-		fprintf(stderr, "agentbox: %s: cannot execute: %s\n", argv[0], strerror(err));
+		ab_say("%s: cannot execute: %s\n", argv[0], strerror(err));
 	_exit(err == ENOENT ? 127 : 126);
 }
 
@@ -251,8 +250,7 @@ static _Noreturn void exec_child(struct run *r, unsigned id, const struct sessio
 		if (dup2(fds[i], i) < 0)
 			_exit(125);
 	if (q->cwd && chdir(q->cwd) < 0) {
-		fprintf(stderr, "agentbox: cannot enter %s in the sandbox: %s\n", q->cwd,
-			strerror(errno));
+		ab_say("cannot enter %s in the sandbox: %s\n", q->cwd, strerror(errno));
 		_exit(125);
 	}
 	if (channel_send_data(r->sock[1], &m, NULL, 0, NULL, 0) < 0)

@@ -523,7 +523,7 @@ out:
 			setup_error_result(rfd, e, &we);
 		else if (result_write(rfd, result, &we) < 0) {
 			/* a result that cannot be written fails a clean exec, as for a run */
-			fprintf(stderr, "agentbox: %s\n", we.msg);
+			ab_say("%s\n", we.msg);
 			return rc == 0 ? 125 : rc;
 		}
 	}

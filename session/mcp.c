@@ -335,10 +335,10 @@ int mcp_command(int argc, char **argv, struct ab_err *e)
 		free(sv.in);
 		return 125;
 	}
-	fprintf(stderr, "agentbox mcp: serving session %s\n", sv.s.id);
+	ab_print("agentbox mcp: serving session %s\n", sv.s.id);
 	serve(&sv);
-	fprintf(stderr, "agentbox mcp: %s; stopping session %s\n",
-		sv.broken ? "stdout closed" : "stdin ended", sv.s.id);
+	ab_print("agentbox mcp: %s; stopping session %s\n",
+		 sv.broken ? "stdout closed" : "stdin ended", sv.s.id);
 	mcp_session_stop(&sv.s);
 	free(sv.in);
 	return 0;
