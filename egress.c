@@ -14,113 +14,6 @@
 
 /* ---------- decisions ---------- */
 
-/* A credential's hosts, as an [http] rule allowing every request ("* HOST/(anything)") unless
- * [http] rules cover the host already (they decide its requests), and allowed at 80 and 443: the
- * proxy must read those requests to put the value in, and to find a placeholder going
- * elsewhere. */
-static int credential_hosts(const struct policy *p, struct egress_rules *out, struct ab_err *e)
-{
-	for (size_t i = 0; i < p->n_creds; i++) {
-		for (size_t k = 0; k < p->creds[i].hosts.n; k++) {
-			char rule[300], text[300];
-			struct egress_rule h;
-			if (egress_rule_parse(p->creds[i].hosts.v[k], &h, e) < 0)
-				return -1;
-			snprintf(text, sizeof(text), "[credential %s] %s", p->creds[i].name,
-				 p->creds[i].hosts.v[k]);
-			if (!http_rules_cover(&out->http, h.kind == RULE_HOST
-							      ? h.host
-							      : p->creds[i].hosts.v[k])) {
-				snprintf(rule, sizeof(rule), "* %s/**", p->creds[i].hosts.v[k]);
-				if (http_rules_add(&out->http, false, rule, e) < 0)
-					return -1;
-			}
-			for (unsigned port = 80; port; port = port == 80 ? 443 : 0) {
-				out->allow[out->n_allow] = h;
-				out->allow[out->n_allow].port = port;
-				if (strv_push(&out->allow_text, text) < 0)
-					return ab_fail(e, ENOMEM, "egress rules");
-				out->n_allow++;
-			}
-		}
-	}
-	return 0;
-}
-
-/* [http] rules, and port-80 and port-443 allows for each host an allow rule names: plain HTTP
- * and intercepted HTTPS are what the proxy can read request by request (intercept.c). */
-static int http_rules_build(const struct policy *p, struct egress_rules *out, struct ab_err *e)
-{
-	for (size_t i = 0; i < p->http_deny.n; i++)
-		if (http_rules_add(&out->http, true, p->http_deny.v[i], e) < 0)
-			return -1;
-	for (size_t i = 0; i < p->http_allow.n; i++) {
-		const struct http_rule *r;
-		char text[1024];
-		if (http_rules_add(&out->http, false, p->http_allow.v[i], e) < 0)
-			return -1;
-		r = &out->http.v[out->http.n - 1];
-		if (r->any_host)
-			continue;
-		snprintf(text, sizeof(text), "[http] %s", r->text);
-		for (unsigned port = 80; port; port = port == 80 ? 443 : 0) {
-			out->allow[out->n_allow] = r->host;
-			out->allow[out->n_allow].port = port;
-			if (strv_push(&out->allow_text, text) < 0)
-				return ab_fail(e, ENOMEM, "egress rules");
-			out->n_allow++;
-		}
-	}
-	return credential_hosts(p, out, e);
-}
-
-int egress_rules_build(const struct policy *p, struct egress_rules *out, struct ab_err *e)
-{
-	size_t cred_hosts = 0;
-
-	for (size_t i = 0; i < p->n_creds; i++)
-		cred_hosts += p->creds[i].hosts.n;
-	memset(out, 0, sizeof(*out));
-	out->allow =
-	    calloc(p->net_allow.n + 2 * (p->http_allow.n + cred_hosts) + 1, sizeof(*out->allow));
-	out->deny = calloc(p->net_deny.n + 1, sizeof(*out->deny));
-	out->pins = calloc(p->net_resolve.n + 1, sizeof(*out->pins));
-	if (!out->allow || !out->deny || !out->pins) {
-		egress_rules_free(out);
-		return ab_fail(e, ENOMEM, "egress rules");
-	}
-	for (size_t i = 0; i < p->net_allow.n; i++, out->n_allow++)
-		if (egress_rule_parse(p->net_allow.v[i], &out->allow[i], e) < 0 ||
-		    strv_push(&out->allow_text, p->net_allow.v[i]) < 0)
-			goto fail;
-	for (size_t i = 0; i < p->net_deny.n; i++, out->n_deny++)
-		if (egress_rule_parse(p->net_deny.v[i], &out->deny[i], e) < 0 ||
-		    strv_push(&out->deny_text, p->net_deny.v[i]) < 0)
-			goto fail;
-	for (size_t i = 0; i < p->net_resolve.n; i++, out->n_pins++)
-		if (egress_pin_parse(p->net_resolve.v[i], &out->pins[i], e) < 0 ||
-		    strv_push(&out->pin_text, p->net_resolve.v[i]) < 0)
-			goto fail;
-	if (http_rules_build(p, out, e) < 0)
-		goto fail;
-	return 0;
-fail:
-	egress_rules_free(out);
-	return -1;
-}
-
-void egress_rules_free(struct egress_rules *r)
-{
-	free(r->allow);
-	free(r->deny);
-	free(r->pins);
-	strv_free(&r->allow_text);
-	strv_free(&r->deny_text);
-	strv_free(&r->pin_text);
-	http_rules_free(&r->http);
-	memset(r, 0, sizeof(*r));
-}
-
 static bool in_prefix(const uint8_t *a, const uint8_t *net, unsigned prefix)
 {
 	unsigned full = prefix / 8, rest = prefix % 8;
@@ -171,34 +64,68 @@ static bool name_match(const struct egress_rule *r, const char *host)
 	}
 }
 
-static bool rule_match(const struct egress_rule *r, const char *host, int family,
-		       const uint8_t *addr, unsigned port)
+/* What a rule is matched against: a name (family 0) or an address, at a port. */
+struct egress_query {
+	const char *name;
+	int family;
+	const uint8_t *addr;
+	unsigned port;
+};
+
+static bool rule_match(const struct egress_rule *r, const struct egress_query *q)
 {
-	if (r->port && r->port != port)
+	if (r->port && r->port != q->port)
 		return false;
-	return family ? address_match(r, family, addr) : name_match(r, host);
+	return q->family ? address_match(r, q->family, q->addr) : name_match(r, q->name);
+}
+
+/* A name at some port: a rule with a port leaves the other ports open. */
+static bool name_any_port(const struct egress_rule *r, const struct egress_query *q)
+{
+	return !r->port && name_match(r, q->name);
+}
+
+static bool name_some_port(const struct egress_rule *r, const struct egress_query *q)
+{
+	return name_match(r, q->name);
+}
+
+static bool address_at_port(const struct egress_rule *r, const struct egress_query *q)
+{
+	return (!r->port || r->port == q->port) && address_match(r, q->family, q->addr);
+}
+
+typedef bool rule_pred(const struct egress_rule *r, const struct egress_query *q);
+
+/* The text of l's first rule that matches, or NULL. */
+static const char *first_match(const struct egress_rule_list *l, rule_pred *match,
+			       const struct egress_query *q)
+{
+	for (size_t i = 0; i < l->text.n; i++)
+		if (match(&l->v[i], q))
+			return l->text.v[i];
+	return NULL;
+}
+
+/* The allow rules as written, then those the [http] rules and credentials imply. */
+static const char *first_allow(const struct egress_rules *r, rule_pred *match,
+			       const struct egress_query *q)
+{
+	const char *text = first_match(&r->allow, match, q);
+	return text ? text : first_match(&r->implied, match, q);
 }
 
 bool egress_name_allowed(const struct egress_rules *r, const char *name, const char **rule)
 {
 	uint8_t addr[16];
+	struct egress_query q = {name, 0, NULL, 0};
 
 	*rule = NULL;
 	if (literal(name, addr))
 		return false;
-	for (size_t i = 0; i < r->n_deny; i++) {
-		if (!r->deny[i].port && name_match(&r->deny[i], name)) {
-			*rule = r->deny_text.v[i];
-			return false;
-		}
-	}
-	for (size_t i = 0; i < r->n_allow; i++) {
-		if (name_match(&r->allow[i], name)) {
-			*rule = r->allow_text.v[i];
-			return true;
-		}
-	}
-	return false;
+	if ((*rule = first_match(&r->deny, name_any_port, &q)))
+		return false;
+	return (*rule = first_allow(r, name_some_port, &q)) != NULL;
 }
 
 bool egress_decide(const struct egress_rules *r, const char *host, unsigned port, const char **rule)
@@ -206,25 +133,15 @@ bool egress_decide(const struct egress_rules *r, const char *host, unsigned port
 	char name[256];
 	uint8_t addr[16];
 	const char *why;
-	int family;
+	struct egress_query q = {name, 0, addr, port};
 
 	*rule = NULL;
 	if (!egress_host_name(host, name, &why))
 		return false;
-	family = literal(name, addr);
-	for (size_t i = 0; i < r->n_deny; i++) {
-		if (rule_match(&r->deny[i], name, family, addr, port)) {
-			*rule = r->deny_text.v[i];
-			return false;
-		}
-	}
-	for (size_t i = 0; i < r->n_allow; i++) {
-		if (rule_match(&r->allow[i], name, family, addr, port)) {
-			*rule = r->allow_text.v[i];
-			return true;
-		}
-	}
-	return false;
+	q.family = literal(name, addr);
+	if ((*rule = first_match(&r->deny, rule_match, &q)))
+		return false;
+	return (*rule = first_allow(r, rule_match, &q)) != NULL;
 }
 
 const struct egress_pin *egress_pinned(const struct egress_rules *r, const char *host,
@@ -236,11 +153,11 @@ const struct egress_pin *egress_pinned(const struct egress_rules *r, const char 
 	*text = NULL;
 	if (!egress_host_name(host, name, &why))
 		return NULL;
-	for (size_t i = 0; i < r->n_pins; i++) {
-		const struct egress_rule *n = &r->pins[i].name;
+	for (size_t i = 0; i < r->pins.text.n; i++) {
+		const struct egress_rule *n = &r->pins.v[i].name;
 		if ((!n->port || n->port == port) && !strcmp(n->host, name)) {
-			*text = r->pin_text.v[i];
-			return &r->pins[i];
+			*text = r->pins.text.v[i];
+			return &r->pins.v[i];
 		}
 	}
 	return NULL;
@@ -299,40 +216,22 @@ static const char *v6_refusal(const uint8_t *a)
 const char *egress_address_denied(const struct egress_rules *r, int family, const void *addr,
 				  unsigned port)
 {
-	for (size_t i = 0; i < r->n_deny; i++)
-		if ((!r->deny[i].port || r->deny[i].port == port) &&
-		    address_match(&r->deny[i], family, addr))
-			return r->deny_text.v[i];
-	return NULL;
+	struct egress_query q = {NULL, family, addr, port};
+
+	return first_match(&r->deny, address_at_port, &q);
 }
 
 const char *egress_address_refused(const struct egress_rules *r, int family, const void *addr,
 				   unsigned port)
 {
 	const char *why = family == AF_INET ? v4_refusal(addr) : v6_refusal(addr);
+	struct egress_query q = {NULL, family, addr, port};
 
-	if (!why)
-		return NULL;
-	for (size_t i = 0; i < r->n_allow; i++)
-		if ((!r->allow[i].port || r->allow[i].port == port) &&
-		    address_match(&r->allow[i], family, addr))
-			return NULL; /* an explicit address or CIDR rule grants it */
-	return why;
+	/* an explicit address or CIDR rule grants it */
+	return why && !first_allow(r, address_at_port, &q) ? why : NULL;
 }
 
 /* ---------- the sandbox's network namespace ---------- */
-
-int egress_prepare(const struct policy *p, struct ab_err *e)
-{
-	struct egress_rules r;
-
-	if (p->net_mode != NET_PROXY)
-		return 0;
-	if (egress_rules_build(p, &r, e) < 0)
-		return -1;
-	egress_rules_free(&r);
-	return 0;
-}
 
 static int listen_local(unsigned port, struct ab_err *e)
 {

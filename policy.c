@@ -93,12 +93,8 @@ void policy_free(struct policy *p)
 		free(p->fs[i].target);
 	}
 	free(p->fs);
-	strv_free(&p->net_allow);
-	strv_free(&p->http_allow);
-	strv_free(&p->http_deny);
+	egress_rules_free(&p->net);
 	free(p->net_ca);
-	strv_free(&p->net_deny);
-	strv_free(&p->net_resolve);
 	strv_free(&p->net_methods);
 	strv_free(&p->seccomp_deny);
 	strv_free(&p->seccomp_allow);

@@ -83,7 +83,7 @@ static int prepare(struct run *r, const struct mount_protect *protect, struct au
 	const struct policy *p = r->p;
 	const char *cwd = p->vars.cwd, *home = p->vars.home;
 
-	if (egress_prepare(p, e) < 0 || trust_prepare(p, e) < 0 || seccomp_prepare(p, e) < 0 ||
+	if (trust_prepare(p, e) < 0 || seccomp_prepare(p, e) < 0 ||
 	    mount_plan_build(p, protect, trust_intercepts(p), &r->plan, e) < 0)
 		return -1;
 	/* the default workdir is the caller's cwd when the view shows it, else / */

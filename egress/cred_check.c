@@ -217,7 +217,7 @@ bool cred_scrubs(const struct conn *c)
 	const struct creds *cs = c->px->creds;
 
 	for (size_t i = 0; cs && i < cs->n; i++)
-		if (http_rules_cover(&cs->v[i].bind, c->name))
+		if (http_rules_cover(&cs->v[i].pc->rules, c->name))
 			return true;
 	return false;
 }

@@ -187,22 +187,6 @@ static int random_placeholder(struct cred *c, struct ab_err *e)
 	return make_needles(c) < 0 ? ab_fail(e, ENOMEM, "placeholder") : 0;
 }
 
-static int bind_rules(struct cred *c, struct ab_err *e)
-{
-	const struct policy_credential *pc = c->pc;
-
-	for (size_t i = 0; i < pc->rules.n; i++)
-		if (http_rules_add(&c->bind, false, pc->rules.v[i], e) < 0)
-			return -1;
-	for (size_t i = 0; !pc->rules.n && i < pc->hosts.n; i++) {
-		char rule[300];
-		snprintf(rule, sizeof(rule), "* %s/**", pc->hosts.v[i]);
-		if (http_rules_add(&c->bind, false, rule, e) < 0)
-			return -1;
-	}
-	return 0;
-}
-
 int creds_new(const struct policy *p, struct creds **out, struct ab_err *e)
 {
 	struct creds *cs;
@@ -216,7 +200,7 @@ int creds_new(const struct policy *p, struct creds **out, struct ab_err *e)
 	}
 	for (size_t i = 0; i < p->n_creds; i++, cs->n++) {
 		cs->v[i].pc = &p->creds[i];
-		if (bind_rules(&cs->v[i], e) < 0 || random_placeholder(&cs->v[i], e) < 0) {
+		if (random_placeholder(&cs->v[i], e) < 0) {
 			ab_context(e, "[credential %s]", p->creds[i].name);
 			creds_free(cs);
 			return -1;
@@ -256,7 +240,6 @@ void creds_free(struct creds *cs)
 			munmap(c->value, size);
 		}
 		cred_forms_free(c);
-		http_rules_free(&c->bind);
 		free(c->ph);
 		for (size_t k = 0; k < CRED_NEEDLES; k++)
 			free(c->needle[k]);
@@ -273,7 +256,7 @@ bool cred_bound(const struct cred *c, const char *method, const char *host,
 	/* methods whose answer is the request itself: the origin would echo the real value */
 	if (!strcmp(method, "TRACE") || !strcmp(method, "TRACK"))
 		return false;
-	return http_rules_decide(&c->bind, method, host, t, &rule) == HTTP_ALLOW;
+	return http_rules_decide(&c->pc->rules, method, host, t, &rule) == HTTP_ALLOW;
 }
 
 /* ---------- the request head ---------- */

@@ -37,7 +37,7 @@ static int fail(const struct policy_credential *pc, struct ab_err *e, const char
 
 static int check_file(const struct policy_credential *pc, struct ab_err *e)
 {
-	const char *path = pc->source + 5;
+	const char *path = pc->source_arg;
 	struct stat st;
 
 	if (lstat(path, &st) < 0)
@@ -61,8 +61,8 @@ static int check_file(const struct policy_credential *pc, struct ab_err *e)
 
 static int check_source(const struct policy_credential *pc, struct ab_err *e)
 {
-	if (!strncmp(pc->source, "env:", 4)) {
-		const char *v = getenv(pc->source + 4);
+	if (pc->source_kind == CRED_SOURCE_ENV) {
+		const char *v = getenv(pc->source_arg);
 		if (!v || !*v)
 			return ab_fail(e, 0, "the variable is %s", v ? "empty" : "not set"),
 			       fail(pc, e, "export it before running agentbox");
@@ -74,7 +74,7 @@ static int check_source(const struct policy_credential *pc, struct ab_err *e)
 			       fail(pc, e, "check the variable");
 		return 0;
 	}
-	if (!strncmp(pc->source, "file:", 5))
+	if (pc->source_kind == CRED_SOURCE_FILE)
 		return check_file(pc, e);
 	return 0; /* cmd: runs after the clone */
 }
@@ -103,7 +103,7 @@ static int env_scrub(const struct policy *p, const struct creds *cs, struct env_
 	for (size_t i = 0; i < cs->n; i++) {
 		const struct cred *c = &cs->v[i];
 		const char *v;
-		if (strncmp(c->pc->source, "env:", 4) || !(v = getenv(c->pc->source + 4)))
+		if (c->pc->source_kind != CRED_SOURCE_ENV || !(v = getenv(c->pc->source_arg)))
 			continue;
 		for (size_t k = 0; k < env->vars.n;) {
 			char *eq = strchr(env->vars.v[k], '=');
@@ -198,7 +198,7 @@ static size_t trim(const char *buf, size_t n)
 
 static int from_file(const struct policy_credential *pc, char *buf, size_t *n, struct ab_err *e)
 {
-	int fd = open(pc->source + 5, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+	int fd = open(pc->source_arg, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
 	struct stat st;
 	int rc;
 
@@ -220,7 +220,7 @@ static int from_file(const struct policy_credential *pc, char *buf, size_t *n, s
 
 static int from_cmd(const struct policy_credential *pc, char *buf, size_t *n, struct ab_err *e)
 {
-	char *copy = strdup(pc->source + 4), *argv[CRED_CMD_MAX_ARGS + 1], *save = NULL;
+	char *copy = strdup(pc->source_arg), *argv[CRED_CMD_MAX_ARGS + 1], *save = NULL;
 	size_t argc = 0;
 	int out[2] = {-1, -1}, st = 0, rc = -1;
 	posix_spawn_file_actions_t fa;
@@ -288,13 +288,13 @@ static int read_one(struct cred *c, const struct env_result *env, struct audit *
 
 	if (!buf)
 		return ab_fail(e, ENOMEM, "credential");
-	if (!strncmp(pc->source, "env:", 4)) {
-		const char *v = getenv(pc->source + 4);
+	if (pc->source_kind == CRED_SOURCE_ENV) {
+		const char *v = getenv(pc->source_arg);
 		n = v ? strlen(v) : 0;
 		if (n <= CRED_MAX_VALUE)
 			memcpy(buf, v ? v : "", n);
 		rc = 0;
-	} else if (!strncmp(pc->source, "file:", 5)) {
+	} else if (pc->source_kind == CRED_SOURCE_FILE) {
 		rc = from_file(pc, buf, &n, e);
 	} else {
 		rc = from_cmd(pc, buf, &n, e);
@@ -339,12 +339,12 @@ int creds_read(struct creds *cs, const struct env_result *env, struct audit *a, 
 void creds_scrub_environ(const struct policy *p)
 {
 	for (size_t i = 0; i < p->n_creds; i++) {
-		const char *src = p->creds[i].source;
-		size_t n = strlen(src + 4);
-		if (strncmp(src, "env:", 4))
+		const char *name = p->creds[i].source_arg;
+		size_t n = strlen(name);
+		if (p->creds[i].source_kind != CRED_SOURCE_ENV)
 			continue;
 		for (char **v = environ; v && *v; v++)
-			if (!strncmp(*v, src + 4, n) && (*v)[n] == '=')
+			if (!strncmp(*v, name, n) && (*v)[n] == '=')
 				explicit_bzero(*v + n + 1, strlen(*v + n + 1));
 	}
 }

@@ -237,14 +237,14 @@ static void on_resolved(struct lookup *l)
 	raw = ai->ai_family == AF_INET
 		  ? (const void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr
 		  : (const void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
-	if ((denied = egress_address_denied(&c->px->rules, ai->ai_family, raw, c->port))) {
+	if ((denied = egress_address_denied(c->px->rules, ai->ai_family, raw, c->port))) {
 		c->rule = denied;
 		snprintf(why, sizeof(why), "%s resolves to %s, denied by rule '%s'", c->name,
 			 c->addr, denied);
 		conn_refuse(c, why);
 		goto out;
 	}
-	refused = egress_address_refused(&c->px->rules, ai->ai_family, raw, c->port);
+	refused = egress_address_refused(c->px->rules, ai->ai_family, raw, c->port);
 	if (refused) {
 		snprintf(why, sizeof(why),
 			 "%s resolves to %s, %s (allow its address or range to "
@@ -265,7 +265,7 @@ out:
  * rule still does. False when the name has no entry. */
 static bool dial_pinned(struct conn *c)
 {
-	const struct egress_pin *pin = egress_pinned(&c->px->rules, c->host, c->port, &c->pin);
+	const struct egress_pin *pin = egress_pinned(c->px->rules, c->host, c->port, &c->pin);
 	const char *denied;
 	unsigned port;
 	char why[512];
@@ -274,7 +274,7 @@ static bool dial_pinned(struct conn *c)
 		return false;
 	port = pin->to.port ? pin->to.port : c->port; /* deny rules judge where it really goes */
 	set_raw_address(c, pin->to.family, pin->to.addr, port);
-	if ((denied = egress_address_denied(&c->px->rules, pin->to.family, pin->to.addr, port))) {
+	if ((denied = egress_address_denied(c->px->rules, pin->to.family, pin->to.addr, port))) {
 		c->rule = denied;
 		snprintf(why, sizeof(why), "%s is resolved to %s by '%s', denied by rule '%s'",
 			 c->name, c->addr, c->pin, denied);
@@ -313,7 +313,7 @@ void dial_decide(struct conn *c)
 	}
 	if (!cred_check_name(c))
 		return;
-	if (!egress_decide(&c->px->rules, c->name, c->port, &c->rule)) {
+	if (!egress_decide(c->px->rules, c->name, c->port, &c->rule)) {
 		if (c->rule)
 			snprintf(why, sizeof(why), "denied by rule '%s'", c->rule);
 		else

@@ -51,7 +51,7 @@ void http_check_refuse(struct conn *c, int status, const char *denied, const cha
 
 bool http_check_request(struct conn *c, const char *head, size_t head_len)
 {
-	const struct http_rules *rs = &c->px->rules.http;
+	const struct http_rules *rs = &c->px->rules->http;
 	struct http_target t;
 	const char *target = NULL, *why = NULL, *rule, *detail;
 	size_t n;
@@ -90,7 +90,7 @@ bool http_check_opaque(struct conn *c, const char *what)
 {
 	char why[512];
 
-	if (!http_rules_cover(&c->px->rules.http, c->name))
+	if (!http_rules_cover(&c->px->rules->http, c->name))
 		return true;
 	snprintf(why, sizeof(why),
 		 "[http] rules cover %s, and a %s connection would carry requests no rule sees "

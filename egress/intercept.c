@@ -150,8 +150,8 @@ bool intercept_covers(const struct conn *c)
 	uint8_t raw[16];
 
 	/* an address has no name a client would send (SNI) or a CA could vouch for */
-	return c->px->ca && c->px->rules.http.n && !dial_host_literal(c->name, raw) &&
-	       http_rules_cover(&c->px->rules.http, c->name);
+	return c->px->ca && c->px->rules->http.n && !dial_host_literal(c->name, raw) &&
+	       http_rules_cover(&c->px->rules->http, c->name);
 }
 
 /* An SSL on memory BIOs: the relay moves its ciphertext. */

@@ -578,6 +578,7 @@ int proxy_start(struct proxy **out, const struct policy *p, const int fds[EGRESS
 	px->p = p;
 	px->ca = ca;
 	px->creds = creds;
+	px->rules = &p->net;
 	px->tokens = (double)p->net_rate;
 	px->refilled_ms = proxy_now_ms();
 	for (int i = 0; i < EGRESS_SOCKETS; i++)
@@ -585,7 +586,6 @@ int proxy_start(struct proxy **out, const struct policy *p, const int fds[EGRESS
 	px->resolved[0] = px->resolved[1] = px->tfd = -1;
 	px->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (px->epfd < 0 || !(px->chunk = malloc(RELAY_CHUNK)) ||
-	    egress_rules_build(p, &px->rules, e) < 0 ||
 	    pipe2(px->resolved, O_CLOEXEC | O_NONBLOCK) < 0 ||
 	    (px->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) < 0 ||
 	    timerfd_settime(px->tfd, 0, &its, NULL) < 0 || add_listeners(px) < 0 ||
@@ -623,7 +623,6 @@ void proxy_stop(struct proxy *px)
 		close(px->tfd);
 	if (px->epfd >= 0)
 		close(px->epfd);
-	egress_rules_free(&px->rules);
 	hostlimits_free(&px->hosts);
 	intercept_stop(px);
 	free(px->chunk);

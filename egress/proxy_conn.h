@@ -135,8 +135,8 @@ struct proxy {
 	bool fast_timer;      /* ticking every SNIFF_MS while a capture sniffs */
 	struct dns_map names; /* the stub's names and the reserved addresses they were given */
 	uint64_t dns_queries;
-	int resolved[2]; /* resolver threads write finished lookups here */
-	struct egress_rules rules;
+	int resolved[2];		  /* resolver threads write finished lookups here */
+	const struct egress_rules *rules; /* the policy's, parsed once (policy.h) */
 	struct audit *a;
 	struct conn *conns;
 	size_t n_conns;

@@ -236,18 +236,15 @@ static bool build_ca_cert(struct tls_ca *ca, uint64_t lifetime_s)
 	return true;
 }
 
-/* A name the CA is made for: as the connection rules write hosts, no address, no port. */
-static int parse_ca_name(const char *text, struct egress_rule *r, struct ab_err *e)
+/* A name the CA is made for: a host rule, no address, no port. */
+static int check_ca_name(const struct egress_rule *r, struct ab_err *e)
 {
-	if (egress_rule_parse(text, r, e) < 0)
-		return ab_context(e, "TLS CA");
-	if (r->kind == RULE_ADDRESS || r->kind == RULE_CIDR)
+	if (r->kind != RULE_HOST && r->kind != RULE_SUBDOMAINS && r->kind != RULE_DOMAIN)
 		return ab_fail(e, 0,
-			       "TLS CA: '%s' is an address: TLS interception needs a host name "
-			       "(the client's SNI)",
-			       text);
+			       "TLS CA: an address: TLS interception needs a host name (the "
+			       "client's SNI)");
 	if (r->port)
-		return ab_fail(e, 0, "TLS CA: '%s' has a port: the CA vouches for names", text);
+		return ab_fail(e, 0, "TLS CA: '%s' has a port: the CA vouches for names", r->host);
 	return 0;
 }
 
@@ -273,7 +270,7 @@ int tls_ca_openssl_init(struct ab_err *e)
 	return 0;
 }
 
-int tls_ca_new(const char *const *names, size_t n, uint64_t lifetime_s, struct tls_ca **out,
+int tls_ca_new(const struct egress_rule *names, size_t n, uint64_t lifetime_s, struct tls_ca **out,
 	       struct ab_err *e)
 {
 	struct tls_ca *ca;
@@ -291,11 +288,13 @@ int tls_ca_new(const char *const *names, size_t n, uint64_t lifetime_s, struct t
 		return ab_fail(e, ENOMEM, "TLS CA");
 	}
 	ca->n = n;
-	for (size_t i = 0; i < n; i++)
-		if (parse_ca_name(names[i], &ca->names[i], e) < 0) {
+	for (size_t i = 0; i < n; i++) {
+		if (check_ca_name(&names[i], e) < 0) {
 			tls_ca_free(ca);
 			return -1;
 		}
+		ca->names[i] = names[i];
+	}
 	if (tls_ca_openssl_init(e) < 0) {
 		tls_ca_free(ca);
 		return -1;

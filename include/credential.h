@@ -40,9 +40,7 @@ struct cred_form {
 };
 
 struct cred {
-	const struct policy_credential *pc;
-	struct http_rules
-	    bind; /* where it may go: its rules, or "* HOST/(anything)" for each host */
+	const struct policy_credential *pc; /* pc->rules: where it may go (policy_rules.c) */
 	char *ph; /* the placeholder (not a secret: the command holds it) */
 	size_t ph_len;
 	char *value; /* the real value: NULL until read; mlocked, wiped on free */

@@ -14,20 +14,6 @@
 
 /* ---------- decisions (pure) ---------- */
 
-struct egress_rules {
-	struct egress_rule *allow, *deny;
-	struct egress_pin *pins;
-	size_t n_allow, n_deny, n_pins;
-	struct strv allow_text, deny_text, pin_text;
-	struct http_rules http; /* [http]: per request; their hosts are allowed at port 80 */
-};
-
-/* The [network] rules, and the [http] rules with the connection rules they imply: a host that an
- * [http] allow rule names (not `*`) is allowed at port 80, with "[http] RULE" as the rule's
- * text; [network] deny rules still come first. */
-int egress_rules_build(const struct policy *p, struct egress_rules *out, struct ab_err *e);
-void egress_rules_free(struct egress_rules *r);
-
 /* A name (or address literal) and port against the rules: deny first, then allow, no match
  * denies. Returns true when allowed; *rule is the text of the deciding rule, or NULL. */
 bool egress_decide(const struct egress_rules *r, const char *host, unsigned port,
@@ -55,9 +41,6 @@ const char *egress_address_refused(const struct egress_rules *r, int family, con
 				   unsigned port);
 
 /* ---------- the sandbox side ---------- */
-
-/* In the supervisor, before the sandbox starts: refuses what this build cannot enforce. */
-int egress_prepare(const struct policy *p, struct ab_err *e);
 
 /* In the sandbox's new network namespace (pid 1): loopback up; in proxy mode also the two
  * listeners (HTTP on 127.0.0.1:EGRESS_HTTP_PORT, SOCKS5 on EGRESS_SOCKS_PORT) and, unless

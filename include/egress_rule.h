@@ -1,5 +1,5 @@
-/* Egress rules and resolve pins as profiles write them (egress_rule.c). A leaf: the profile
- * parser checks rules with it, and the egress filter builds its decisions from it. */
+/* Egress rules and resolve pins as profiles write them (egress_rule.c): parsed once, by the
+ * profile parser, into the typed values the egress filter decides with. */
 #ifndef AGENTBOX_EGRESS_RULE_H
 #define AGENTBOX_EGRESS_RULE_H
 
@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "strv.h"
 
 enum egress_rule_kind {
 	RULE_HOST,	 /* example.com: that name only */
@@ -37,6 +38,23 @@ struct egress_pin {
 };
 
 int egress_pin_parse(const char *text, struct egress_pin *pin, struct ab_err *e);
+
+/* Rules as parsed and as written, index for index (text.v[i] is v[i] as the profile wrote it,
+ * for --explain and the audit). The count is text.n. */
+struct egress_rule_list {
+	struct egress_rule *v;
+	struct strv text;
+};
+struct egress_pin_list {
+	struct egress_pin *v;
+	struct strv text;
+};
+
+/* Append r (or pin) and its text; -1 when out of memory (the list unchanged). */
+int egress_rule_list_add(struct egress_rule_list *l, const struct egress_rule *r, const char *text);
+int egress_pin_list_add(struct egress_pin_list *l, const struct egress_pin *pin, const char *text);
+void egress_rule_list_free(struct egress_rule_list *l);
+void egress_pin_list_free(struct egress_pin_list *l);
 
 /* A requested host (name or address literal) in the form the rules compare and the per-host
  * limits count: lower case, without a trailing dot, a Unicode (UTF-8) name in its ASCII form

@@ -11,6 +11,7 @@
 
 #include "egress_rule.h"
 #include "error.h"
+#include "http_target.h"
 
 /* A glob compiled to elements: 0-255 a literal byte, or one of these. */
 enum { HTTP_GLOB_STAR = 256, HTTP_GLOB_STARS = 257 };
@@ -28,7 +29,8 @@ struct http_rule {
 	struct http_glob path;	 /* over the canonical (decoded) path, '/' separates */
 	bool has_query;		 /* the rule has '?': the query must match too */
 	struct http_glob query;	 /* over the normalised query, '&' separates */
-	char *text; /* the rule as written (trimmed), for X-Agentbox-Denied and audit */
+	char *text;   /* the rule as written (trimmed), for X-Agentbox-Denied and audit */
+	bool implied; /* made by the policy (a credential's host), not written in a profile */
 };
 
 struct http_rules {
@@ -40,25 +42,11 @@ struct http_rules {
  * and e says what is wrong and how to write it. */
 int http_rules_add(struct http_rules *rs, bool deny, const char *text, struct ab_err *e);
 void http_rules_free(struct http_rules *rs);
-
-/* A request-target in canonical form: path percent-decoded once, dot segments removed, repeated
- * slashes merged; query (NULL when the target has none) with its escapes normalised but not
- * decoded. Both NUL-terminated; the path holds no NUL (refused). */
-struct http_target {
-	char *path;
-	char *query;
-};
-
-/* Canonicalises an origin-form target (target[0..len), NUL bytes included, are the bytes from
- * the request line). -1 with *why (a static string) when the target is refused: the caller
- * answers 400. Out of memory is a refusal too ("out of memory"): fail closed. */
-int http_target_canon(const char *target, size_t len, struct http_target *t, const char **why);
-void http_target_free(struct http_target *t);
-
-/* The canonical target as it must be sent upstream (so the origin sees exactly what was
- * matched): the path with every byte outside RFC 3986 pchar / '/' percent-encoded, then
- * '?query' when there is one. malloc'd; NULL when out of memory. */
-char *http_target_format(const struct http_target *t);
+/* Whether a rule with this text (and deny) is in rs already. */
+bool http_rules_has(const struct http_rules *rs, bool deny, const char *text);
+/* Moves every rule of from to the end of to (from is left empty); -1 when out of memory (both
+ * unchanged). */
+int http_rules_move(struct http_rules *to, struct http_rules *from);
 
 enum http_verdict {
 	HTTP_PASS,  /* no [http] rule concerns this request: the connection rules decide */

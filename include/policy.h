@@ -8,7 +8,9 @@
 #include <stdint.h>
 
 #include "audit.h"
+#include "egress_rule.h"
 #include "error.h"
+#include "http_rules.h"
 #include "json.h"
 #include "strv.h"
 #include "units.h"
@@ -71,14 +73,35 @@ struct policy_io {
 	void *ctx;
 };
 
+/* The egress rules of a run, parsed as each profile line is read and completed by
+ * policy_finish with what they imply: what the proxy decides with (egress.h). */
+struct egress_rules {
+	struct egress_rule_list allow, deny; /* [network] allow and deny */
+	/* allowed at ports 80 and 443 (what the proxy reads request by request) because an [http]
+	 * allow rule names the host ("[http] RULE") or a credential is bound to it
+	 * ("[credential NAME] HOST") */
+	struct egress_rule_list implied;
+	struct egress_pin_list pins; /* [network] resolve */
+	/* [http] rules; then, for each credential host no [http] rule covers, an implied rule
+	 * allowing its every request ("* HOST/(anything)", implied = true) */
+	struct http_rules http;
+};
+
+void egress_rules_free(struct egress_rules *r);
+
 /* [credential NAME]: a secret agentbox adds at the proxy (docs/profile.md "Credentials"). */
 enum cred_place { CRED_PLACE_NONE, CRED_PLACE_HEADER, CRED_PLACE_BASIC, CRED_PLACE_QUERY };
+enum cred_source_kind { CRED_SOURCE_ENV, CRED_SOURCE_FILE, CRED_SOURCE_CMD };
 
 struct policy_credential {
 	char *name;
-	char *source;	   /* env:NAME, file:/ABSOLUTE, cmd:PROGRAM ARGS (as written, expanded) */
-	struct strv hosts; /* host names it may be sent to (egress rule forms: NAME, *.SUFFIX) */
-	struct strv rules; /* [http]-style allow rules narrowing that; empty: any request */
+	char *source; /* env:NAME, file:/ABSOLUTE, cmd:PROGRAM ARGS (as written, expanded) */
+	enum cred_source_kind source_kind;
+	const char *source_arg;	       /* source past its "env:", "file:" or "cmd:" */
+	struct egress_rule_list hosts; /* host names it may be sent to (NAME, *.SUFFIX) */
+	/* [http]-style allow rules narrowing that; policy_finish makes an implied "*
+	 * HOST/(anything)" for each host when the profile names none */
+	struct http_rules rules;
 	enum cred_place place;
 	char *header_name; /* CRED_PLACE_HEADER: the header; BASIC: "Authorization" */
 	char *template;	   /* HEADER: the value with {}; BASIC: USER:{}; QUERY: the parameter */
@@ -111,13 +134,11 @@ struct policy {
 
 	enum net_mode net_mode;
 	enum net_capture net_capture; /* auto: on when the kernel allows it */
-	struct strv net_allow, net_deny;
-	struct strv http_allow, http_deny; /* [http] rules as written, one each (http_rules.h) */
+	struct egress_rules net;      /* [network] allow, deny, resolve; [http] */
 	/* [network] ca: an extra PEM trust anchor for the proxy's upstream TLS (intercepted
 	 * connections only); absolute, NULL when unset. net_ca_at: where it was set. */
 	char *net_ca;
 	struct origin net_ca_at;
-	struct strv net_resolve; /* NAME[:PORT]=ADDRESS[:PORT] pins */
 	struct strv net_methods; /* plain HTTP methods allowed; empty: any */
 	uint64_t net_max_connections, net_rate, net_max_bytes_out, net_max_bytes_in; /* 0: none */
 	/* the same, counted for each requested host on its own */

@@ -2,7 +2,7 @@
  * the start), pid1.c (inside), supervise.c (outside, while it runs), run_audit.c (what the trail
  * says of it), fallback.c (the run without namespaces), trust.c (its trust files) and
  * session_serve.c (one sandbox, many commands). Not an interface for anything else: the rest of
- * agentbox sees sandbox.h. */
+ * agentbox sees sandbox.h (and run_audit.h, whose prelude reads a run). */
 #ifndef AGENTBOX_RUN_H
 #define AGENTBOX_RUN_H
 

@@ -13,6 +13,7 @@
 #include <openssl/evp.h>
 #include <openssl/x509.h>
 
+#include "egress_rule.h"
 #include "error.h"
 
 struct tls_ca;
@@ -25,14 +26,14 @@ struct tls_ca;
  * before any other use of it. Idempotent. */
 int tls_ca_openssl_init(struct ab_err *e);
 
-/* names[0..n): the host names the CA may vouch for, as [network] rules write them: NAME (that
- * name; X.509 cannot express "this name but not its subdomains", so the constraint is the
- * subtree and tls_ca_leaf refuses the subdomains), *.SUFFIX (the subdomains: constraint
- * ".SUFFIX") or **.SUFFIX (the apex and its subdomains). Unicode names become punycode. No
+/* names[0..n): the host names the CA may vouch for, as the policy parsed them from its rules:
+ * RULE_HOST (that name; X.509 cannot express "this name but not its subdomains", so the
+ * constraint is the subtree and tls_ca_leaf refuses the subdomains), RULE_SUBDOMAINS (*.SUFFIX:
+ * constraint ".SUFFIX") or RULE_DOMAIN (**.SUFFIX: the apex and its subdomains); no port. No
  * addresses: a TLS client sends no SNI for them, and every IP address is an excluded subtree.
  * lifetime_s: how long the run may last (validity: now - TLS_CA_MARGIN_S to
  * now + lifetime_s + TLS_CA_MARGIN_S). */
-int tls_ca_new(const char *const *names, size_t n, uint64_t lifetime_s, struct tls_ca **ca,
+int tls_ca_new(const struct egress_rule *names, size_t n, uint64_t lifetime_s, struct tls_ca **ca,
 	       struct ab_err *e);
 
 /* Leaves the cache keeps at once: a wildcard rule lets through a name per subdomain, and a leaf

@@ -27,11 +27,12 @@ struct run;
  * [http] rule. Everything in this file (and the proxy's interception) happens only then. */
 bool trust_intercepts(const struct policy *p);
 
-/* The names the CA may vouch for (tls_ca_new's form: NAME, *.SUFFIX, **.SUFFIX), each once:
- * the hosts of the [http] rules, and when a rule's host is `*`, the host names of [network]
- * allow as well (ports dropped). Addresses are skipped: a CA cannot name them (the proxy
- * refuses TLS to an address the rules cover). No name at all is an error with a fix. */
-int trust_ca_names(const struct policy *p, struct strv *names, struct ab_err *e);
+/* The names the CA may vouch for (tls_ca_new's), each once, with its text (NAME, *.SUFFIX,
+ * **.SUFFIX): the hosts of the [http] rules and of the credentials, and when a rule's host is
+ * `*`, the host names of [network] allow as well (ports dropped). Addresses are skipped: a CA
+ * cannot name them (the proxy refuses TLS to an address the rules cover). No name at all is an
+ * error with a fix. */
+int trust_ca_names(const struct policy *p, struct egress_rule_list *names, struct ab_err *e);
 
 /* The CA's lifetime in seconds: [limits] timeout and the kill grace after it, rounded up, or
  * TRUST_DEFAULT_LIFETIME_S without a timeout. */

@@ -236,3 +236,49 @@ bool egress_host_name(const char *host, char name[256], const char **why)
 	*why = ascii(name) ? NULL : idn_ascii(name, name);
 	return !*why;
 }
+
+/* v grows with text: one slot more than text holds after a push */
+static void *grow(void *v, size_t n, size_t size)
+{
+	return realloc(v, (n + 1) * size);
+}
+
+int egress_rule_list_add(struct egress_rule_list *l, const struct egress_rule *r, const char *text)
+{
+	struct egress_rule *v = grow(l->v, l->text.n, sizeof(*v));
+
+	if (!v)
+		return -1;
+	l->v = v;
+	if (strv_push(&l->text, text) < 0)
+		return -1;
+	v[l->text.n - 1] = *r;
+	return 0;
+}
+
+int egress_pin_list_add(struct egress_pin_list *l, const struct egress_pin *pin, const char *text)
+{
+	struct egress_pin *v = grow(l->v, l->text.n, sizeof(*v));
+
+	if (!v)
+		return -1;
+	l->v = v;
+	if (strv_push(&l->text, text) < 0)
+		return -1;
+	v[l->text.n - 1] = *pin;
+	return 0;
+}
+
+void egress_rule_list_free(struct egress_rule_list *l)
+{
+	free(l->v);
+	strv_free(&l->text);
+	memset(l, 0, sizeof(*l));
+}
+
+void egress_pin_list_free(struct egress_pin_list *l)
+{
+	free(l->v);
+	strv_free(&l->text);
+	memset(l, 0, sizeof(*l));
+}

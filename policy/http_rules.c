@@ -1,9 +1,8 @@
-/* Per-request HTTP rules: `METHOD HOST/PATH-GLOB[?QUERY-GLOB]`, the canonical form of a
- * request-target they are matched against, and the deny-first decision. Pure: no sockets, no
- * policy. The canonical form is computed exactly once per request, and the same form is what
- * goes upstream (http_target_format), so the origin cannot read a path other than the one the
- * rules saw. */
+/* Per-request HTTP rules: `METHOD HOST/PATH-GLOB[?QUERY-GLOB]` parsed and compiled, and the
+ * deny-first decision over the canonical request-target (http_target.c). Pure: no sockets, no
+ * policy. */
 #include "http_rules.h"
+#include "http_bytes.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -14,261 +13,6 @@
 #include <sys/socket.h>
 
 #define RULE_MAX 4096 /* bytes of one rule's text */
-
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = tolower(c);
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
-/* The byte a %XX at s (s[0] == '%', n bytes available) stands for, or -1. */
-static int pct_byte(const char *s, size_t n)
-{
-	int hi, lo;
-
-	if (n < 3 || (hi = hexval((unsigned char)s[1])) < 0 ||
-	    (lo = hexval((unsigned char)s[2])) < 0)
-		return -1;
-	return hi << 4 | lo;
-}
-
-static bool unreserved(int c)
-{
-	return isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~';
-}
-
-/* Strict UTF-8: no overlong forms (a lax decoder reads %C0%AE as '.'), no surrogates, nothing
- * above U+10FFFF. */
-static bool utf8_valid(const unsigned char *s, size_t n)
-{
-	for (size_t i = 0; i < n;) {
-		unsigned c = s[i], need, min;
-		uint32_t cp;
-
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf)
-			need = 1, min = 0x80, cp = c & 0x1f;
-		else if (c >= 0xe0 && c <= 0xef)
-			need = 2, min = 0x800, cp = c & 0x0f;
-		else if (c >= 0xf0 && c <= 0xf4)
-			need = 3, min = 0x10000, cp = c & 0x07;
-		else
-			return false;
-		if (n - i <= need)
-			return false;
-		for (unsigned k = 1; k <= need; k++) {
-			if ((s[i + k] & 0xc0) != 0x80)
-				return false;
-			cp = cp << 6 | (s[i + k] & 0x3f);
-		}
-		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		i += need + 1;
-	}
-	return true;
-}
-
-/* A byte that may stand unescaped in a request-target as agentbox reads it: visible ASCII but
- * '#' (a fragment is never sent) and '\' (some servers read it as '/', others not). */
-static bool target_byte_ok(unsigned char c)
-{
-	return c > 0x20 && c < 0x7f && c != '#' && c != '\\';
-}
-
-/* Why a decoded byte is refused, or NULL. A %2F decoded into the path would be a separator the
- * client did not send (servers differ on whether it splits segments: /a%2F..%2Fb), %5C likewise
- * for servers that read '\' as '/', and a NUL ends the path early in C-based origins. */
-static const char *decoded_byte_refused(int b)
-{
-	if (b == '/')
-		return "an encoded '/' (%2F) in the path is ambiguous";
-	if (b == '\\')
-		return "a '\\' (or %5C) in the path is ambiguous";
-	if (b == 0)
-		return "an encoded NUL (%00) in the path";
-	return NULL;
-}
-
-/* The path raw[0..n) percent-decoded once into out (room for n + 1). */
-static const char *decode_path(const char *raw, size_t n, char *out, size_t *outlen)
-{
-	size_t o = 0;
-	const char *why;
-
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)raw[i];
-		int b = c;
-
-		if (c == '%') {
-			if ((b = pct_byte(raw + i, n - i)) < 0)
-				return "a '%' not followed by two hex digits";
-			i += 2;
-			if ((why = decoded_byte_refused(b)))
-				return why;
-		} else if (c == '\\') {
-			return decoded_byte_refused(c);
-		} else if (!target_byte_ok(c)) {
-			return "a byte that is not visible ASCII in the request-target";
-		}
-		out[o++] = (char)b;
-	}
-	out[o] = '\0';
-	*outlen = o;
-	return utf8_valid((const unsigned char *)out, o) ? NULL : "the decoded path is not UTF-8";
-}
-
-static bool is_dot_segment(const char *s, size_t n)
-{
-	return (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.');
-}
-
-/* RFC 3986 5.2.4 on a decoded path, with repeated slashes merged (nginx's default, and the only
- * reading under which a deny rule for the paths under /admin also stops the same paths written
- * //admin) and a climb above '/' refused rather than silently dropped. path is rewritten in place
- * (it only shrinks). */
-static const char *remove_dots(char *path, size_t n)
-{
-	size_t o = 0;
-	bool trailing = false;
-
-	for (size_t i = 1; i <= n;) {
-		size_t end = i, len;
-
-		while (end < n && path[end] != '/')
-			end++;
-		len = end - i;
-		trailing = end == n && (len == 0 || is_dot_segment(path + i, len));
-		/* Servlet containers read "..;x" as "..": refused rather than guessed. */
-		if (len > 1 && path[i] == '.' &&
-		    (path[i + 1] == ';' || (len > 2 && path[i + 1] == '.' && path[i + 2] == ';')))
-			return "a dot segment with a path parameter (..;)";
-		if (len == 2 && path[i] == '.' && path[i + 1] == '.') {
-			if (o == 0)
-				return "the path climbs above '/'";
-			while (o > 0 && path[--o] != '/')
-				;
-		} else if (len > 0 && !is_dot_segment(path + i, len)) {
-			path[o++] = '/';
-			memmove(path + o, path + i, len);
-			o += len;
-		}
-		i = end + 1;
-	}
-	if (o == 0 || trailing)
-		path[o++] = '/';
-	path[o] = '\0';
-	return NULL;
-}
-
-/* Escapes validated; an escaped unreserved character decoded (RFC 3986 6.2.2.2: %41 is A),
- * every other escape kept with upper-case hex so that %2f and %2F compare equal. The query is
- * not decoded further: %26 and & mean different things to the origin. out has room for 3n+1. */
-static const char *normalise_query(const char *raw, size_t n, char *out, bool allow_utf8)
-{
-	size_t o = 0;
-	static const char hex[] = "0123456789ABCDEF";
-
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)raw[i];
-		int b;
-
-		if (c == '%') {
-			if ((b = pct_byte(raw + i, n - i)) < 0)
-				return "a '%' not followed by two hex digits in the query";
-			i += 2;
-			if (unreserved(b)) {
-				out[o++] = (char)b;
-				continue;
-			}
-		} else if (c >= 0x80 && allow_utf8) {
-			b = c; /* a rule's raw UTF-8: as a client sends it, escaped */
-		} else if (c <= 0x20 || c >= 0x7f || c == '#') {
-			return "a byte that is not visible ASCII in the query";
-		} else {
-			out[o++] = (char)c;
-			continue;
-		}
-		out[o++] = '%';
-		out[o++] = hex[b >> 4];
-		out[o++] = hex[b & 15];
-	}
-	out[o] = '\0';
-	return NULL;
-}
-
-int http_target_canon(const char *target, size_t len, struct http_target *t, const char **why)
-{
-	const char *q = memchr(target, '?', len);
-	size_t plen = q ? (size_t)(q - target) : len, dlen;
-
-	t->path = t->query = NULL;
-	if (len == 0 || target[0] != '/') {
-		*why = "not an origin-form request-target (it must start with '/')";
-		return -1;
-	}
-	if (!(t->path = malloc(plen + 2)) || (q && !(t->query = malloc(3 * (len - plen) + 1)))) {
-		*why = "out of memory";
-		goto fail;
-	}
-	if ((*why = decode_path(target, plen, t->path, &dlen)) ||
-	    (*why = remove_dots(t->path, dlen)))
-		goto fail;
-	if (q && (*why = normalise_query(q + 1, len - plen - 1, t->query, false)))
-		goto fail;
-	return 0;
-fail:
-	http_target_free(t);
-	return -1;
-}
-
-void http_target_free(struct http_target *t)
-{
-	free(t->path);
-	free(t->query);
-	t->path = t->query = NULL;
-}
-
-/* What may go upstream unescaped: unreserved, '/', and the pchar delimiters but ';', which
- * servlet containers take for a path parameter ("/admin;x" is "/admin" to them): sent as %3B
- * it is the literal path the rules matched. */
-static bool path_byte_plain(unsigned char c)
-{
-	return unreserved(c) || (c && strchr("/:@!$&'()*+,=", c));
-}
-
-char *http_target_format(const struct http_target *t)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	size_t n = strlen(t->path), qn = t->query ? strlen(t->query) + 1 : 0, o = 0;
-	char *out = malloc(3 * n + qn + 1);
-
-	if (!out)
-		return NULL;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)t->path[i];
-		if (path_byte_plain(c)) {
-			out[o++] = (char)c;
-		} else {
-			out[o++] = '%';
-			out[o++] = hex[c >> 4];
-			out[o++] = hex[c & 15];
-		}
-	}
-	if (t->query) {
-		out[o++] = '?';
-		memcpy(out + o, t->query, qn - 1);
-		o += qn - 1;
-	}
-	out[o] = '\0';
-	return out;
-}
 
 /* ---- rules ---- */
 
@@ -314,7 +58,7 @@ static bool glob_utf8_ok(const struct http_glob *g)
 	for (size_t i = 0; i < g->n; i++)
 		if (g->el[i] < 256)
 			bytes[nb++] = (unsigned char)g->el[i];
-	ok = utf8_valid(bytes, nb);
+	ok = http_utf8_valid(bytes, nb);
 	free(bytes);
 	return ok;
 }
@@ -352,19 +96,19 @@ static int compile_path(const char *s, size_t n, struct http_glob *g, const char
 				return -1;
 			continue;
 		}
-		if (c == '%' && (b = pct_byte(s + i, n - i)) < 0)
+		if (c == '%' && (b = http_pct_byte(s + i, n - i)) < 0)
 			return ab_fail(e, 0,
 				       "http rule '%s': a '%%' not followed by two hex digits",
 				       rule),
 			       ab_hint(e, "write a literal '%%' as %%25");
 		if (c == '%')
 			i += 2;
-		else if (c < 0x80 && !target_byte_ok(c) && c != '\\')
+		else if (c < 0x80 && !http_target_byte_ok(c) && c != '\\')
 			return ab_fail(e, 0,
 				       "http rule '%s': a space, control byte or '#' in the path",
 				       rule),
 			       ab_hint(e, "percent-encode it (a space is %%20)");
-		if ((c == '%' || c == '\\') && (why = decoded_byte_refused(b)))
+		if ((c == '%' || c == '\\') && (why = http_decoded_byte_refused(b)))
 			return ab_fail(e, 0, "http rule '%s': %s, such requests are refused", rule,
 				       why),
 			       ab_hint(e, "a rule can only name paths a request may have");
@@ -404,7 +148,7 @@ static int compile_query(const char *s, size_t n, struct http_glob *g, const cha
 		if (i < n && s[i] != '*')
 			continue;
 		/* the literal run s[start..i) */
-		if ((why = normalise_query(s + start, i - start, norm, true))) {
+		if ((why = http_normalise_query(s + start, i - start, norm, true))) {
 			free(norm);
 			return ab_fail(e, 0, "http rule '%s': %s", rule, why),
 			       ab_hint(e, "percent-encode it (a space is %%20, a '%%' is %%25)");
@@ -536,6 +280,31 @@ void http_rules_free(struct http_rules *rs)
 	free(rs->v);
 	rs->v = NULL;
 	rs->n = 0;
+}
+
+bool http_rules_has(const struct http_rules *rs, bool deny, const char *text)
+{
+	for (size_t i = 0; i < rs->n; i++)
+		if (rs->v[i].deny == deny && !strcmp(rs->v[i].text, text))
+			return true;
+	return false;
+}
+
+int http_rules_move(struct http_rules *to, struct http_rules *from)
+{
+	struct http_rule *nv;
+
+	if (!from->n)
+		return 0;
+	if (!(nv = realloc(to->v, (to->n + from->n) * sizeof(*nv))))
+		return -1;
+	to->v = nv;
+	memcpy(to->v + to->n, from->v, from->n * sizeof(*nv));
+	to->n += from->n;
+	free(from->v);
+	from->v = NULL;
+	from->n = 0;
+	return 0;
 }
 
 /* ---- matching ---- */

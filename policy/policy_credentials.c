@@ -50,8 +50,8 @@ void policy_credential_free(struct policy_credential *c)
 {
 	free(c->name);
 	free(c->source);
-	strv_free(&c->hosts);
-	strv_free(&c->rules);
+	egress_rule_list_free(&c->hosts);
+	http_rules_free(&c->rules);
 	free(c->header_name);
 	free(c->template);
 	free(c->env);
@@ -137,6 +137,10 @@ static int on_source(const struct setting *s, struct policy_credential *c, const
 	}
 	free(c->source);
 	c->source = x;
+	c->source_kind = x[0] == 'e'   ? CRED_SOURCE_ENV
+			 : x[0] == 'f' ? CRED_SOURCE_FILE
+				       : CRED_SOURCE_CMD;
+	c->source_arg = x + (c->source_kind == CRED_SOURCE_FILE ? 5 : 4);
 	return 0;
 }
 
@@ -158,7 +162,8 @@ static int on_hosts(const struct setting *s, struct policy_credential *c, const 
 			r = policy_at_error(&s->at, e);
 			break;
 		}
-		r = policy_push_item(&c->hosts, tok, e);
+		if (!strv_has(&c->hosts.text, tok) && egress_rule_list_add(&c->hosts, &er, tok) < 0)
+			r = policy_oom(e);
 	}
 	free(x);
 	return r;
@@ -376,33 +381,25 @@ int policy_credential_key(const struct setting *s, const char *v, struct ab_err 
 }
 
 /* A rule's host must be one of the credential's: the rules narrow the hosts, never widen. */
-static bool rule_within_hosts(const struct policy_credential *c, const char *text)
+static bool rule_within_hosts(const struct policy_credential *c, const struct http_rule *rule)
 {
-	struct http_rules rs = {0};
-	struct ab_err ignored = {0};
+	const struct egress_rule *r = &rule->host;
 	bool ok = false;
 
-	if (http_rules_add(&rs, false, text, &ignored) < 0)
-		return false;
-	for (size_t i = 0; i < c->hosts.n && !ok; i++) {
-		const struct egress_rule *r = &rs.v[0].host;
-		struct egress_rule h;
-		size_t hl, rl;
-		if (egress_rule_parse(c->hosts.v[i], &h, &ignored) < 0)
-			continue;
-		hl = strlen(h.host), rl = strlen(r->host);
-		ok = (h.kind == r->kind && !strcmp(h.host, r->host)) ||
-		     (h.kind == RULE_SUBDOMAINS && r->kind == RULE_HOST && rl > hl + 1 &&
-		      r->host[rl - hl - 1] == '.' && !strcmp(r->host + rl - hl, h.host));
+	for (size_t i = 0; i < c->hosts.text.n && !ok; i++) {
+		const struct egress_rule *h = &c->hosts.v[i];
+		size_t hl = strlen(h->host), rl = strlen(r->host);
+		ok = (h->kind == r->kind && !strcmp(h->host, r->host)) ||
+		     (h->kind == RULE_SUBDOMAINS && r->kind == RULE_HOST && rl > hl + 1 &&
+		      r->host[rl - hl - 1] == '.' && !strcmp(r->host + rl - hl, h->host));
 	}
-	http_rules_free(&rs);
 	return ok;
 }
 
 /* The source file is the secret: never shown inside, whatever tree holds it. */
 static int hide_source(struct policy *p, const struct policy_credential *c, struct ab_err *e)
 {
-	const char *path = c->source + 5;
+	const char *path = c->source_arg;
 	struct fs_entry *nf;
 
 	for (size_t i = 0; i < p->n_fs; i++) {
@@ -432,7 +429,7 @@ static int finish_one(struct policy *p, struct policy_credential *c, struct ab_e
 	if (!c->source)
 		return ab_fail(e, 0, "[credential %s] has no source", c->name),
 		       ab_hint(e, "add source = env:NAME, file:/PATH or cmd:PROGRAM ARGS");
-	if (!c->hosts.n)
+	if (!c->hosts.text.n)
 		return ab_fail(e, 0, "[credential %s] names no hosts", c->name),
 		       ab_hint(e, "add hosts = the API's host names, e.g. api.openai.com");
 	if (c->place == CRED_PLACE_NONE)
@@ -467,16 +464,16 @@ static int finish_one(struct policy *p, struct policy_credential *c, struct ab_e
 		return ab_fail(e, 0, "[credential %s] needs [network] mode = proxy", c->name),
 		       ab_hint(e, "set [network] mode = proxy (or --net proxy)");
 	for (size_t i = 0; i < c->rules.n; i++)
-		if (!rule_within_hosts(c, c->rules.v[i]))
+		if (!rule_within_hosts(c, &c->rules.v[i]))
 			return ab_fail(e, 0, "[credential %s] rule '%s' names a host not in hosts",
-				       c->name, c->rules.v[i]),
+				       c->name, c->rules.v[i].text),
 			       ab_hint(e, "use one of the credential's hosts in its rules");
 	for (struct policy_credential *o = p->creds; o < c; o++)
 		if (c->env && o->env && !strcmp(o->env, c->env))
 			return ab_fail(e, 0, "credentials %s and %s both set %s", o->name, c->name,
 				       c->env),
 			       ab_hint(e, "give each its own env");
-	return !strncmp(c->source, "file:", 5) ? hide_source(p, c, e) : 0;
+	return c->source_kind == CRED_SOURCE_FILE ? hide_source(p, c, e) : 0;
 }
 
 int policy_credentials_finish(struct policy *p, struct ab_err *e)

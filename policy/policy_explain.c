@@ -48,6 +48,19 @@ static void explain_fs(const struct policy *p, struct json *j)
 	json_strv(j, "unprotect", &p->unprotect);
 }
 
+/* The rules a profile wrote (allow or deny ones), as written, in the order read; the implied
+ * ones policy_finish added are not the profile's. */
+static void explain_http_rules(struct json *j, const char *key, const struct http_rules *rs,
+			       bool deny)
+{
+	json_key(j, key);
+	json_arr_begin(j);
+	for (size_t i = 0; i < rs->n; i++)
+		if (rs->v[i].deny == deny && !rs->v[i].implied)
+			json_str(j, rs->v[i].text);
+	json_arr_end(j);
+}
+
 /* Bindings and sources, never a value: --explain reads no source. */
 static void explain_credentials(const struct policy *p, struct json *j)
 {
@@ -61,8 +74,8 @@ static void explain_credentials(const struct policy *p, struct json *j)
 		json_obj_begin(j);
 		json_kv_str(j, "name", c->name);
 		json_kv_str(j, "source", c->source);
-		json_strv(j, "hosts", &c->hosts);
-		json_strv(j, "rules", &c->rules);
+		json_strv(j, "hosts", &c->hosts.text);
+		explain_http_rules(j, "rules", &c->rules, false);
 		json_kv_str(j, "place", place[c->place]);
 		json_kv_str(j, "header", c->place == CRED_PLACE_QUERY ? NULL : c->header_name);
 		json_kv_str(j, c->place == CRED_PLACE_QUERY ? "parameter" : "template",
@@ -111,9 +124,9 @@ void policy_explain(const struct policy *p, struct json *j)
 	json_key(j, "network");
 	json_obj_begin(j);
 	json_kv_str(j, "mode", net_mode_name(p->net_mode));
-	json_strv(j, "allow", &p->net_allow);
-	json_strv(j, "deny", &p->net_deny);
-	json_strv(j, "resolve", &p->net_resolve);
+	json_strv(j, "allow", &p->net.allow.text);
+	json_strv(j, "deny", &p->net.deny.text);
+	json_strv(j, "resolve", &p->net.pins.text);
 	json_strv(j, "methods", &p->net_methods);
 	json_kv_str(j, "capture", (const char *[]){"auto", "on", "off"}[p->net_capture]);
 	json_kv_str(j, "ca", p->net_ca);
@@ -128,8 +141,8 @@ void policy_explain(const struct policy *p, struct json *j)
 	json_obj_end(j);
 	json_key(j, "http");
 	json_obj_begin(j);
-	json_strv(j, "allow", &p->http_allow);
-	json_strv(j, "deny", &p->http_deny);
+	explain_http_rules(j, "allow", &p->net.http, false);
+	explain_http_rules(j, "deny", &p->net.http, true);
 	json_obj_end(j);
 	explain_credentials(p, j);
 	json_key(j, "limits");

@@ -1,41 +1,43 @@
 /* [http]: per-request rules, `METHOD HOST/PATH-GLOB` (docs/http-rules.md). One rule per line,
- * since a path or query glob may hold a comma; each is checked here by the rules' own parser
- * (http_rules.c), so a profile with a rule that cannot match fails at load with its line. */
+ * since a path or query glob may hold a comma; each is parsed here, once, by the rules' own
+ * parser (http_rules.c), so a profile with a rule that cannot match fails at load with its
+ * line, and the proxy decides with the parsed rules. */
 #include "policy_parse.h"
 
 #include <stdlib.h>
 
 #include "http_rules.h"
 
+/* A rule written twice (as the same text, allow or deny alike) is kept once: lists are sets. */
 int policy_http_rule(const struct setting *s, const char *v, bool deny, bool named_host,
-		     struct strv *sv, struct ab_err *e)
+		     struct http_rules *rs, struct ab_err *e)
 {
-	struct http_rules check = {0};
+	struct http_rules one = {0};
 	char *rule;
 	int r;
 
 	if (policy_expand_one(s, v, &rule, e) < 0)
 		return -1;
-	r = http_rules_add(&check, deny, rule, e);
-	if (r == 0 && named_host && check.v[0].any_host)
+	r = http_rules_add(&one, deny, rule, e);
+	free(rule);
+	if (r == 0 && named_host && one.v[0].any_host)
 		r = ab_fail(e, 0, "a credential's rule names its host"),
 		ab_hint(e, "write METHOD HOST/PATH with one of its hosts");
-	http_rules_free(&check);
-	if (r == 0)
-		r = policy_push_item(sv, rule, e);
-	else
+	if (r < 0)
 		policy_at_error(&s->at, e);
-	free(rule);
+	else if (!http_rules_has(rs, deny, one.v[0].text) && http_rules_move(rs, &one) < 0)
+		r = policy_oom(e);
+	http_rules_free(&one);
 	return r;
 }
 
 static int on_allow(const struct setting *s, const char *v, struct ab_err *e)
 {
-	return policy_http_rule(s, v, false, false, &s->p->http_allow, e);
+	return policy_http_rule(s, v, false, false, &s->p->net.http, e);
 }
 static int on_deny(const struct setting *s, const char *v, struct ab_err *e)
 {
-	return policy_http_rule(s, v, true, false, &s->p->http_deny, e);
+	return policy_http_rule(s, v, true, false, &s->p->net.http, e);
 }
 
 static const struct key_spec keys[] = {

@@ -465,7 +465,8 @@ int policy_finish(struct policy *p, struct ab_err *e)
 	if (p->nesting && p->seccomp_preset == SECCOMP_PRESET_STRICT)
 		return ab_fail(e, 0, "nesting = true cannot work with [seccomp] preset = strict"),
 		       ab_hint(e, "use preset = default with nesting");
-	if (p->net_mode != NET_PROXY && (p->net_allow.n || p->net_deny.n || p->net_resolve.n))
+	if (p->net_mode != NET_PROXY &&
+	    (p->net.allow.text.n || p->net.deny.text.n || p->net.pins.text.n))
 		return ab_fail(e, 0, "[network] has allow/deny/resolve rules but mode is %s",
 			       net_mode_name(p->net_mode)),
 		       ab_hint(e, "set [network] mode = proxy (or --net proxy) for rules to apply");
@@ -476,7 +477,7 @@ int policy_finish(struct policy *p, struct ab_err *e)
 		return ab_fail(e, 0, "[network] has egress limits but mode is %s",
 			       net_mode_name(p->net_mode)),
 		       ab_hint(e, "set [network] mode = proxy (or --net proxy) for them to apply");
-	if (p->net_mode != NET_PROXY && (p->http_allow.n || p->http_deny.n))
+	if (p->net_mode != NET_PROXY && p->net.http.n)
 		return ab_fail(e, 0, "[http] has rules but [network] mode is %s",
 			       net_mode_name(p->net_mode)),
 		       ab_hint(
@@ -493,7 +494,9 @@ int policy_finish(struct policy *p, struct ab_err *e)
 		       ab_hint(
 			   e,
 			   "set [network] mode = proxy (or --net proxy): capture feeds the proxy");
-	return policy_credentials_finish(p, e);
+	if (policy_credentials_finish(p, e) < 0)
+		return -1;
+	return policy_rules_finish(p, e);
 }
 
 /* ---------- profile search ---------- */

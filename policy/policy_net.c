@@ -8,22 +8,26 @@
 
 #include "egress_rule.h"
 
-static int net_rule(const struct setting *s, const char *item, struct strv *sv, struct ab_err *e)
+/* Lists are sets: an item written twice is kept once. */
+static int net_rule(const struct setting *s, const char *item, struct egress_rule_list *l,
+		    struct ab_err *e)
 {
 	struct egress_rule r;
 
 	if (egress_rule_parse(item, &r, e) < 0)
 		return policy_at_error(&s->at, e);
-	return policy_push_item(sv, item, e);
+	if (strv_has(&l->text, item))
+		return 0;
+	return egress_rule_list_add(l, &r, item) < 0 ? policy_oom(e) : 0;
 }
 
 static int on_allow(const struct setting *s, const char *v, struct ab_err *e)
 {
-	return net_rule(s, v, &s->p->net_allow, e);
+	return net_rule(s, v, &s->p->net.allow, e);
 }
 static int on_deny(const struct setting *s, const char *v, struct ab_err *e)
 {
-	return net_rule(s, v, &s->p->net_deny, e);
+	return net_rule(s, v, &s->p->net.deny, e);
 }
 
 static int on_resolve(const struct setting *s, const char *item, struct ab_err *e)
@@ -32,7 +36,9 @@ static int on_resolve(const struct setting *s, const char *item, struct ab_err *
 
 	if (egress_pin_parse(item, &pin, e) < 0)
 		return policy_at_error(&s->at, e);
-	return policy_push_item(&s->p->net_resolve, item, e);
+	if (strv_has(&s->p->net.pins.text, item))
+		return 0;
+	return egress_pin_list_add(&s->p->net.pins, &pin, item) < 0 ? policy_oom(e) : 0;
 }
 
 static int on_method(const struct setting *s, const char *item, struct ab_err *e)

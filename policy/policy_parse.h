@@ -76,10 +76,15 @@ int policy_set_limit(const struct setting *s, const char *value, uint64_t *field
 int policy_expand_one(const struct setting *s, const char *value, char **out, struct ab_err *e);
 /* Adds item to sv unless it is there already: lists are sets. */
 int policy_push_item(struct strv *sv, const char *item, struct ab_err *e);
-/* policy_http.c: one `METHOD HOST/PATH-GLOB` rule (deny or allow), expanded, checked by the
- * rules' own parser and appended to sv; named_host: its host may not be `*` (a credential's
+/* policy_http.c: one `METHOD HOST/PATH-GLOB` rule (deny or allow), expanded, parsed by the
+ * rules' own parser and appended to rs; named_host: its host may not be `*` (a credential's
  * rules). Errors carry the setting's FILE:LINE. */
 int policy_http_rule(const struct setting *s, const char *v, bool deny, bool named_host,
-		     struct strv *sv, struct ab_err *e);
+		     struct http_rules *rs, struct ab_err *e);
+
+/* policy_rules.c: completes p->net and each credential's rules with what they imply (the
+ * connections an [http] allow rule or a credential's host needs, a credential's rules when it
+ * names none). Once, from policy_finish. */
+int policy_rules_finish(struct policy *p, struct ab_err *e);
 
 #endif

@@ -50,55 +50,52 @@ static const char *const system_bundles[] = {
 
 /* ---------- pure ---------- */
 
-static int add_name(struct strv *names, const struct egress_rule *r, struct ab_err *e)
+/* Each name once, as the connection rules write it (NAME, *.SUFFIX, **.SUFFIX), without a
+ * port: the CA vouches for names. */
+static int add_name(struct egress_rule_list *names, const struct egress_rule *r, struct ab_err *e)
 {
 	char name[sizeof(r->host) + 3];
 	const char *prefix = r->kind == RULE_SUBDOMAINS ? "*."
 			     : r->kind == RULE_DOMAIN	? "**."
 							: "";
+	struct egress_rule bare = *r;
 
 	if (r->kind != RULE_HOST && r->kind != RULE_SUBDOMAINS && r->kind != RULE_DOMAIN)
 		return 0; /* an address or a range: not something a CA can name */
 	snprintf(name, sizeof(name), "%s%s", prefix, r->host);
-	if (strv_has(names, name))
+	if (strv_has(&names->text, name))
 		return 0;
-	return strv_push(names, name) < 0 ? ab_fail(e, ENOMEM, "the CA's names") : 0;
+	bare.port = 0;
+	return egress_rule_list_add(names, &bare, name) < 0 ? ab_fail(e, ENOMEM, "the CA's names")
+							    : 0;
 }
 
-/* The names, or none (0 with names->n == 0): the rules name addresses only. */
-static int collect_names(const struct policy *p, struct strv *names, struct ab_err *e)
+/* The names, or none (0 with no names): the rules name addresses only. */
+static int collect_names(const struct policy *p, struct egress_rule_list *names, struct ab_err *e)
 {
-	struct http_rules rs = {0};
+	const struct http_rules *rs = &p->net.http;
 	bool any_host = false;
 	int rc = 0;
 
 	memset(names, 0, sizeof(*names));
-	for (size_t i = 0; rc == 0 && i < p->http_allow.n + p->http_deny.n; i++) {
-		bool deny = i >= p->http_allow.n;
-		rc = http_rules_add(
-		    &rs, deny, deny ? p->http_deny.v[i - p->http_allow.n] : p->http_allow.v[i], e);
-	}
-	for (size_t i = 0; rc == 0 && i < rs.n; i++) {
-		any_host |= rs.v[i].any_host;
-		if (!rs.v[i].any_host)
-			rc = add_name(names, &rs.v[i].host, e);
-	}
+	/* allow rules, then deny rules; a credential's implied rules with its hosts below */
+	for (int deny = 0; deny < 2; deny++)
+		for (size_t i = 0; rc == 0 && i < rs->n; i++) {
+			if (rs->v[i].implied || rs->v[i].deny != deny)
+				continue;
+			any_host |= rs->v[i].any_host;
+			if (!rs->v[i].any_host)
+				rc = add_name(names, &rs->v[i].host, e);
+		}
 	/* a `*` rule covers every host the connection rules let through, by name */
-	for (size_t i = 0; rc == 0 && any_host && i < p->net_allow.n; i++) {
-		struct egress_rule r;
-		if ((rc = egress_rule_parse(p->net_allow.v[i], &r, e)) == 0)
-			rc = add_name(names, &r, e);
-	}
-	http_rules_free(&rs);
+	for (size_t i = 0; rc == 0 && any_host && i < p->net.allow.text.n; i++)
+		rc = add_name(names, &p->net.allow.v[i], e);
 	/* a credential's hosts are intercepted: that is where its value is put in */
 	for (size_t i = 0; rc == 0 && i < p->n_creds; i++)
-		for (size_t k = 0; rc == 0 && k < p->creds[i].hosts.n; k++) {
-			struct egress_rule r;
-			if ((rc = egress_rule_parse(p->creds[i].hosts.v[k], &r, e)) == 0)
-				rc = add_name(names, &r, e);
-		}
+		for (size_t k = 0; rc == 0 && k < p->creds[i].hosts.text.n; k++)
+			rc = add_name(names, &p->creds[i].hosts.v[k], e);
 	if (rc < 0)
-		strv_free(names);
+		egress_rule_list_free(names);
 	return rc;
 }
 
@@ -106,25 +103,25 @@ static int collect_names(const struct policy *p, struct strv *names, struct ab_e
  * a CA could be made for, and the proxy refuses TLS to a covered address. */
 bool trust_intercepts(const struct policy *p)
 {
-	struct strv names;
+	struct egress_rule_list names;
 	struct ab_err ignored = {0};
 	bool some;
 
-	if (p->net_mode != NET_PROXY || (!p->http_allow.n && !p->http_deny.n && !p->n_creds))
+	if (p->net_mode != NET_PROXY || (!p->net.http.n && !p->n_creds))
 		return false;
 	/* out of memory: true, so that trust_ca_names fails the run instead */
 	if (collect_names(p, &names, &ignored) < 0)
 		return true;
-	some = names.n > 0;
-	strv_free(&names);
+	some = names.text.n > 0;
+	egress_rule_list_free(&names);
 	return some;
 }
 
-int trust_ca_names(const struct policy *p, struct strv *names, struct ab_err *e)
+int trust_ca_names(const struct policy *p, struct egress_rule_list *names, struct ab_err *e)
 {
 	if (collect_names(p, names, e) < 0)
 		return ab_context(e, "[http]");
-	if (names->n == 0)
+	if (names->text.n == 0)
 		return ab_fail(e, 0, "[http] rules name no host the run's CA can be made for"),
 		       ab_hint(e, "name the hosts in the [http] rules, or in [network] allow for a "
 				  "`*` rule");
@@ -295,14 +292,14 @@ int trust_check_anchor(const struct policy *p, struct ab_err *e)
 
 int trust_prepare(const struct policy *p, struct ab_err *e)
 {
-	struct strv names;
+	struct egress_rule_list names;
 	int fd;
 
 	if (!trust_intercepts(p))
 		return 0;
 	if (trust_ca_names(p, &names, e) < 0)
 		return -1;
-	strv_free(&names);
+	egress_rule_list_free(&names);
 	if (!p->net_ca)
 		return 0;
 	if ((fd = anchor_open(p->net_ca, e)) < 0)
@@ -413,15 +410,15 @@ static void wait_made(void)
 static void *make_ca(void *arg)
 {
 	struct run *r = arg;
-	struct strv names = {0};
+	struct egress_rule_list names = {0};
 
 	maker.rc = maker.anchor_rc = -1;
 	if (tls_ca_openssl_init(&maker.err) == 0 && trust_ca_names(r->p, &names, &maker.err) == 0 &&
-	    tls_ca_new((const char *const *)names.v, names.n, trust_ca_lifetime(r->p), &r->tls_ca,
-		       &maker.err) == 0 &&
+	    tls_ca_new(names.v, names.text.n, trust_ca_lifetime(r->p), &r->tls_ca, &maker.err) ==
+		0 &&
 	    tls_ca_cert_pem(r->tls_ca, &maker.pem, &maker.len, &maker.err) == 0)
 		maker.rc = 0;
-	strv_free(&names);
+	egress_rule_list_free(&names);
 	post_made();
 	if (maker.rc == 0)
 		maker.anchor_rc = trust_check_anchor(r->p, &maker.anchor_err);

@@ -18,6 +18,7 @@
 
 #include "cred_encode.h"
 #include "credential.h"
+#include "../unit/cred_fixture.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -45,8 +46,7 @@ static void setup(void)
 	p->n_creds = 1;
 	p->creds = calloc(1, sizeof(*p->creds));
 	p->creds[0].name = strdup("api");
-	p->creds[0].source = strdup("env:X");
-	strv_push(&p->creds[0].hosts, "api.test");
+	cred_fixture(&p->creds[0], "env:X", "api.test", NULL);
 	p->creds[0].place = CRED_PLACE_HEADER;
 	p->creds[0].header_name = strdup("Authorization");
 	p->creds[0].template = strdup("Bearer {}");

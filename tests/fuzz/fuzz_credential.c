@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "credential.h"
+#include "../unit/cred_fixture.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -38,8 +39,7 @@ static struct policy *make_policy(int place)
 	p->n_creds = 2;
 	p->creds = calloc(2, sizeof(*p->creds));
 	p->creds[0].name = strdup("api");
-	p->creds[0].source = strdup("env:X");
-	strv_push(&p->creds[0].hosts, "api.test");
+	cred_fixture(&p->creds[0], "env:X", "api.test", NULL);
 	p->creds[0].place = place == 0	 ? CRED_PLACE_HEADER
 			    : place == 1 ? CRED_PLACE_BASIC
 					 : CRED_PLACE_QUERY;
@@ -48,8 +48,7 @@ static struct policy *make_policy(int place)
 	p->creds[0].add = place != 2;
 	p->creds[0].length = 30;
 	p->creds[1].name = strdup("gh");
-	p->creds[1].source = strdup("env:Y");
-	strv_push(&p->creds[1].hosts, "gh.test");
+	cred_fixture(&p->creds[1], "env:Y", "gh.test", NULL);
 	p->creds[1].place = CRED_PLACE_HEADER;
 	p->creds[1].header_name = strdup("X-Token");
 	p->creds[1].template = strdup("{}");

@@ -16,6 +16,7 @@
 
 #include "cred_encode.h"
 #include "credential.h"
+#include "cred_fixture.h"
 
 #define PH "sk-PLACEHOLDERabcdefghij0123456789"
 #define REAL "real-secret-VALUE/+=&42"
@@ -33,8 +34,7 @@ static struct policy *pol(void)
 	p->creds = calloc(2, sizeof(*p->creds));
 	for (int i = 0; i < 2; i++) {
 		p->creds[i].name = strdup(i ? "eq" : "api");
-		p->creds[i].source = strdup("env:X");
-		strv_push(&p->creds[i].hosts, "api.test");
+		cred_fixture(&p->creds[i], "env:X", "api.test", NULL);
 		p->creds[i].place = CRED_PLACE_HEADER;
 		p->creds[i].header_name = strdup("Authorization");
 		p->creds[i].template = strdup("Bearer {}");

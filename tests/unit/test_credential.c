@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "credential.h"
+#include "cred_fixture.h"
 #include "redact.h"
 
 #define PH "sk-PLACEHOLDERabcdefghij0123456789"
@@ -30,8 +31,7 @@ static struct policy *pol(enum cred_place place0)
 	p->n_creds = 2;
 	p->creds = calloc(2, sizeof(*p->creds));
 	p->creds[0].name = strdup("api");
-	p->creds[0].source = strdup("env:X");
-	strv_push(&p->creds[0].hosts, "api.test");
+	cred_fixture(&p->creds[0], "env:X", "api.test", NULL);
 	p->creds[0].place = place0;
 	p->creds[0].header_name = strdup(place0 == CRED_PLACE_BASIC    ? "Authorization"
 					 : place0 == CRED_PLACE_HEADER ? "Authorization"
@@ -42,9 +42,7 @@ static struct policy *pol(enum cred_place place0)
 	p->creds[0].prefix = strdup("sk-");
 	p->creds[0].length = 43;
 	p->creds[1].name = strdup("gh");
-	p->creds[1].source = strdup("env:Y");
-	strv_push(&p->creds[1].hosts, "gh.test");
-	strv_push(&p->creds[1].rules, "GET gh.test/repos/**");
+	cred_fixture(&p->creds[1], "env:Y", "gh.test", "GET gh.test/repos/**");
 	p->creds[1].place = CRED_PLACE_QUERY;
 	p->creds[1].template = strdup("key");
 	p->creds[1].length = 40;
@@ -476,7 +474,7 @@ static void test_profile(void **state)
 	assert_string_equal(p->creds[0].header_name, "Authorization");
 	assert_int_equal(p->creds[0].length, 44);
 	assert_true(p->creds[0].stop);
-	assert_int_equal(p->creds[0].hosts.n, 2);
+	assert_int_equal(p->creds[0].hosts.text.n, 2);
 	/* the source file is hidden in the view */
 	assert_true(p->n_fs > 0);
 	assert_int_equal(p->fs[p->n_fs - 1].kind, FS_HIDE);

@@ -390,123 +390,124 @@ static void test_pin_refused(void **state)
 	pin_refused("pypi.org:99999=127.0.0.1", "port number");
 }
 
+/* A proxy-mode policy with these settings (SECTION, KEY, VALUE, ...; NULL ends them), read as
+ * a profile's would be: parsed once, then completed by policy_finish. */
+static struct policy *net_policy(const char *section, ...)
+{
+	static const struct policy_vars vars = {"/home/u", "/", "u", "1000", "/tmp"};
+	struct policy *p = policy_new(&vars);
+	struct ab_err e = {0};
+	va_list ap;
+
+	assert_non_null(p);
+	assert_int_equal(policy_override(p, "network", "mode", "proxy", "test", &e), 0);
+	va_start(ap, section);
+	for (const char *sec = section; sec; sec = va_arg(ap, const char *)) {
+		const char *key = va_arg(ap, const char *), *value = va_arg(ap, const char *);
+		if (policy_override(p, sec, key, value, "test", &e) < 0)
+			fail_msg("%s", e.msg);
+	}
+	va_end(ap);
+	if (policy_finish(p, &e) < 0)
+		fail_msg("%s", e.msg);
+	return p;
+}
+
 static void test_pinned_lookup(void **state)
 {
-	struct policy p = {0};
-	struct egress_rules r;
-	struct ab_err e = {0};
+	struct policy *p = net_policy("network", "resolve", "pypi.org:443=127.0.0.1:8443",
+				      "network", "resolve", "mirror.example=10.1.2.3", NULL);
+	const struct egress_rules *r = &p->net;
 	const struct egress_pin *pin;
 	const char *text;
 
 	(void)state;
-	assert_int_equal(strv_push(&p.net_resolve, "pypi.org:443=127.0.0.1:8443"), 0);
-	assert_int_equal(strv_push(&p.net_resolve, "mirror.example=10.1.2.3"), 0);
-	assert_int_equal(egress_rules_build(&p, &r, &e), 0);
 
-	pin = egress_pinned(&r, "PYPI.org.", 443, &text);
+	pin = egress_pinned(r, "PYPI.org.", 443, &text);
 	assert_non_null(pin);
 	assert_string_equal(text, "pypi.org:443=127.0.0.1:8443");
 	/* the port is part of the pin: another port goes to DNS */
-	assert_null(egress_pinned(&r, "pypi.org", 80, &text));
+	assert_null(egress_pinned(r, "pypi.org", 80, &text));
 	assert_null(text);
 	/* a pin maps one name: not its subdomains, not a name that merely ends the same */
-	assert_null(egress_pinned(&r, "www.pypi.org", 443, &text));
-	assert_null(egress_pinned(&r, "notpypi.org", 443, &text));
+	assert_null(egress_pinned(r, "www.pypi.org", 443, &text));
+	assert_null(egress_pinned(r, "notpypi.org", 443, &text));
 	/* no port in the pin: every port */
-	assert_non_null(egress_pinned(&r, "mirror.example", 80, &text));
-	assert_non_null(egress_pinned(&r, "mirror.example", 8080, &text));
-	assert_null(egress_pinned(&r, "", 80, &text));
+	assert_non_null(egress_pinned(r, "mirror.example", 80, &text));
+	assert_non_null(egress_pinned(r, "mirror.example", 8080, &text));
+	assert_null(egress_pinned(r, "", 80, &text));
 
-	egress_rules_free(&r);
-	strv_free(&p.net_resolve);
-}
-
-static void rules_of(struct policy *p, struct egress_rules *r, const char *allow1,
-		     const char *allow2)
-{
-	struct ab_err e = {0};
-
-	assert_int_equal(strv_push(&p->net_allow, allow1), 0);
-	assert_int_equal(strv_push(&p->net_allow, allow2), 0);
-	assert_int_equal(egress_rules_build(p, r, &e), 0);
+	policy_free(p);
 }
 
 /* An [http] allow rule allows its host at ports 80 and 443 (plain HTTP, intercepted HTTPS),
  * under a text that names it; a rule for any host (`*`) allows none; a [network] deny wins. */
 static void test_http_rules_imply_ports(void **state)
 {
-	struct policy p = {0};
-	struct egress_rules r;
-	struct ab_err e = {0};
+	struct policy *p =
+	    net_policy("http", "allow", "GET api.example/v1/**", "http", "allow", "GET */public/*",
+		       "http", "deny", "* */admin/*", "network", "deny", "blocked.example", "http",
+		       "allow", "POST blocked.example/x", NULL);
+	const struct egress_rules *r = &p->net;
 	const char *rule;
 
 	(void)state;
-	assert_int_equal(strv_push(&p.http_allow, "GET api.example/v1/**"), 0);
-	assert_int_equal(strv_push(&p.http_allow, "GET */public/*"), 0);
-	assert_int_equal(strv_push(&p.http_deny, "* */admin/*"), 0);
-	assert_int_equal(strv_push(&p.net_deny, "blocked.example"), 0);
-	assert_int_equal(strv_push(&p.http_allow, "POST blocked.example/x"), 0);
-	assert_int_equal(egress_rules_build(&p, &r, &e), 0);
-	assert_true(egress_decide(&r, "api.example", 80, &rule));
+	assert_true(egress_decide(r, "api.example", 80, &rule));
 	assert_string_equal(rule, "[http] GET api.example/v1/**");
 	/* 443 too: intercepted HTTPS is read request by request */
-	assert_true(egress_decide(&r, "api.example", 443, &rule));
+	assert_true(egress_decide(r, "api.example", 443, &rule));
 	assert_string_equal(rule, "[http] GET api.example/v1/**");
-	assert_false(egress_decide(&r, "api.example", 8443, &rule));
-	assert_false(egress_decide(&r, "other.example", 80, &rule)); /* `*` allows no host */
-	assert_false(egress_decide(&r, "blocked.example", 80, &rule));
+	assert_false(egress_decide(r, "api.example", 8443, &rule));
+	assert_false(egress_decide(r, "other.example", 80, &rule)); /* `*` allows no host */
+	assert_false(egress_decide(r, "blocked.example", 80, &rule));
 	assert_string_equal(rule, "blocked.example");
-	assert_int_equal(r.http.n, 4);
-	assert_true(http_rules_cover(&r.http, "other.example")); /* the `*` rules cover it */
-	egress_rules_free(&r);
-	strv_free(&p.http_allow);
-	strv_free(&p.http_deny);
-	strv_free(&p.net_deny);
+	assert_int_equal(r->http.n, 4);
+	assert_true(http_rules_cover(&r->http, "other.example")); /* the `*` rules cover it */
+	policy_free(p);
 }
 
 /* A Unicode rule matches the punycode request and the other way round, in any case. */
 static void test_idn_decide(void **state)
 {
-	struct policy p = {0}, q = {0};
-	struct egress_rules r, ace;
+	struct policy *p = net_policy("network", "allow", BUECHER ".example:443", "network",
+				      "allow", "**." LIZI ".com", NULL);
+	struct policy *q = net_policy("network", "allow", BUECHER_ACE ".example", "network",
+				      "allow", "*." LIZI_ACE ".com", NULL);
+	const struct egress_rules *r = &p->net, *ace = &q->net;
 	const char *rule;
 
 	(void)state;
-	rules_of(&p, &r, BUECHER ".example:443", "**." LIZI ".com");
-	assert_true(egress_decide(&r, BUECHER_ACE ".example", 443, &rule));
+	assert_true(egress_decide(r, BUECHER_ACE ".example", 443, &rule));
 	assert_string_equal(rule, BUECHER ".example:443");
-	assert_true(egress_decide(&r, BUECHER ".example", 443, &rule));
-	assert_true(egress_decide(&r, BUECHER_UPPER ".Example.", 443, &rule));
-	assert_true(egress_decide(&r, "XN--BCHER-KVA.example", 443, &rule));
-	assert_false(egress_decide(&r, BUECHER ".example", 80, &rule)); /* the port still counts */
-	assert_true(egress_decide(&r, "www." LIZI_ACE ".com", 443, &rule));
-	assert_true(egress_decide(&r, "www." LIZI ".com", 443, &rule));
+	assert_true(egress_decide(r, BUECHER ".example", 443, &rule));
+	assert_true(egress_decide(r, BUECHER_UPPER ".Example.", 443, &rule));
+	assert_true(egress_decide(r, "XN--BCHER-KVA.example", 443, &rule));
+	assert_false(egress_decide(r, BUECHER ".example", 80, &rule)); /* the port still counts */
+	assert_true(egress_decide(r, "www." LIZI_ACE ".com", 443, &rule));
+	assert_true(egress_decide(r, "www." LIZI ".com", 443, &rule));
 	assert_string_equal(rule, "**." LIZI ".com");
 	/* not the same name: "bucher", and a look-alike with a Cyrillic "е" (U+0435) */
-	assert_false(egress_decide(&r, "bucher.example", 443, &rule));
+	assert_false(egress_decide(r, "bucher.example", 443, &rule));
 	assert_null(rule);
-	assert_false(egress_decide(&r,
+	assert_false(egress_decide(r,
 				   "b\xc3\xbc"
 				   "ch\xd0\xb5r.example",
 				   443, &rule));
 	/* invalid UTF-8 in a request matches nothing */
-	assert_false(egress_decide(&r,
+	assert_false(egress_decide(r,
 				   "b\xc3\xbc"
 				   "cher\xff.example",
 				   443, &rule));
-	assert_false(egress_decide(&r, "\xc3", 443, &rule));
+	assert_false(egress_decide(r, "\xc3", 443, &rule));
 
-	rules_of(&q, &ace, BUECHER_ACE ".example", "*." LIZI_ACE ".com");
-	assert_true(egress_decide(&ace, BUECHER ".example", 443, &rule));
+	assert_true(egress_decide(ace, BUECHER ".example", 443, &rule));
 	assert_string_equal(rule, BUECHER_ACE ".example");
-	assert_true(egress_decide(&ace, BUECHER_UPPER ".EXAMPLE", 80, &rule));
-	assert_true(egress_decide(&ace, "a." LIZI ".com", 443, &rule));
-	assert_false(egress_decide(&ace, LIZI ".com", 443, &rule)); /* *. is not the apex */
+	assert_true(egress_decide(ace, BUECHER_UPPER ".EXAMPLE", 80, &rule));
+	assert_true(egress_decide(ace, "a." LIZI ".com", 443, &rule));
+	assert_false(egress_decide(ace, LIZI ".com", 443, &rule)); /* *. is not the apex */
 
-	egress_rules_free(&r);
-	egress_rules_free(&ace);
-	strv_free(&p.net_allow);
-	strv_free(&q.net_allow);
+	policy_free(p);
+	policy_free(q);
 }
 
 static void test_idn_host_name(void **state)
@@ -538,36 +539,30 @@ static void test_idn_host_name(void **state)
 /* The DNS stub's question: is the name allowed at some port? */
 static void test_name_allowed(void **state)
 {
-	struct policy p = {0};
-	struct egress_rules r;
-	struct ab_err e = {0};
+	struct policy *p =
+	    net_policy("network", "allow", "api.example.com:443", "network", "allow",
+		       "*.cdn.example", "network", "allow", "10.0.0.0/8", "network", "deny",
+		       "bad.cdn.example", "network", "deny", "x.cdn.example:80", NULL);
+	const struct egress_rules *r = &p->net;
 	const char *rule;
 
 	(void)state;
-	assert_int_equal(strv_push(&p.net_allow, "api.example.com:443"), 0);
-	assert_int_equal(strv_push(&p.net_allow, "*.cdn.example"), 0);
-	assert_int_equal(strv_push(&p.net_allow, "10.0.0.0/8"), 0);
-	assert_int_equal(strv_push(&p.net_deny, "bad.cdn.example"), 0);
-	assert_int_equal(strv_push(&p.net_deny, "x.cdn.example:80"), 0);
-	assert_int_equal(egress_rules_build(&p, &r, &e), 0);
 
 	/* a rule with a port still makes the name resolvable */
-	assert_true(egress_name_allowed(&r, "api.example.com", &rule));
+	assert_true(egress_name_allowed(r, "api.example.com", &rule));
 	assert_string_equal(rule, "api.example.com:443");
-	assert_true(egress_name_allowed(&r, "a.cdn.example", &rule));
+	assert_true(egress_name_allowed(r, "a.cdn.example", &rule));
 	/* a port-less deny denies the name; a deny with a port does not */
-	assert_false(egress_name_allowed(&r, "bad.cdn.example", &rule));
+	assert_false(egress_name_allowed(r, "bad.cdn.example", &rule));
 	assert_string_equal(rule, "bad.cdn.example");
-	assert_true(egress_name_allowed(&r, "x.cdn.example", &rule));
+	assert_true(egress_name_allowed(r, "x.cdn.example", &rule));
 	/* no rule, the apex of a subdomain rule, and address literals are not names */
-	assert_false(egress_name_allowed(&r, "example.com", &rule));
+	assert_false(egress_name_allowed(r, "example.com", &rule));
 	assert_null(rule);
-	assert_false(egress_name_allowed(&r, "cdn.example", &rule));
-	assert_false(egress_name_allowed(&r, "10.1.2.3", &rule));
+	assert_false(egress_name_allowed(r, "cdn.example", &rule));
+	assert_false(egress_name_allowed(r, "10.1.2.3", &rule));
 
-	egress_rules_free(&r);
-	strv_free(&p.net_allow);
-	strv_free(&p.net_deny);
+	policy_free(p);
 }
 
 /* A TLS 1.2/1.3 ClientHello for host (no other extension than server_name unless pad). */

@@ -240,6 +240,17 @@ static void expect_strv(const struct strv *sv, size_t n, ...)
 	assert_null(sv->v ? sv->v[n] : NULL);
 }
 
+/* The rules of rs a profile wrote, allow or deny ones, as texts. */
+static struct strv http_texts(const struct http_rules *rs, bool deny)
+{
+	struct strv sv = {0};
+
+	for (size_t i = 0; i < rs->n; i++)
+		if (rs->v[i].deny == deny && !rs->v[i].implied)
+			assert_int_equal(strv_push(&sv, rs->v[i].text), 0);
+	return sv;
+}
+
 static void expect_parse_error(int (*parse)(const char *, uint64_t *, struct ab_err *),
 			       const char *s, const char *what)
 {
@@ -451,8 +462,11 @@ static void test_http_rules(void **state)
 				     "deny = * */admin/*\n");
 	(void)state;
 
-	expect_strv(&p->http_allow, 2, "GET api.example/v1/**", "GET api.example/search?q=a,b");
-	expect_strv(&p->http_deny, 1, "* */admin/*");
+	struct strv allow = http_texts(&p->net.http, false), deny = http_texts(&p->net.http, true);
+	expect_strv(&allow, 2, "GET api.example/v1/**", "GET api.example/search?q=a,b");
+	expect_strv(&deny, 1, "* */admin/*");
+	strv_free(&allow);
+	strv_free(&deny);
 	policy_free(p);
 	expect_error("[network]\nmode = proxy\n[http]\nallow = GET a.example//x\n",
 		     MAIN ":4: ", "'//' in the path");
@@ -521,10 +535,10 @@ static void test_network(void **state)
 	assert_int_equal(p->net_mode, NET_PROXY);
 	/* rules are kept as written (an international name too, converted only for matching); a
 	 * repeated rule is listed once */
-	expect_strv(&p->net_allow, 4, "example.com", "*.GitHub.com:443", "192.0.2.1",
+	expect_strv(&p->net.allow.text, 4, "example.com", "*.GitHub.com:443", "192.0.2.1",
 		    "b\xc3\xbc"
 		    "cher.de");
-	expect_strv(&p->net_deny, 2, "10.0.0.0/8", "[fd00::]/8");
+	expect_strv(&p->net.deny.text, 2, "10.0.0.0/8", "[fd00::]/8");
 	policy_free(p);
 
 	p = must_load("[network]\nmode = host\n");
@@ -565,7 +579,7 @@ static void test_network_resolve(void **state)
 				     "resolve = pypi.org:443=127.0.0.1:8443\n");
 	(void)state;
 
-	expect_strv(&p->net_resolve, 2, "pypi.org:443=127.0.0.1:8443", "mirror.test=[::1]");
+	expect_strv(&p->net.pins.text, 2, "pypi.org:443=127.0.0.1:8443", "mirror.test=[::1]");
 	policy_free(p);
 
 	expect_error("[network]\nmode = proxy\nresolve = pypi.org\n",
@@ -1407,8 +1421,8 @@ static void test_lists_append_across_includes(void **state)
 	struct policy *p = must_load_files(files, NFILES(files));
 	(void)state;
 
-	expect_strv(&p->net_allow, 2, "a.com", "b.com");
-	expect_strv(&p->net_deny, 1, "10.0.0.0/8");
+	expect_strv(&p->net.allow.text, 2, "a.com", "b.com");
+	expect_strv(&p->net.deny.text, 1, "10.0.0.0/8");
 	expect_strv(&p->env_pass, 2, "A_*", "B_*");
 	expect_strv(&p->env_set, 2, "Y=a", "X=main");
 	expect_strv(&p->env_deny, 1, "SECRET");
@@ -1483,7 +1497,7 @@ static void test_override_beats_profile(void **state)
 	assert_int_equal(p->n_fs, 4);
 	assert_string_equal(p->workdir, "/work/proj");
 	expect_strv(&p->env_set, 1, "A=alice");
-	expect_strv(&p->net_allow, 1, "example.com");
+	expect_strv(&p->net.allow.text, 1, "example.com");
 	assert_string_equal(p->audit_file, "fd:2");
 	policy_free(p);
 }
@@ -2218,7 +2232,7 @@ static void test_override_repeats(void **state)
 	/* and --allow may repeat */
 	assert_int_equal(policy_override(p, "network", "allow", "a.com", "--allow", &e), 0);
 	assert_int_equal(policy_override(p, "network", "allow", "b.com,a.com", "--allow", &e), 0);
-	expect_strv(&p->net_allow, 2, "a.com", "b.com");
+	expect_strv(&p->net.allow.text, 2, "a.com", "b.com");
 	policy_free(p);
 }
 

@@ -27,12 +27,25 @@ static const char *const names[] = {"example.com", "*.svc.test", "**.org.test"};
 #define NNAMES (sizeof(names) / sizeof(names[0]))
 #define LIFETIME 3600
 
+/* A name as the policy parses it from a rule. */
+static struct egress_rule rule(const char *text)
+{
+	struct egress_rule r;
+	struct ab_err e = {0};
+
+	assert_int_equal(egress_rule_parse(text, &r, &e), 0);
+	return r;
+}
+
 static struct tls_ca *make_ca(void)
 {
 	struct tls_ca *ca;
 	struct ab_err e = {0};
+	struct egress_rule typed[NNAMES];
 
-	if (tls_ca_new(names, NNAMES, LIFETIME, &ca, &e) != 0) {
+	for (size_t i = 0; i < NNAMES; i++)
+		typed[i] = rule(names[i]);
+	if (tls_ca_new(typed, NNAMES, LIFETIME, &ca, &e) != 0) {
 		print_error("tls_ca_new: %s\n", e.msg);
 		fail();
 	}
@@ -143,8 +156,8 @@ static void test_new_refused(void **state)
 {
 	struct tls_ca *ca = (struct tls_ca *)1;
 	struct ab_err e = {0};
-	const char *addr[] = {"10.0.0.1"}, *port[] = {"example.com:443"}, *bad[] = {"exa mple"},
-		   *one[] = {"example.com"};
+	struct egress_rule addr[] = {rule("10.0.0.1")}, cidr[] = {rule("10.0.0.0/8")},
+			   port[] = {rule("example.com:443")}, one[] = {rule("example.com")};
 	(void)state;
 
 	assert_int_equal(tls_ca_new(one, 0, LIFETIME, &ca, &e), -1);
@@ -154,7 +167,8 @@ static void test_new_refused(void **state)
 	assert_non_null(strstr(e.msg, "address"));
 	assert_int_equal(tls_ca_new(port, 1, LIFETIME, &ca, &e), -1);
 	assert_non_null(strstr(e.msg, "port"));
-	assert_int_equal(tls_ca_new(bad, 1, LIFETIME, &ca, &e), -1);
+	assert_int_equal(tls_ca_new(cidr, 1, LIFETIME, &ca, &e), -1);
+	assert_non_null(strstr(e.msg, "address"));
 	assert_int_equal(tls_ca_new(one, 1, 0, &ca, &e), -1);
 	assert_non_null(strstr(e.msg, "lifetime"));
 	assert_int_equal(tls_ca_new(one, 1, 20ULL * 366 * 86400, &ca, &e), -1);

@@ -21,23 +21,45 @@
 
 static const struct policy_vars vars = {.home = "/home/alice", .cwd = "/work"};
 
-/* A proxy-mode policy with [http] allow rules allow[0..) and [network] allow rules net[0..). */
-static struct policy *proxy_policy(const char *const *allow, const char *const *net)
+static void set(struct policy *p, const char *section, const char *key, const char *value)
+{
+	struct ab_err e = {0};
+
+	if (policy_override(p, section, key, value, "test", &e) < 0)
+		fail_msg("%s", e.msg);
+}
+
+/* A proxy-mode policy with [http] allow rules allow[0..), deny rules deny[0..) and [network]
+ * allow rules net[0..), as a profile's: parsed, then completed by policy_finish. */
+static struct policy *rules_policy(const char *const *allow, const char *const *deny,
+				   const char *const *net)
 {
 	struct policy *p = policy_new(&vars);
+	struct ab_err e = {0};
 
 	assert_non_null(p);
-	p->net_mode = NET_PROXY;
+	set(p, "network", "mode", "proxy");
 	for (; allow && *allow; allow++)
-		assert_int_equal(strv_push(&p->http_allow, *allow), 0);
+		set(p, "http", "allow", *allow);
+	for (; deny && *deny; deny++)
+		set(p, "http", "deny", *deny);
 	for (; net && *net; net++)
-		assert_int_equal(strv_push(&p->net_allow, *net), 0);
+		set(p, "network", "allow", *net);
+	if (policy_finish(p, &e) < 0)
+		fail_msg("%s", e.msg);
 	return p;
 }
 
+static struct policy *proxy_policy(const char *const *allow, const char *const *net)
+{
+	return rules_policy(allow, NULL, net);
+}
+
+#define LIST(...) ((const char *[]){__VA_ARGS__, NULL})
+
 static void expect_names(const struct policy *p, const char *const *want)
 {
-	struct strv names;
+	struct egress_rule_list names;
 	struct ab_err e = {0};
 	size_t n = 0;
 
@@ -46,11 +68,11 @@ static void expect_names(const struct policy *p, const char *const *want)
 		fail();
 	}
 	for (; want[n]; n++) {
-		assert_true(n < names.n);
-		assert_string_equal(names.v[n], want[n]);
+		assert_true(n < names.text.n);
+		assert_string_equal(names.text.v[n], want[n]);
 	}
-	assert_int_equal(names.n, n);
-	strv_free(&names);
+	assert_int_equal(names.text.n, n);
+	egress_rule_list_free(&names);
 }
 
 static void test_intercepts(void **state)
@@ -60,27 +82,29 @@ static void test_intercepts(void **state)
 
 	/* no proxy, or no [http] rule: nothing is intercepted */
 	assert_false(trust_intercepts(p));
-	assert_int_equal(strv_push(&p->http_allow, "GET a.example/x"), 0);
+	policy_free(p);
+	p = proxy_policy(NULL, NULL);
 	assert_false(trust_intercepts(p));
+	policy_free(p);
+	p = proxy_policy(LIST("GET a.example/x"), NULL);
+	assert_true(trust_intercepts(p));
 	p->net_mode = NET_HOST;
 	assert_false(trust_intercepts(p));
-	p->net_mode = NET_PROXY;
-	assert_true(trust_intercepts(p));
 	policy_free(p);
 
 	/* a deny rule alone is enough */
-	p = proxy_policy(NULL, NULL);
-	assert_int_equal(strv_push(&p->http_deny, "POST b.example/admin/*"), 0);
+	p = rules_policy(NULL, LIST("POST b.example/admin/*"), NULL);
 	assert_true(trust_intercepts(p));
 	policy_free(p);
 
 	/* rules that name addresses only cover no name a client connects to */
-	p = proxy_policy((const char *[]){"GET 127.0.0.1/x", "GET [::1]/y", NULL},
-			 (const char *[]){"127.0.0.1:8080", "10.0.0.0/8", NULL});
-	assert_int_equal(strv_push(&p->http_deny, "* */admin/*"), 0);
+	p = rules_policy(LIST("GET 127.0.0.1/x", "GET [::1]/y"), LIST("* */admin/*"),
+			 LIST("127.0.0.1:8080", "10.0.0.0/8"));
 	assert_false(trust_intercepts(p));
+	policy_free(p);
 	/* ... until [network] allow names a host the `*` rule then covers */
-	assert_int_equal(strv_push(&p->net_allow, "pypi.org:443"), 0);
+	p = rules_policy(LIST("GET 127.0.0.1/x", "GET [::1]/y"), LIST("* */admin/*"),
+			 LIST("127.0.0.1:8080", "10.0.0.0/8", "pypi.org:443"));
 	assert_true(trust_intercepts(p));
 	policy_free(p);
 }
@@ -88,16 +112,14 @@ static void test_intercepts(void **state)
 static void test_names(void **state)
 {
 	struct policy *p;
-	struct strv names;
+	struct egress_rule_list names;
 	struct ab_err e = {0};
 	(void)state;
 
 	/* each host form once, in rule order, addresses skipped, deny rules too */
-	p = proxy_policy((const char *[]){"GET api.github.com/repos/**", "POST api.github.com/x",
-					  "GET *.example.com/a", "* **.corp.test/*",
-					  "GET 192.0.2.1/x", NULL},
-			 (const char *[]){"unrelated.example", NULL});
-	assert_int_equal(strv_push(&p->http_deny, "DELETE Other.Example./x"), 0);
+	p = rules_policy(LIST("GET api.github.com/repos/**", "POST api.github.com/x",
+			      "GET *.example.com/a", "* **.corp.test/*", "GET 192.0.2.1/x"),
+			 LIST("DELETE Other.Example./x"), LIST("unrelated.example"));
 	expect_names(p, (const char *[]){"api.github.com", "*.example.com", "**.corp.test",
 					 "other.example", NULL});
 	policy_free(p);
@@ -120,11 +142,11 @@ static void test_names(void **state)
 	assert_int_equal(trust_ca_names(p, &names, &e), 0);
 	{
 		struct tls_ca *ca;
-		assert_int_equal(tls_ca_new((const char *const *)names.v, names.n, 60, &ca, &e), 0);
+		assert_int_equal(tls_ca_new(names.v, names.text.n, 60, &ca, &e), 0);
 		tls_ca_free(ca);
 	}
-	assert_string_equal(names.v[0], "xn--bcher-kva.example");
-	strv_free(&names);
+	assert_string_equal(names.text.v[0], "xn--bcher-kva.example");
+	egress_rule_list_free(&names);
 	policy_free(p);
 }
 
@@ -264,13 +286,14 @@ static char *with_trailing_bytes(const char *pem, size_t len)
 
 static void test_anchor_file(void **state)
 {
-	const char *names[] = {"local.test"};
+	struct egress_rule names[1];
 	struct tls_ca *ca;
 	struct ab_err e = {0};
 	char *pem, both[4096];
 	size_t len;
 	(void)state;
 
+	assert_int_equal(egress_rule_parse("local.test", &names[0], &e), 0);
 	assert_non_null(mkdtemp(dir));
 	assert_int_equal(tls_ca_new(names, 1, 60, &ca, &e), 0);
 	assert_int_equal(tls_ca_cert_pem(ca, &pem, &len, &e), 0);
