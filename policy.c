@@ -109,5 +109,7 @@ void policy_free(struct policy *p)
 	strv_free(&p->command);
 	strv_free(&p->scalar_keys);
 	free(p->scalar_layers);
+	strv_free(&p->set_keys);
+	free(p->set_at);
 	free(p);
 }

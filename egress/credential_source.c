@@ -27,9 +27,14 @@ extern char **environ;
  * a secret that can be kept apart (and not one worth keeping). */
 #define CRED_MIN_VALUE 8
 
+/* Names the section's FILE:LINE as the profile's own errors do: the value is checked only when
+ * the run reads it, long after the profile was. */
 static int fail(const struct policy_credential *pc, struct ab_err *e, const char *hint)
 {
 	ab_hint(e, "%s", hint);
+	if (pc->at.file && pc->at.line)
+		return ab_context(e, "%s:%u: [credential %s] source %s", pc->at.file, pc->at.line,
+				  pc->name, pc->source);
 	return ab_context(e, "[credential %s] source %s", pc->name, pc->source);
 }
 

@@ -167,6 +167,10 @@ struct policy {
 	unsigned next_layer;
 	struct strv scalar_keys;
 	unsigned *scalar_layers;
+	/* ... and where each key ("section.key") was last set, for the checks policy_finish makes
+	 * once every layer is in: their errors name a line too */
+	struct strv set_keys;
+	struct origin *set_at;
 };
 
 /* vars are copied. A NULL io reads real files. */

@@ -22,12 +22,40 @@ static int parse_number(const char *s, uint64_t *v, const char **rest)
 	return 0;
 }
 
-static int scaled(const char *s, uint64_t n, uint64_t mul, uint64_t *out, const char *what,
-		  struct ab_err *e)
+/* A fraction after the whole part: ".5" in "1.5G". Up to 9 digits, as num / *den. */
+static int parse_fraction(const char *s, uint64_t *num, uint64_t *den, const char **rest)
 {
+	*num = 0;
+	*den = 1;
+	if (*s != '.') {
+		*rest = s;
+		return 0;
+	}
+	if (!isdigit((unsigned char)*++s))
+		return -1;
+	for (; isdigit((unsigned char)*s); s++) {
+		if (*den == 1000000000)
+			return -1;
+		*num = *num * 10 + (uint64_t)(*s - '0');
+		*den *= 10;
+	}
+	*rest = s;
+	return 0;
+}
+
+/* n and num/den of mul, rounded down to a whole unit of the result. */
+static int scaled(const char *s, uint64_t n, uint64_t num, uint64_t den, uint64_t mul,
+		  uint64_t *out, const char *what, struct ab_err *e)
+{
+	uint64_t part;
+
 	if (mul && n > UINT64_MAX / mul)
 		return ab_fail(e, 0, "%s '%s' is too large", what, s);
-	*out = n * mul;
+	/* floor(mul * num / den) without the product: mul = q * den + r, and r * num < 10^18 */
+	part = mul / den * num + mul % den * num / den;
+	if (n * mul > UINT64_MAX - part)
+		return ab_fail(e, 0, "%s '%s' is too large", what, s);
+	*out = n * mul + part;
 	return 0;
 }
 
@@ -35,14 +63,14 @@ int parse_size(const char *s, uint64_t *out, struct ab_err *e)
 {
 	static const char *const units = "KMGT";
 	const char *rest;
-	uint64_t n, mul = 1;
+	uint64_t n, num, den, mul = 1;
 	int r = parse_number(s, &n, &rest);
 
 	if (r == -2)
 		return ab_fail(e, 0, "size '%s' is too large", s);
-	if (r < 0)
+	if (r < 0 || parse_fraction(rest, &num, &den, &rest) < 0)
 		return ab_fail(e, 0, "'%s' is not a size", s),
-		       ab_hint(e, "write e.g. 512M, 2G or 4096");
+		       ab_hint(e, "write e.g. 512M, 1.5G, 2G or 4096");
 	if (*rest) {
 		const char *u = strchr(units, toupper((unsigned char)*rest));
 		if (!u || !*rest)
@@ -55,20 +83,23 @@ int parse_size(const char *s, uint64_t *out, struct ab_err *e)
 			return ab_fail(e, 0, "'%s' has an unknown size unit", s),
 			       ab_hint(e, "use K, M, G or T (powers of 1024)");
 	}
-	return scaled(s, n, mul, out, "size", e);
+	if (num && mul == 1)
+		return ab_fail(e, 0, "'%s' is a fraction of a byte", s),
+		       ab_hint(e, "give whole bytes, or a unit: 1.5K, 1.5M, 1.5G");
+	return scaled(s, n, num, den, mul, out, "size", e);
 }
 
 int parse_duration_ms(const char *s, uint64_t *out, struct ab_err *e)
 {
 	const char *rest;
-	uint64_t n, mul;
+	uint64_t n, num, den, mul;
 	int r = parse_number(s, &n, &rest);
 
 	if (r == -2)
 		return ab_fail(e, 0, "duration '%s' is too large", s);
-	if (r < 0)
+	if (r < 0 || parse_fraction(rest, &num, &den, &rest) < 0)
 		return ab_fail(e, 0, "'%s' is not a duration", s),
-		       ab_hint(e, "write e.g. 500ms, 30s, 5m or 2h");
+		       ab_hint(e, "write e.g. 500ms, 30s, 1.5m, 5m or 2h");
 	if (!*rest || !strcmp(rest, "s"))
 		mul = 1000;
 	else if (!strcmp(rest, "ms"))
@@ -80,7 +111,10 @@ int parse_duration_ms(const char *s, uint64_t *out, struct ab_err *e)
 	else
 		return ab_fail(e, 0, "'%s' has an unknown duration unit", s),
 		       ab_hint(e, "use ms, s, m or h");
-	return scaled(s, n, mul, out, "duration", e);
+	if (num && mul == 1)
+		return ab_fail(e, 0, "'%s' is a fraction of a millisecond", s),
+		       ab_hint(e, "give whole milliseconds, or a larger unit: 1.5s");
+	return scaled(s, n, num, den, mul, out, "duration", e);
 }
 
 int parse_count(const char *s, uint64_t *out, struct ab_err *e)

@@ -163,6 +163,11 @@ int egress_rule_parse(const char *text, struct egress_rule *r, struct ab_err *e)
 	memset(r, 0, sizeof(*r));
 	if (strlen(text) >= sizeof(buf) || !*text)
 		return ab_fail(e, 0, "'%.40s' is not a network rule", text);
+	if (strstr(text, "://"))
+		return ab_fail(e, 0, "'%s' is a URL; a network rule names a host", text),
+		       ab_hint(
+			   e, "write the host, with a port if you like (pypi.org or pypi.org:443); "
+			      "[http] rules take a method and a path");
 	strcpy(buf, text);
 
 	if (buf[0] == '[') {

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 
 #define RULE_MAX 4096 /* bytes of one rule's text */
@@ -203,9 +204,20 @@ static int parse_host(const char *h, size_t n, struct http_rule *r, const char *
 	return 0;
 }
 
+/* The length of a leading "http://" or "https://" (any case), or 0. */
+static size_t url_scheme(const char *s, size_t n)
+{
+	if (n > 7 && !strncasecmp(s, "http://", 7))
+		return 7;
+	if (n > 8 && !strncasecmp(s, "https://", 8))
+		return 8;
+	return 0;
+}
+
 static int parse_rule(const char *text, struct http_rule *r, struct ab_err *e)
 {
 	const char *m, *hp, *slash, *q, *end;
+	size_t scheme;
 	size_t mlen;
 
 	for (m = text; *m == ' ' || *m == '\t'; m++)
@@ -234,6 +246,10 @@ static int parse_rule(const char *text, struct http_rule *r, struct ab_err *e)
 		return ab_fail(e, 0, "http rule '%s': a blank inside HOST/PATH", r->text),
 		       ab_hint(e, "write one METHOD and one HOST/PATH-GLOB; a space in a path "
 				  "is %%20");
+	if ((scheme = url_scheme(hp, (size_t)(end - hp))))
+		return ab_fail(e, 0, "http rule '%s': a URL, not HOST/PATH", r->text),
+		       ab_hint(e, "drop the scheme: %.*s %.*s (a rule covers http and https alike)",
+			       (int)mlen, m, (int)(end - hp - (ptrdiff_t)scheme), hp + scheme);
 	if (!(slash = memchr(hp, '/', (size_t)(end - hp))))
 		return ab_fail(e, 0, "http rule '%s': no path", r->text),
 		       ab_hint(e, "write HOST/PATH-GLOB: %.*s/** for every path", (int)(end - hp),

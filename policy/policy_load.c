@@ -240,9 +240,10 @@ static int apply_setting(struct setting *s, const char *value, struct ab_err *e)
 			const struct key_spec *k = &tables[t]->v[i];
 			if (strcmp(k->section, s->section) || strcmp(k->key, s->key))
 				continue;
-			if (k->shape == LIST)
-				return each_item(s, value, k->fn, e);
-			return k->fn(s, value, e);
+			if ((k->shape == LIST ? each_item(s, value, k->fn, e)
+					      : k->fn(s, value, e)) < 0)
+				return -1;
+			return policy_note_key(s, e);
 		}
 	}
 	ab_fail(e, 0, "unknown key '%s' in [%s]", s->key, s->section);
@@ -456,6 +457,20 @@ int policy_override(struct policy *p, const char *section, const char *key, cons
 	return apply_setting(&s, value, e);
 }
 
+/* The keys whose lines a mode conflict names. */
+static const char *const net_rule_keys[] = {"network.allow", "network.deny", "network.resolve",
+					    NULL};
+static const char *const net_limit_keys[] = {"network.methods",
+					     "network.max-connections",
+					     "network.rate",
+					     "network.max-bytes-out",
+					     "network.max-bytes-in",
+					     "network.max-connections-per-host",
+					     "network.rate-per-host",
+					     "network.max-bytes-out-per-host",
+					     "network.max-bytes-in-per-host",
+					     NULL};
+
 int policy_finish(struct policy *p, struct ab_err *e)
 {
 	if (!p->hostname && !(p->hostname = strdup("agentbox")))
@@ -464,36 +479,42 @@ int policy_finish(struct policy *p, struct ab_err *e)
 		p->limits.tmpfs_size = POLICY_DEFAULT_TMPFS_SIZE;
 	if (p->nesting && p->seccomp_preset == SECCOMP_PRESET_STRICT)
 		return ab_fail(e, 0, "nesting = true cannot work with [seccomp] preset = strict"),
-		       ab_hint(e, "use preset = default with nesting");
+		       ab_hint(e, "use preset = default with nesting"),
+		       policy_key_error(p, (const char *[]){"sandbox.nesting", NULL}, e);
 	if (p->net_mode != NET_PROXY &&
 	    (p->net.allow.text.n || p->net.deny.text.n || p->net.pins.text.n))
 		return ab_fail(e, 0, "[network] has allow/deny/resolve rules but mode is %s",
 			       net_mode_name(p->net_mode)),
-		       ab_hint(e, "set [network] mode = proxy (or --net proxy) for rules to apply");
+		       ab_hint(e, "set [network] mode = proxy (or --net proxy) for rules to apply"),
+		       policy_key_error(p, net_rule_keys, e);
 	if (p->net_mode != NET_PROXY &&
 	    (p->net_methods.n || p->net_max_connections || p->net_rate || p->net_max_bytes_out ||
 	     p->net_max_bytes_in || p->net_host_max_connections || p->net_host_rate ||
 	     p->net_host_max_bytes_out || p->net_host_max_bytes_in))
 		return ab_fail(e, 0, "[network] has egress limits but mode is %s",
 			       net_mode_name(p->net_mode)),
-		       ab_hint(e, "set [network] mode = proxy (or --net proxy) for them to apply");
+		       ab_hint(e, "set [network] mode = proxy (or --net proxy) for them to apply"),
+		       policy_key_error(p, net_limit_keys, e);
 	if (p->net_mode != NET_PROXY && p->net.http.n)
 		return ab_fail(e, 0, "[http] has rules but [network] mode is %s",
 			       net_mode_name(p->net_mode)),
 		       ab_hint(
 			   e,
-			   "set [network] mode = proxy (or --net proxy): the proxy enforces them");
+			   "set [network] mode = proxy (or --net proxy): the proxy enforces them"),
+		       policy_key_error(p, (const char *[]){"http.allow", "http.deny", NULL}, e);
 	if (p->net_mode != NET_PROXY && p->net_ca)
 		return ab_fail(e, 0, "[network] ca is set but mode is %s",
 			       net_mode_name(p->net_mode)),
 		       ab_hint(e, "set [network] mode = proxy (or --net proxy): the proxy verifies "
-				  "intercepted connections with it");
+				  "intercepted connections with it"),
+		       policy_key_error(p, (const char *[]){"network.ca", NULL}, e);
 	if (p->net_mode != NET_PROXY && p->net_capture == CAPTURE_ON)
 		return ab_fail(e, 0, "[network] capture = on but mode is %s",
 			       net_mode_name(p->net_mode)),
 		       ab_hint(
 			   e,
-			   "set [network] mode = proxy (or --net proxy): capture feeds the proxy");
+			   "set [network] mode = proxy (or --net proxy): capture feeds the proxy"),
+		       policy_key_error(p, (const char *[]){"network.capture", NULL}, e);
 	if (policy_credentials_finish(p, e) < 0)
 		return -1;
 	return policy_rules_finish(p, e);

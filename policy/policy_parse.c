@@ -159,6 +159,36 @@ int policy_at_error(const struct origin *at, struct ab_err *e)
 	return ab_context(e, "%s", at->file);
 }
 
+int policy_note_key(const struct setting *s, struct ab_err *e)
+{
+	struct policy *p = s->p;
+	char name[64];
+	struct origin *na;
+	size_t i;
+
+	snprintf(name, sizeof(name), "%s.%s", s->section, s->key);
+	for (i = 0; i < p->set_keys.n && strcmp(p->set_keys.v[i], name); i++)
+		;
+	if (i == p->set_keys.n) {
+		if (!(na = realloc(p->set_at, (i + 1) * sizeof(*na))))
+			return policy_oom(e);
+		p->set_at = na;
+		if (strv_push(&p->set_keys, name) < 0)
+			return policy_oom(e);
+	}
+	p->set_at[i] = s->at;
+	return 0;
+}
+
+int policy_key_error(const struct policy *p, const char *const *keys, struct ab_err *e)
+{
+	for (; *keys; keys++)
+		for (size_t i = 0; i < p->set_keys.n; i++)
+			if (!strcmp(p->set_keys.v[i], *keys))
+				return policy_at_error(&p->set_at[i], e);
+	return -1;
+}
+
 /* ----- scalars: "set twice in one file" is an error, a later layer overrides ----- */
 
 int policy_claim_scalar(const struct setting *s, struct ab_err *e)

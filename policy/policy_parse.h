@@ -53,6 +53,11 @@ int policy_credentials_finish(struct policy *p, struct ab_err *e);
 int policy_oom(struct ab_err *e);
 /* Prefixes e with where the setting was written: FILE:LINE, or the option's name. */
 int policy_at_error(const struct origin *at, struct ab_err *e);
+/* Records that s's key was set at s->at (the last setting of a key wins); -1 out of memory. */
+int policy_note_key(const struct setting *s, struct ab_err *e);
+/* Prefixes e with where the first of keys ("section.key", NULL-terminated) that was set was
+ * last set; unchanged when none was. Returns -1. */
+int policy_key_error(const struct policy *p, const char *const *keys, struct ab_err *e);
 
 /* Scalars: "set twice in one file" is an error, a later layer overrides. */
 int policy_claim_scalar(const struct setting *s, struct ab_err *e);

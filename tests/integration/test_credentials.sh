@@ -323,6 +323,9 @@ t_sources() {
 	profile "cmd:echo short"
 	box short true
 	[ "$RC" = 125 ] || fail "a 5-byte value was taken for a secret (rc $RC)" "$(report)"
+	# checked when the run reads it, yet named where the profile wrote the section
+	assert_contains "$ERR" "$META/p.ini:" "the short value's error names the profile's line"
+	assert_contains "$ERR" "shorter than 8 bytes" "the short value's cause"
 	# a source file in a tree the view shows is hidden there
 	printf '%s\n' "$REAL" >"$CASE/tok"
 	chmod 600 "$CASE/tok"

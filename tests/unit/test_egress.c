@@ -96,6 +96,9 @@ static void test_bad_wildcards(void **state)
 {
 	(void)state;
 	expect_refused("*", "not a host name");
+	/* a URL names the host in a way a rule does not: say so, not "not a port number" */
+	expect_refused("https://pypi.org/simple", "'https://pypi.org/simple' is a URL");
+	expect_refused("http://a.example", "fix: write the host");
 	expect_refused("*.", "not a host name");
 	expect_refused("**.", "not a host name");
 	expect_refused("a.*.com", "not a host name");

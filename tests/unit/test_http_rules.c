@@ -289,6 +289,10 @@ static void test_rule_errors(void **state)
 	expect_bad_rule("GET example.com",
 			"fix: write HOST/PATH-GLOB: example.com/** for every path");
 	expect_bad_rule("GET /x", "no host");
+	/* a URL: the scheme goes, the fix says the rule without it */
+	expect_bad_rule("GET https://pypi.org/simple/**",
+			"a URL, not HOST/PATH; fix: drop the scheme: GET pypi.org/simple/**");
+	expect_bad_rule("* HTTP://a.example/x", "fix: drop the scheme: * a.example/x");
 	expect_bad_rule("GET example.com/a b", "blank inside");
 	expect_bad_rule("GET exa mple.com/a", "blank inside");
 	expect_bad_rule("GET example.com:443/x", "port");

@@ -476,7 +476,7 @@ static void test_http_rules(void **state)
 	{
 		struct ab_err e = {0};
 		assert_int_equal(policy_finish(p, &e), -1);
-		expect_msg(&e, "", "[http] has rules but [network] mode is none");
+		expect_msg(&e, MAIN ":2: ", "[http] has rules but [network] mode is none");
 	}
 	policy_free(p);
 	expect_error("[network]\nmode = proxy\n[http]\nmethods = GET\n", MAIN ":4: ", "methods");
@@ -516,7 +516,7 @@ static void test_network_ca(void **state)
 	expect_error("[network]\nca =\n", MAIN ":2: ", "empty value");
 	p = must_load("[network]\nca = /etc/x.pem\n");
 	assert_int_equal(policy_finish(p, &e), -1);
-	expect_msg(&e, "", "[network] ca is set but mode is none");
+	expect_msg(&e, MAIN ":2: ", "[network] ca is set but mode is none");
 	policy_free(p);
 }
 
@@ -628,7 +628,7 @@ static void test_network_limits(void **state)
 		     MAIN ":3: ", "max-connections-per-host");
 	p = must_load("[network]\nmax-connections-per-host = 2\n");
 	assert_int_equal(policy_finish(p, &e), -1);
-	expect_msg(&e, "", "[network] has egress limits but mode is none");
+	expect_msg(&e, MAIN ":2: ", "[network] has egress limits but mode is none");
 	policy_free(p);
 }
 
@@ -695,7 +695,7 @@ static void test_limits_bad_values(void **state)
 	(void)state;
 	expect_error("[limits]\nmemory = -1\n", MAIN ":2: ", "'-1' is not a size");
 	expect_error("[limits]\nmemory = 12X\n", MAIN ":2: ", "'12X' has an unknown size unit");
-	expect_error("[limits]\nmemory = 1.5G\n", MAIN ":2: ", "has an unknown size unit");
+	expect_error("[limits]\nmemory = 1.5X\n", MAIN ":2: ", "has an unknown size unit");
 	expect_error("[limits]\nmemory = 17179869184G\n",
 		     MAIN ":2: ", "size '17179869184G' is too large");
 	expect_error("[limits]\nfile-size = 99999999999999999999\n", MAIN ":2: ", "is too large");
@@ -1006,6 +1006,12 @@ static void test_parse_size(void **state)
 	assert_int_equal(must_parse(parse_size, "18446744073709551615"), UINT64_MAX);
 	assert_int_equal(must_parse(parse_size, "17179869183G"), 17179869183ull << 30);
 	assert_int_equal(must_parse(parse_size, "16777215T"), 16777215ull << 40);
+	/* a fraction of a unit, rounded down to whole bytes */
+	assert_int_equal(must_parse(parse_size, "1.5G"), 3ull << 29);
+	assert_int_equal(must_parse(parse_size, "0.5K"), 512);
+	assert_int_equal(must_parse(parse_size, "1.3K"), 1331);
+	assert_int_equal(must_parse(parse_size, "2.000000001T"), (2ull << 40) + 1099);
+	assert_int_equal(must_parse(parse_size, "16777215.999999999T"), UINT64_MAX - 1099);
 }
 
 static void test_parse_size_errors(void **state)
@@ -1025,7 +1031,12 @@ static void test_parse_size_errors(void **state)
 	expect_parse_error(parse_size, "1X", "'1X' has an unknown size unit");
 	expect_parse_error(parse_size, "1KK", "has an unknown size unit");
 	expect_parse_error(parse_size, "1P", "has an unknown size unit");
-	expect_parse_error(parse_size, "1.5G", "has an unknown size unit");
+	expect_parse_error(parse_size, "1.5", "'1.5' is a fraction of a byte");
+	expect_parse_error(parse_size, "1.G", "'1.G' is not a size");
+	expect_parse_error(parse_size, ".5G", "'.5G' is not a size");
+	expect_parse_error(parse_size, "1.0000000001G", "is not a size");
+	expect_parse_error(parse_size, "1,5G", "has an unknown size unit");
+	expect_parse_error(parse_size, "16777216.5T", "is too large");
 	expect_parse_error(parse_size, "1 K", "has an unknown size unit");
 	expect_parse_error(parse_size, "1KBB", "has an unknown size unit");
 }
@@ -1042,6 +1053,12 @@ static void test_parse_duration(void **state)
 	assert_int_equal(must_parse(parse_duration_ms, "18446744073709551615ms"), UINT64_MAX);
 	assert_int_equal(must_parse(parse_duration_ms, "18446744073709551s"),
 			 18446744073709551000ull);
+	assert_int_equal(must_parse(parse_duration_ms, "1.5s"), 1500);
+	assert_int_equal(must_parse(parse_duration_ms, "1.5"), 1500);
+	assert_int_equal(must_parse(parse_duration_ms, "0.25h"), 900000);
+	assert_int_equal(must_parse(parse_duration_ms, "0.0001s"), 0);
+	expect_parse_error(parse_duration_ms, "1.5ms", "'1.5ms' is a fraction of a millisecond");
+	expect_parse_error(parse_duration_ms, "1.s", "is not a duration");
 	expect_parse_error(parse_duration_ms, "18446744073709551616ms", "is too large");
 	expect_parse_error(parse_duration_ms, "18446744073709552s",
 			   "duration '18446744073709552s' is too large");
@@ -1051,7 +1068,6 @@ static void test_parse_duration(void **state)
 	expect_parse_error(parse_duration_ms, "s", "'s' is not a duration");
 	expect_parse_error(parse_duration_ms, "-5s", "'-5s' is not a duration");
 	expect_parse_error(parse_duration_ms, "5d", "'5d' has an unknown duration unit");
-	expect_parse_error(parse_duration_ms, "1.5s", "has an unknown duration unit");
 	expect_parse_error(parse_duration_ms, "5 s", "has an unknown duration unit");
 	expect_parse_error(parse_duration_ms, "5sec", "has an unknown duration unit");
 	expect_parse_error(parse_duration_ms, "5mss", "has an unknown duration unit");
@@ -1564,18 +1580,19 @@ static void test_finish_rules_need_proxy(void **state)
 	(void)state;
 
 	assert_int_equal(policy_finish(p, &e), -1);
-	expect_msg(&e, "", "[network] has allow/deny/resolve rules but mode is none");
+	/* the check runs once every layer is in, and still names the rule's line */
+	expect_msg(&e, MAIN ":2: ", "[network] has allow/deny/resolve rules but mode is none");
 	policy_free(p);
 
 	/* a pin only means something to the egress proxy */
 	p = must_load("[network]\nresolve = pypi.org=127.0.0.1\n");
 	assert_int_equal(policy_finish(p, &e), -1);
-	expect_msg(&e, "", "allow/deny/resolve rules but mode is none");
+	expect_msg(&e, MAIN ":2: ", "allow/deny/resolve rules but mode is none");
 	policy_free(p);
 
 	p = must_load("[network]\nmode = host\ndeny = 10.0.0.0/8\n");
 	assert_int_equal(policy_finish(p, &e), -1);
-	expect_msg(&e, "", "rules but mode is host");
+	expect_msg(&e, MAIN ":3: ", "rules but mode is host");
 	policy_free(p);
 
 	p = must_load("[network]\nmode = proxy\nallow = example.com\n");
@@ -2163,7 +2180,7 @@ static void test_nested_error_format(void **state)
 {
 	const struct mfile files[] = {
 	    {"/home/u/my.ini", "# my profile\n[sandbox]\ninclude = base.ini\n", 0},
-	    {"/home/u/base.ini", "[limits]\ntimeout = 1s\n\n\n#\n\nmemory = 1.5G\n", 0},
+	    {"/home/u/base.ini", "[limits]\ntimeout = 1s\n\n\n#\n\nmemory = 1.5X\n", 0},
 	};
 	struct policy *p;
 	struct ab_err e;
@@ -2171,7 +2188,7 @@ static void test_nested_error_format(void **state)
 
 	/* the example from docs/profile.md, exactly */
 	assert_int_equal(load_files(&p, files, NFILES(files), &e), -1);
-	assert_string_equal(e.msg, "/home/u/my.ini:3: /home/u/base.ini:7: '1.5G' has an unknown "
+	assert_string_equal(e.msg, "/home/u/my.ini:3: /home/u/base.ini:7: '1.5X' has an unknown "
 				   "size unit; fix: use K, M, G or T (powers of 1024)");
 	policy_free(p);
 }
