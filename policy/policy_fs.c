@@ -49,11 +49,17 @@ static int fs_add(const struct setting *s, enum fs_kind kind, bool optional, cha
 	return 0;
 }
 
+/* A path is taken as written: agentbox expands no glob, and one that reached the view as a
+ * literal name would be a missing path at run time, far from this line. */
 static int fs_path(const struct setting *s, const char *item, enum fs_kind kind, bool optional,
 		   struct ab_err *e)
 {
 	char *norm;
 
+	if (strpbrk(item, "*?"))
+		return ab_fail(e, 0, "'%s': paths are not globs", item),
+		       ab_hint(e, "name each path, or the directory that holds them"),
+		       policy_at_error(&s->at, e);
 	if (path_normalize(item, &norm, e) < 0)
 		return policy_at_error(&s->at, e);
 	return fs_add(s, kind, optional, norm, NULL, e);

@@ -411,6 +411,10 @@ static void test_comma_list_empty_items(void **state)
 	expect_error("[filesystem]\nro = /a,,/b\n", MAIN ":2: ", "empty item in the list for 'ro'");
 	expect_error("[filesystem]\nro = /a,\n", MAIN ":2: ", "empty item in the list for 'ro'");
 	expect_error("[filesystem]\nro = ,/a\n", MAIN ":2: ", "empty item in the list for 'ro'");
+	/* a glob is refused where it is written, not found missing at run time */
+	expect_error("[filesystem]\nro = /usr/lib/*.so\n",
+		     MAIN ":2: ", "'/usr/lib/*.so': paths are not globs; fix: name each path");
+	expect_error("[filesystem]\nrw-try = /tmp/a?\n", MAIN ":2: ", "paths are not globs");
 	expect_error("[filesystem]\nro = /a, ,/b\n", MAIN ":2: ", "empty item");
 	expect_error("[network]\nmode = proxy\nallow = a.com,\n",
 		     MAIN ":3: ", "empty item in the list for 'allow'");
