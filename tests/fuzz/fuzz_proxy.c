@@ -15,26 +15,27 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static struct egress_rules *rules(void)
+/* The rules as a profile's are read: parsed once, completed by policy_finish. */
+static const struct egress_rules *rules(void)
 {
-	static struct egress_rules r;
-	static int ready;
+	static struct policy *p;
 
-	if (!ready) {
+	if (!p) {
+		static const char *const allow[] = {"example.com", "**.example.org:443",
+						    "10.0.0.0/8", "[fd00::]/8"};
 		struct policy_vars vars = {"/home/u", "/w", "u", "1000", "/tmp"};
-		struct policy *p = policy_new(&vars);
 		struct ab_err e;
-		strv_push(&p->net_allow, "example.com");
-		strv_push(&p->net_allow, "**.example.org:443");
-		strv_push(&p->net_allow, "10.0.0.0/8");
-		strv_push(&p->net_allow, "[fd00::]/8");
-		strv_push(&p->net_deny, "*.bad.example.com");
-		if (egress_rules_build(p, &r, &e) < 0)
+		p = policy_new(&vars);
+		if (!p || policy_override(p, "network", "mode", "proxy", "fuzz", &e) < 0 ||
+		    policy_override(p, "network", "deny", "*.bad.example.com", "fuzz", &e) < 0)
 			abort();
-		policy_free(p);
-		ready = 1;
+		for (size_t i = 0; i < sizeof(allow) / sizeof(allow[0]); i++)
+			if (policy_override(p, "network", "allow", allow[i], "fuzz", &e) < 0)
+				abort();
+		if (policy_finish(p, &e) < 0)
+			abort();
 	}
-	return &r;
+	return &p->net;
 }
 
 static void check_host(const char *host, unsigned port)
