@@ -74,13 +74,15 @@ enum http_verdict http_rules_decide(const struct http_rules *rs, const char *met
 
 /* The reasons http_rules_decide_why adds to a deny rule's denial. */
 #define HTTP_RULES_WHY_CASE "it matches the path in another letter case, as an origin may read it"
+#define HTTP_RULES_WHY_SLASH                                                                       \
+	"it matches the path with each %2F read as '/', as an origin that decodes it reads it"
 #define HTTP_RULES_WHY_NON_ASCII                                                                   \
 	"the path has non-ASCII characters, which an origin may read as ASCII ones (fullwidth "    \
 	"letters, dotless i), and no allow rule names it"
 
 /* http_rules_decide, and *why: NULL, or why a deny rule denied a request its text does not
- * match byte for byte (a static string with the text of HTTP_RULES_WHY_CASE or
- * HTTP_RULES_WHY_NON_ASCII: compare with strcmp). */
+ * match byte for byte (a static string with the text of HTTP_RULES_WHY_CASE,
+ * HTTP_RULES_WHY_SLASH or HTTP_RULES_WHY_NON_ASCII: compare with strcmp). */
 enum http_verdict http_rules_decide_why(const struct http_rules *rs, const char *method,
 					const char *host, const struct http_target *t,
 					const char **rule, const char **why);

@@ -7,10 +7,17 @@
 
 /* A request-target in canonical form: path percent-decoded once, dot segments removed, repeated
  * slashes merged; query (NULL when the target has none) with its escapes normalised but not
- * decoded. Both NUL-terminated; the path holds no NUL (refused). */
+ * decoded. Both NUL-terminated; the path holds no NUL (refused).
+ *
+ * Two escapes stay escaped in the path, upper-cased: %2F, an encoded '/' (data inside one
+ * segment, such as npm's /@scope%2Fname, not a separator), and %25, so that a literal '%' can
+ * never spell one. as_slashes is the path with each %2F read as '/' (repeated slashes merged),
+ * as an origin that decodes it before routing reads it: what deny rules are matched against
+ * too. NULL when the path holds no %2F. */
 struct http_target {
 	char *path;
 	char *query;
+	char *as_slashes;
 };
 
 /* Canonicalises an origin-form target (target[0..len), NUL bytes included, are the bytes from

@@ -7,6 +7,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* Writes b as %XX (upper-case hex) at out; 3. */
+size_t http_put_escape(char *out, int b);
+
+/* Whether an escape of b stays escaped in a canonical path: %2F (an encoded '/', data within
+ * a segment) and %25 (so that a literal '%' never spells one). */
+bool http_kept_escaped(int b);
+
 /* The byte a %XX at s (s[0] == '%', n bytes available) stands for, or -1. */
 int http_pct_byte(const char *s, size_t n);
 
@@ -18,9 +25,8 @@ bool http_utf8_valid(const unsigned char *s, size_t n);
  * '#' (a fragment is never sent) and '\' (some servers read it as '/', others not). */
 bool http_target_byte_ok(unsigned char c);
 
-/* Why a decoded byte is refused, or NULL. A %2F decoded into the path would be a separator the
- * client did not send (servers differ on whether it splits segments: /a%2F..%2Fb), %5C likewise
- * for servers that read '\' as '/', and a NUL ends the path early in C-based origins. */
+/* Why a decoded byte is refused, or NULL: %5C for servers that read '\\' as '/', and a NUL,
+ * which ends the path early in C-based origins. */
 const char *http_decoded_byte_refused(int b);
 
 /* A query's escapes validated; an escaped unreserved character decoded (RFC 3986 6.2.2.2: %41

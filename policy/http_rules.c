@@ -102,6 +102,17 @@ static int compile_path(const char *s, size_t n, struct http_glob *g, const char
 				       "http rule '%s': a '%%' not followed by two hex digits",
 				       rule),
 			       ab_hint(e, "write a literal '%%' as %%25");
+		if (c == '%' && http_kept_escaped(b)) {
+			/* %2F and %25 as the canonical path keeps them (http_target.h) */
+			char esc[3];
+			http_put_escape(esc, b);
+			i += 2;
+			if (glob_push(g, (uint16_t)esc[0]) < 0 ||
+			    glob_push(g, (uint16_t)esc[1]) < 0 ||
+			    glob_push(g, (uint16_t)esc[2]) < 0)
+				return oom(e);
+			continue;
+		}
 		if (c == '%')
 			i += 2;
 		else if (c < 0x80 && !http_target_byte_ok(c) && c != '\\')
@@ -533,6 +544,15 @@ enum http_verdict http_rules_decide_why(const struct http_rules *rs, const char 
 		if (!method_match(r, method, false) || !target_match(r, t, 0))
 			*why = HTTP_RULES_WHY_CASE;
 		return HTTP_DENY;
+	}
+	if (t->as_slashes) {
+		const struct http_target slashed = {t->as_slashes, t->query, NULL};
+		const struct http_rule *ignored;
+		if ((r = deny_match(rs, &h, method, &slashed, MATCH_FOLD, &ignored))) {
+			*rule = r->text;
+			*why = HTTP_RULES_WHY_SLASH;
+			return HTTP_DENY;
+		}
 	}
 	/* A letter outside ASCII may be one to the origin (fullwidth 'a', dotless i, the Kelvin
 	 * sign, read as a, i, k by Unicode case folding or compatibility normalisation): a path

@@ -62,8 +62,6 @@ bool http_target_byte_ok(unsigned char c)
  * for servers that read '\' as '/', and a NUL ends the path early in C-based origins. */
 const char *http_decoded_byte_refused(int b)
 {
-	if (b == '/')
-		return "an encoded '/' (%2F) in the path is ambiguous";
 	if (b == '\\')
 		return "a '\\' (or %5C) in the path is ambiguous";
 	if (b == 0)
@@ -72,6 +70,21 @@ const char *http_decoded_byte_refused(int b)
 }
 
 /* The path raw[0..n) percent-decoded once into out (room for n + 1). */
+bool http_kept_escaped(int b)
+{
+	return b == '/' || b == '%';
+}
+
+size_t http_put_escape(char *out, int b)
+{
+	static const char hex[] = "0123456789ABCDEF";
+
+	out[0] = '%';
+	out[1] = hex[b >> 4];
+	out[2] = hex[b & 15];
+	return 3;
+}
+
 static const char *decode_path(const char *raw, size_t n, char *out, size_t *outlen)
 {
 	size_t o = 0;
@@ -87,6 +100,10 @@ static const char *decode_path(const char *raw, size_t n, char *out, size_t *out
 			i += 2;
 			if ((why = http_decoded_byte_refused(b)))
 				return why;
+			if (http_kept_escaped(b)) {
+				o += http_put_escape(out + o, b);
+				continue;
+			}
 		} else if (c == '\\') {
 			return http_decoded_byte_refused(c);
 		} else if (!http_target_byte_ok(c)) {
@@ -100,6 +117,47 @@ static const char *decode_path(const char *raw, size_t n, char *out, size_t *out
 							      : "the decoded path is not UTF-8";
 }
 
+/* A piece between separators, '/' or %2F, that is a dot segment: "/a%2F..%2Fadmin" is
+ * "/admin" to an origin that decodes %2F before it removes dot segments, and a segment to one
+ * that does not. Refused rather than guessed. */
+static const char *encoded_slash_dots(const char *path)
+{
+	const char *p = path;
+
+	if (!strstr(path, "%2F"))
+		return NULL;
+	while (*p) {
+		size_t len = 0;
+		while (p[len] && p[len] != '/' && strncmp(p + len, "%2F", 3))
+			len++;
+		if ((len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
+			return "a dot segment beside an encoded '/' (%2F) is ambiguous";
+		p += len;
+		p += *p == '/' ? 1 : *p ? 3 : 0;
+	}
+	return NULL;
+}
+
+/* The path with each %2F read as '/', repeated slashes merged. */
+static char *as_slashes(const char *path)
+{
+	char *out = malloc(strlen(path) + 1);
+	size_t o = 0;
+
+	if (!out)
+		return NULL;
+	for (const char *p = path; *p;) {
+		char c = *p;
+		if (!strncmp(p, "%2F", 3))
+			c = '/', p += 3;
+		else
+			p++;
+		if (c != '/' || o == 0 || out[o - 1] != '/')
+			out[o++] = c;
+	}
+	out[o] = '\0';
+	return out;
+}
 static bool is_dot_segment(const char *s, size_t n)
 {
 	return (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.');
@@ -146,7 +204,6 @@ static const char *remove_dots(char *path, size_t n)
 const char *http_normalise_query(const char *raw, size_t n, char *out, bool allow_utf8)
 {
 	size_t o = 0;
-	static const char hex[] = "0123456789ABCDEF";
 
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)raw[i];
@@ -168,9 +225,7 @@ const char *http_normalise_query(const char *raw, size_t n, char *out, bool allo
 			out[o++] = (char)c;
 			continue;
 		}
-		out[o++] = '%';
-		out[o++] = hex[b >> 4];
-		out[o++] = hex[b & 15];
+		o += http_put_escape(out + o, b);
 	}
 	out[o] = '\0';
 	return NULL;
@@ -181,18 +236,23 @@ int http_target_canon(const char *target, size_t len, struct http_target *t, con
 	const char *q = memchr(target, '?', len);
 	size_t plen = q ? (size_t)(q - target) : len, dlen = 0;
 
-	t->path = t->query = NULL;
+	t->path = t->query = t->as_slashes = NULL;
 	if (len == 0 || target[0] != '/') {
 		*why = "not an origin-form request-target (it must start with '/')";
 		return -1;
 	}
+	/* room for each byte or escape as it came, and "/" for a path that is all dots */
 	if (!(t->path = malloc(plen + 2)) || (q && !(t->query = malloc(3 * (len - plen) + 1)))) {
 		*why = "out of memory";
 		goto fail;
 	}
 	if ((*why = decode_path(target, plen, t->path, &dlen)) ||
-	    (*why = remove_dots(t->path, dlen)))
+	    (*why = remove_dots(t->path, dlen)) || (*why = encoded_slash_dots(t->path)))
 		goto fail;
+	if (strstr(t->path, "%2F") && !(t->as_slashes = as_slashes(t->path))) {
+		*why = "out of memory";
+		goto fail;
+	}
 	if (q && (*why = http_normalise_query(q + 1, len - plen - 1, t->query, false)))
 		goto fail;
 	return 0;
@@ -205,7 +265,8 @@ void http_target_free(struct http_target *t)
 {
 	free(t->path);
 	free(t->query);
-	t->path = t->query = NULL;
+	free(t->as_slashes);
+	t->path = t->query = t->as_slashes = NULL;
 }
 
 /* What may go upstream unescaped: unreserved, '/', and the pchar delimiters but ';', which
@@ -218,7 +279,6 @@ static bool path_byte_plain(unsigned char c)
 
 char *http_target_format(const struct http_target *t)
 {
-	static const char hex[] = "0123456789ABCDEF";
 	size_t n = strlen(t->path), qn = t->query ? strlen(t->query) + 1 : 0, o = 0;
 	char *out = malloc(3 * n + qn + 1);
 
@@ -226,12 +286,10 @@ char *http_target_format(const struct http_target *t)
 		return NULL;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)t->path[i];
-		if (path_byte_plain(c)) {
+		if (path_byte_plain(c) || c == '%') { /* '%': an escape kept as it is */
 			out[o++] = (char)c;
 		} else {
-			out[o++] = '%';
-			out[o++] = hex[c >> 4];
-			out[o++] = hex[c & 15];
+			o += http_put_escape(out + o, c);
 		}
 	}
 	if (t->query) {

@@ -71,6 +71,10 @@ static void check_canonical(const struct http_target *t)
 	CHECK(!(n >= 2 && !strcmp(p + n - 2, "/.")) && !(n >= 3 && !strcmp(p + n - 3, "/..")));
 	CHECK(!strchr(p, '\\'));
 	CHECK(utf8_ok((const unsigned char *)p));
+	/* the only escapes a canonical path keeps: an encoded '/' and a literal '%' */
+	for (const char *q = strchr(p, '%'); q; q = strchr(q + 1, '%'))
+		CHECK(!strncmp(q, "%2F", 3) || !strncmp(q, "%25", 3));
+	CHECK((t->as_slashes != NULL) == (strstr(p, "%2F") != NULL));
 	if (!t->query)
 		return;
 	for (const char *q = t->query; *q; q++) {
@@ -141,8 +145,11 @@ static void recased(const struct http_target *t, bool up, struct http_target *ou
 {
 	out->path = strdup(t->path);
 	out->query = t->query ? strdup(t->query) : NULL;
-	CHECK(out->path && (!t->query || out->query));
+	out->as_slashes = t->as_slashes ? strdup(t->as_slashes) : NULL;
+	CHECK(out->path && (!t->query || out->query) && (!t->as_slashes || out->as_slashes));
 	for (char *p = out->path; *p; p++)
+		*p = up ? (char)toupper((unsigned char)*p) : (char)tolower((unsigned char)*p);
+	for (char *p = out->as_slashes; p && *p; p++)
 		*p = up ? (char)toupper((unsigned char)*p) : (char)tolower((unsigned char)*p);
 	for (char *p = out->query; p && *p; p++)
 		*p = up ? (char)toupper((unsigned char)*p) : (char)tolower((unsigned char)*p);
@@ -265,7 +272,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(found);
 	}
 	bool non_ascii_denial = why && !strcmp(why, HTTP_RULES_WHY_NON_ASCII);
-	CHECK(!why || (by_deny && (non_ascii_denial || !strcmp(why, HTTP_RULES_WHY_CASE))));
+	bool slash_denial = why && !strcmp(why, HTTP_RULES_WHY_SLASH);
+	CHECK(!why ||
+	      (by_deny && (non_ascii_denial || slash_denial || !strcmp(why, HTTP_RULES_WHY_CASE))));
+	CHECK(!slash_denial || t.as_slashes);
 	if (by_deny && !non_ascii_denial)
 		check_deny_folds(&rs, method, host, &t, deciding);
 	if (v == HTTP_ALLOW && path_non_ascii(t.path))

@@ -69,9 +69,11 @@ static void test_canon_percent(void **state)
 	expect_canon("/a%20b", "/a b", NULL);
 	expect_canon("/%41%62", "/Ab", NULL);
 	expect_canon("/%7e%7E", "/~~", NULL); /* upper and lower case hex alike */
-	/* decoded exactly once: %252e is "%2e", a literal, not a dot segment */
-	expect_canon("/a/%252e%252e/b", "/a/%2e%2e/b", NULL);
-	expect_canon("/%25", "/%", NULL);
+	/* decoded exactly once: %252e is a literal "%2e", not a dot segment; a literal '%' stays
+	 * escaped, so that it can never spell an encoded '/' */
+	expect_canon("/a/%252e%252e/b", "/a/%252e%252e/b", NULL);
+	expect_canon("/%25", "/%25", NULL);
+	expect_canon("/a%252Fb", "/a%252Fb", NULL);
 	expect_canon("/%3F", "/?", NULL); /* an escaped '?' is path, not query */
 	expect_canon("/%2A", "/*", NULL);
 	expect_bad_target("/a%", 3, "two hex digits");
@@ -80,11 +82,42 @@ static void test_canon_percent(void **state)
 	expect_bad_target("/a%%41", 6, "two hex digits");
 }
 
+/* The package registries' request shapes canonicalise to themselves and go up unchanged. */
+static void test_registry_shapes(void **state)
+{
+	static const char *const shapes[] = {
+	    "/simple/requests/",				/* PyPI */
+	    "/packages/ab/cd/requests-2.31.0-py3-none-any.whl", /* PyPI files */
+	    "/api/v1/crates/serde/1.0.0/download",		/* crates.io */
+	    "/github.com/!burnt!sushi/toml/@v/v1.2.3.info",	/* Go module proxy */
+	    "/org/apache/commons/commons-lang3/3.14.0/commons-lang3-3.14.0.jar", /* Maven */
+	    "/gems/rake-13.0.6.gem",						 /* RubyGems */
+	    "/@types%2Fnode",							 /* npm, scoped */
+	    "/@types/node/-/node-20.1.0.tgz",					 /* npm tarball */
+	};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		struct http_target t;
+		const char *why;
+		char *up;
+		assert_int_equal(http_target_canon(shapes[i], strlen(shapes[i]), &t, &why), 0);
+		assert_string_equal(t.path, shapes[i]);
+		up = http_target_format(&t);
+		assert_string_equal(up, shapes[i]);
+		free(up);
+		http_target_free(&t);
+	}
+}
+
 static void test_canon_refused_bytes(void **state)
 {
 	(void)state;
-	expect_bad_target("/a%2fb", 6, "'/' (%2F)");
-	expect_bad_target("/a%2F..%2Fadmin", 15, "'/' (%2F)");
+	/* beside an encoded '/', a dot segment means one path or another to different origins */
+	expect_bad_target("/a%2F..%2Fadmin", 15, "dot segment beside an encoded '/'");
+	expect_bad_target("/a/..%2Fadmin", 13, "dot segment beside an encoded '/'");
+	expect_bad_target("/a%2f.", 6, "dot segment beside an encoded '/'");
+	expect_bad_target("/.%2Fadmin", 10, "dot segment beside an encoded '/'");
 	expect_bad_target("/a%5cb", 6, "'\\'");
 	expect_bad_target("/a\\b", 4, "'\\'");
 	expect_bad_target("/a%00b", 6, "NUL");
@@ -303,7 +336,6 @@ static void test_rule_errors(void **state)
 	expect_bad_rule("GET example.com/a/./b", "'.'");
 	expect_bad_rule("GET example.com/a/%2e%2e", "'..'");
 	expect_bad_rule("GET example.com/a/..", "'..'");
-	expect_bad_rule("GET example.com/a%2fb", "%2F");
 	expect_bad_rule("GET example.com/a\\b", "'\\'");
 	expect_bad_rule("GET example.com/a%00", "NUL");
 	expect_bad_rule("GET example.com/a%zz", "two hex digits");
@@ -347,6 +379,57 @@ static bool matches(const char *pattern, const char *target)
 	http_target_free(&t);
 	http_rules_free(&rs);
 	return v == HTTP_ALLOW;
+}
+
+/* An encoded '/' is data inside one segment (npm's scoped packages): kept escaped, upper-cased,
+ * matched by a star as any other byte of the segment and by a rule that writes it, and sent up
+ * escaped. A deny rule also reads it as an origin that decodes it does. */
+static void test_encoded_slash(void **state)
+{
+	struct http_rules rs = {0};
+	struct http_target t;
+	const char *why, *rule, *detail;
+	char *up;
+	(void)state;
+
+	expect_canon("/@eco%2fscoped", "/@eco%2Fscoped", NULL);
+	expect_canon("/@eco%2Fscoped/-/scoped-1.0.0.tgz", "/@eco%2Fscoped/-/scoped-1.0.0.tgz",
+		     NULL);
+	expect_canon("/a%2F%2Fb", "/a%2F%2Fb", NULL);
+	assert_true(matches("/*", "/@eco%2fscoped"));
+	assert_true(matches("/@eco%2F*", "/@eco%2fscoped"));
+	assert_true(matches("/@eco%2f*", "/@eco%2Fscoped"));
+	assert_false(matches("/@eco/*", "/@eco%2fscoped")); /* not a separator to allow rules */
+	assert_false(matches("/*", "/a%252Fb%2Fc/d"));
+	assert_true(matches("/a%252Fb*", "/a%252Fb%2Fc"));
+
+	/* upstream: escaped as it came (upper-case hex), a literal '%' still %25 */
+	assert_int_equal(http_target_canon("/@eco%2fscoped", 14, &t, &why), 0);
+	assert_string_equal(t.as_slashes, "/@eco/scoped");
+	up = http_target_format(&t);
+	assert_string_equal(up, "/@eco%2Fscoped");
+	free(up);
+	http_target_free(&t);
+	assert_int_equal(http_target_canon("/x/100%25", 9, &t, &why), 0);
+	assert_null(t.as_slashes);
+	up = http_target_format(&t);
+	assert_string_equal(up, "/x/100%25");
+	free(up);
+	http_target_free(&t);
+
+	/* a deny rule for /admin/ also denies /admin%2Fx: an origin may route it there */
+	add_ok(&rs, true, "* example.com/admin/**");
+	add_ok(&rs, false, "GET example.com/**");
+	assert_int_equal(http_target_canon("/admin%2fx", 10, &t, &why), 0);
+	assert_int_equal(http_rules_decide_why(&rs, "GET", "example.com", &t, &rule, &detail),
+			 HTTP_DENY);
+	assert_string_equal(rule, "* example.com/admin/**");
+	assert_string_equal(detail, HTTP_RULES_WHY_SLASH);
+	http_target_free(&t);
+	assert_int_equal(http_target_canon("/adm%2Fin", 9, &t, &why), 0);
+	assert_int_equal(http_rules_decide(&rs, "GET", "example.com", &t, &rule), HTTP_ALLOW);
+	http_target_free(&t);
+	http_rules_free(&rs);
 }
 
 static void test_glob(void **state)
@@ -670,6 +753,8 @@ int main(void)
 	    cmocka_unit_test(test_canon_plain),
 	    cmocka_unit_test(test_canon_percent),
 	    cmocka_unit_test(test_canon_refused_bytes),
+	    cmocka_unit_test(test_encoded_slash),
+	    cmocka_unit_test(test_registry_shapes),
 	    cmocka_unit_test(test_canon_form),
 	    cmocka_unit_test(test_canon_dots),
 	    cmocka_unit_test(test_canon_slashes),
