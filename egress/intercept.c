@@ -98,7 +98,8 @@ static SSL_CTX *server_context(void)
 	return ctx;
 }
 
-static SSL_CTX *client_context(const struct policy *p, char *why, size_t size)
+static SSL_CTX *client_context(const struct policy *p, const struct tls_ca *ca, char *why,
+			       size_t size)
 {
 	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
 
@@ -111,7 +112,8 @@ static SSL_CTX *client_context(const struct policy *p, char *why, size_t size)
 		SSL_CTX_free(ctx);
 		return NULL;
 	}
-	if (p->net_ca && !SSL_CTX_load_verify_file(ctx, p->net_ca)) {
+	/* [network] ca as trust.c read it before the run started: never the path again */
+	if (p->net_ca && tls_ca_load_upstream(ca, SSL_CTX_get_cert_store(ctx)) <= 0) {
 		char detail[200];
 		snprintf(why, size, "[network] ca %.200s cannot be loaded: %s", p->net_ca,
 			 ossl_reason(detail, sizeof(detail), "no certificate"));
@@ -131,7 +133,7 @@ static bool contexts(struct proxy *px, char *why, size_t size)
 		return false;
 	if (!px->tls_server && !(px->tls_server = server_context()))
 		return false;
-	if (!px->tls_client && !(px->tls_client = client_context(px->p, why, size)))
+	if (!px->tls_client && !(px->tls_client = client_context(px->p, px->ca, why, size)))
 		return false;
 	return true;
 }

@@ -43,6 +43,8 @@ struct tls_ca {
 	struct tls_leaf *leaves; /* at most TLS_CA_LEAVES_MAX */
 	size_t nleaves;
 	uint64_t clock;
+	char *upstream; /* [network] ca's PEM, as read once (tls_ca_set_upstream), or NULL */
+	size_t upstream_len;
 };
 
 /* The reason OpenSSL queued, or a plain message; the queue is left empty for the next caller. */
@@ -482,5 +484,42 @@ void tls_ca_free(struct tls_ca *ca)
 	X509_free(ca->cert);
 	EVP_PKEY_free(ca->key);
 	free(ca->names);
+	free(ca->upstream);
 	free(ca);
+}
+
+int tls_ca_set_upstream(struct tls_ca *ca, const char *pem, size_t len)
+{
+	char *copy = malloc(len ? len : 1);
+
+	if (!copy)
+		return -1;
+	memcpy(copy, pem, len);
+	free(ca->upstream);
+	ca->upstream = copy;
+	ca->upstream_len = len;
+	return 0;
+}
+
+int tls_ca_load_upstream(const struct tls_ca *ca, X509_STORE *store)
+{
+	BIO *b;
+	STACK_OF(X509_INFO) * infos;
+	int added = 0;
+
+	if (!ca->upstream)
+		return 0;
+	if (!(b = BIO_new_mem_buf(ca->upstream, (int)ca->upstream_len)))
+		return -1;
+	infos = PEM_X509_INFO_read_bio(b, NULL, NULL, NULL);
+	BIO_free(b);
+	for (int i = 0; infos && i < sk_X509_INFO_num(infos); i++) {
+		X509_INFO *info = sk_X509_INFO_value(infos, i);
+		if (info->x509 && X509_STORE_add_cert(store, info->x509))
+			added++;
+		if (info->crl)
+			(void)X509_STORE_add_crl(store, info->crl);
+	}
+	sk_X509_INFO_pop_free(infos, X509_INFO_free);
+	return added > 0 ? added : -1;
 }

@@ -63,4 +63,12 @@ size_t tls_ca_leaf_count(const struct tls_ca *ca);
  * the cache. NULL is fine. */
 void tls_ca_free(struct tls_ca *ca);
 
+/* The upstream trust anchor ([network] ca): its PEM as sandbox/trust.c read it, once, before the
+ * run started; the proxy's upstream verification loads it from here, not from the path again.
+ * A copy is kept; -1 when out of memory. */
+int tls_ca_set_upstream(struct tls_ca *ca, const char *pem, size_t len);
+/* Adds the anchor's certificates (and CRLs) to store: how many certificates, 0 when there is
+ * no anchor, -1 when none could be added. */
+int tls_ca_load_upstream(const struct tls_ca *ca, X509_STORE *store);
+
 #endif

@@ -44,15 +44,17 @@ int trust_env(int (*set)(void *ctx, const char *name, const char *value), void *
 
 /* ---------- the supervisor ---------- */
 
-/* Before the clone, with the caller's rights: checks that the CA can be named and that
- * [network] ca is a file that opens (trust_check_anchor reads its certificates). Errors read
+/* Before the clone, with the caller's rights: checks that the CA can be named, and reads
+ * [network] ca into memory, the one time the file is opened (trust_check_anchor checks its
+ * certificates; the proxy verifies upstream with those bytes, through the CA). Errors read
  * "PROFILE:LINE: [network] ca FILE: cause; fix: ...". Nothing to do without interception. */
 int trust_prepare(const struct policy *p, struct ab_err *e);
 
-/* [network] ca opens, its PEM decodes, and it holds at least one certificate block, each of
- * a certificate's outer shape (the proxy's upstream store parses it in full at the first
- * intercepted connection); 0 without the key. Errors read "PROFILE:LINE: [network] ca FILE:
- * cause; fix: ...". Called by trust_start's thread. */
+/* [network] ca as trust_prepare read it (read now when it was not) decodes as PEM and holds at
+ * least one certificate block, each of a certificate's outer shape (the proxy's upstream store
+ * parses it in full at the first intercepted connection); 0 without the key. Errors read
+ * "PROFILE:LINE: [network] ca FILE: cause; fix: ...". Called by trust_start's thread, which
+ * then hands the bytes to the CA (tls_ca_set_upstream). */
 int trust_check_anchor(const struct policy *p, struct ab_err *e);
 
 /* Right after the clone: starts making the CA (r->tls_ca), then reading [network] ca, in a

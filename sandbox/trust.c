@@ -190,11 +190,9 @@ static bool certificate_shaped(const unsigned char *der, long len)
 
 /* The certificates among the file's PEM blocks (other blocks are skipped, as the store skips
  * them); a certificate block that is not one, or PEM that does not decode, is an error. */
-static int count_certificates(int fd, int *n, struct ab_err *e)
+static int count_certificates(const char *pem, size_t size, int *n, struct ab_err *e)
 {
-	/* buffered: a BIO on an fd alone reads PEM a byte per read() */
-	BIO *raw = BIO_new_fd(fd, BIO_NOCLOSE), *buf = BIO_new(BIO_f_buffer());
-	BIO *b = raw && buf ? BIO_push(buf, raw) : NULL;
+	BIO *b = BIO_new_mem_buf(pem, (int)size);
 	char *name = NULL, *header = NULL, detail[256] = "no detail from OpenSSL";
 	unsigned char *der = NULL;
 	unsigned long err;
@@ -202,11 +200,8 @@ static int count_certificates(int fd, int *n, struct ab_err *e)
 	int rc = 0, block = 0;
 
 	*n = 0;
-	if (!b) {
-		BIO_free(raw);
-		BIO_free(buf);
+	if (!b)
 		return ab_fail(e, ENOMEM, "cannot read it");
-	}
 	while (rc == 0 && PEM_read_bio(b, &name, &header, &der, &len)) {
 		block++;
 		if (!strcmp(name, PEM_STRING_X509_TRUSTED) || !strcmp(name, PEM_STRING_X509) ||
@@ -231,7 +226,7 @@ static int count_certificates(int fd, int *n, struct ab_err *e)
 		rc = ab_fail(e, 0, "not readable as PEM (%s)", detail);
 	}
 	ERR_clear_error();
-	BIO_free_all(b);
+	BIO_free(b);
 	return rc;
 }
 
@@ -247,7 +242,7 @@ static int anchor_context(const struct policy *p, struct ab_err *e)
 }
 
 /* The anchor opened and checked for what costs nothing: a readable regular file of sane size.
- * Its PEM is read after the clone (trust_check_anchor), off the serial start-up path. */
+ * Its PEM is parsed after the clone (trust_check_anchor), off the serial start-up path. */
 static int anchor_open(const char *path, struct ab_err *e)
 {
 	struct stat st;
@@ -273,16 +268,56 @@ static int anchor_open(const char *path, struct ab_err *e)
 /* What the proxy will load into its upstream store: PEM that decodes, at least one
  * certificate block, each of a certificate's shape (certificate_shaped). Read by the thread
  * that makes the CA (make_ca), once the CA is made. */
+/* [network] ca as read once, before the clone, with the caller's rights (trust_prepare): its
+ * PEM is checked after the clone and handed to the proxy through the CA, so that the path is
+ * never opened again (a file swapped mid-run changes nothing). */
+static struct {
+	char *pem;
+	size_t len;
+} anchor;
+
+static void anchor_forget(void)
+{
+	free(anchor.pem);
+	anchor.pem = NULL;
+	anchor.len = 0;
+}
+
+static int anchor_read(const struct policy *p, struct ab_err *e)
+{
+	struct stat st;
+	size_t off = 0;
+	int fd;
+
+	anchor_forget();
+	if ((fd = anchor_open(p->net_ca, e)) < 0)
+		return anchor_context(p, e);
+	if (fstat(fd, &st) < 0 || !(anchor.pem = malloc((size_t)st.st_size + 1))) {
+		close(fd);
+		return ab_fail(e, errno, "cannot read it"), anchor_context(p, e);
+	}
+	while (off < (size_t)st.st_size) {
+		ssize_t got = read(fd, anchor.pem + off, (size_t)st.st_size - off);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break; /* shorter than it said: what was read is checked */
+		off += (size_t)got;
+	}
+	close(fd);
+	anchor.len = off;
+	return 0;
+}
+
 int trust_check_anchor(const struct policy *p, struct ab_err *e)
 {
-	int fd, n = 0, rc;
+	int n = 0, rc;
 
 	if (!p->net_ca)
 		return 0;
-	if ((fd = anchor_open(p->net_ca, e)) < 0)
-		return anchor_context(p, e);
-	rc = count_certificates(fd, &n, e);
-	close(fd);
+	if (!anchor.pem && anchor_read(p, e) < 0)
+		return -1;
+	rc = count_certificates(anchor.pem, anchor.len, &n, e);
 	if (rc == 0 && n == 0)
 		rc = ab_fail(e, 0, "no PEM certificate in it");
 	if (rc < 0)
@@ -293,19 +328,14 @@ int trust_check_anchor(const struct policy *p, struct ab_err *e)
 int trust_prepare(const struct policy *p, struct ab_err *e)
 {
 	struct egress_rule_list names;
-	int fd;
 
+	anchor_forget();
 	if (!trust_intercepts(p))
 		return 0;
 	if (trust_ca_names(p, &names, e) < 0)
 		return -1;
 	egress_rule_list_free(&names);
-	if (!p->net_ca)
-		return 0;
-	if ((fd = anchor_open(p->net_ca, e)) < 0)
-		return anchor_context(p, e);
-	close(fd);
-	return 0;
+	return p->net_ca ? anchor_read(p, e) : 0;
 }
 
 /* ---------- the supervisor: the files ---------- */
@@ -422,6 +452,9 @@ static void *make_ca(void *arg)
 	post_made();
 	if (maker.rc == 0)
 		maker.anchor_rc = trust_check_anchor(r->p, &maker.anchor_err);
+	if (maker.anchor_rc == 0 && anchor.pem &&
+	    tls_ca_set_upstream(r->tls_ca, anchor.pem, anchor.len) < 0)
+		maker.anchor_rc = ab_fail(&maker.anchor_err, ENOMEM, "[network] ca");
 	OPENSSL_thread_stop(); /* the thread's error queue and the like */
 	return NULL;
 }
@@ -498,6 +531,7 @@ void trust_end(struct run *r)
 	join_maker();
 	free(maker.pem);
 	maker.pem = NULL;
+	anchor_forget();
 }
 
 /* ---------- pid 1 ---------- */

@@ -342,6 +342,24 @@ t_sources() {
 	assert_not_contains "$OUT" "$REAL" "the value in --explain"
 }
 
+# [network] ca is read once, before the run starts: the command, which sees the file in its
+# working tree, overwrites it before its first request, and the proxy still verifies the
+# origin with what was read (before, the path was opened again at the first intercepted
+# connection). Control: the same junk in the file before the run stops it with 125.
+t_ca_read_once() {
+	origin
+	cp "$META/pki/ca.pem" "$CASE/anchor.pem"
+	profile env:REAL_TOKEN
+	sed -i "s|^ca = .*|ca = $CASE/anchor.pem|" "$META/p.ini"
+	box swapped sh -c 'echo junk >'"$CASE"'/anchor.pem && cat '"$CASE"'/anchor.pem &&
+		curl -sS --max-time 15 -H "Authorization: Bearer $API_TOKEN" "https://origin.test:'"$OP"'/api/models"'
+	assert_contains "$OUT" "junk" "the command rewrote the anchor file"
+	assert_contains "$OUT" "api ok" "the origin verified with the anchor as read before the run"
+	box junk_before true
+	[ "$RC" = 125 ] || fail "a junk anchor before the run did not stop it (rc $RC)" "$(report)"
+	assert_contains "$ERR" "no PEM certificate" "the junk anchor's cause"
+}
+
 # pid 1 is a copy of the supervisor made before the values were read, and it wipes its copy of
 # the caller's environment first thing: its memory holds no real value (env: and cmd: sources),
 # which the supervisor's does (control), while it does hold the command line (control). Root
@@ -397,4 +415,5 @@ run_case plain_http t_plain_http
 run_case on_leak_stop t_on_leak_stop
 run_case response_redacted t_response_redacted
 run_case sources t_sources
+run_case ca_read_once t_ca_read_once
 finish
