@@ -320,6 +320,71 @@ static char *dir_of(const char *path)
 	return strndup(path, (size_t)(slash - path));
 }
 
+/* The directory of the running binary: the profile search looks in the source tree's profiles
+ * only for an agentbox run from its build directory, as -p does. */
+static char *self_dir(void)
+{
+	char buf[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	return dir_of(buf);
+}
+
+/* A bare name missing next to the including file: the profile search path, as -p NAME. */
+static char *search_include(struct loader *L, const char *name, const char *beside,
+			    struct ab_err *e)
+{
+	struct ab_err ignored = {0};
+	char *dir = self_dir(), *found;
+
+	found = policy_find_profile(name, &L->p->vars, dir, &ignored);
+	free(dir);
+	if (!found)
+		ab_fail(e, 0, "cannot find profile %s, nor %s on the profile search path", beside,
+			name),
+		    ab_hint(e, "put it next to the including file, or in $AGENTBOX_PROFILE_PATH, "
+			       "~/.config/agentbox/profiles or /etc/agentbox/profiles; or give its "
+			       "path");
+	return found;
+}
+
+/* Where an include line points: an absolute path as it is; a path with a '/' from the
+ * including file's directory; a bare name there if it exists, else on the profile search path
+ * (so `include = python.ini` finds a bundled profile from anywhere, while a profile's own
+ * pieces beside it stay its own). */
+static char *include_path(struct loader *L, const struct setting *s, char *exp, struct ab_err *e)
+{
+	size_t n = strlen(s->profile_dir) + strlen(exp) + 2;
+	char *beside, *canon, *found;
+
+	if (exp[0] == '/')
+		return exp;
+	if (!(beside = malloc(n))) {
+		free(exp);
+		return policy_oom(e), NULL;
+	}
+	snprintf(beside, n, "%s/%s", s->profile_dir, exp);
+	if (strchr(exp, '/')) {
+		free(exp);
+		return beside;
+	}
+	errno = 0;
+	canon = L->io->canonical(L->io->ctx, beside);
+	/* found, or there but not usable: load_file says why */
+	if (canon || errno != ENOENT) {
+		free(canon);
+		free(exp);
+		return beside;
+	}
+	found = search_include(L, exp, beside, e);
+	free(beside);
+	free(exp);
+	return found;
+}
+
 static int load_include(struct loader *L, const struct setting *s, const char *value,
 			struct ab_err *e)
 {
@@ -328,18 +393,8 @@ static int load_include(struct loader *L, const struct setting *s, const char *v
 
 	if (policy_expand_one(s, value, &exp, e) < 0)
 		return -1;
-	if (exp[0] == '/') {
-		full = exp;
-	} else {
-		size_t n = strlen(s->profile_dir) + strlen(exp) + 2;
-		full = malloc(n);
-		if (!full) {
-			free(exp);
-			return policy_oom(e);
-		}
-		snprintf(full, n, "%s/%s", s->profile_dir, exp);
-		free(exp);
-	}
+	if (!(full = include_path(L, s, exp, e)))
+		return policy_at_error(&s->at, e);
 	r = load_file(L, full, e);
 	free(full);
 	if (r < 0)
