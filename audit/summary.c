@@ -500,10 +500,8 @@ static void print_run(FILE *out, struct run *r)
 	fputc('\n', out);
 	print_field(out, "command", r->command ? r->command : "? (no start event)");
 	if (r->profile) {
-		char profile[TEXT_MAX];
-		snprintf(profile, sizeof(profile), "%s", r->profile);
 		fprintf(out, "  %-8s ", "profile");
-		print_printable(out, profile);
+		print_printable(out, r->profile);
 		if (r->n_profiles > 1)
 			fprintf(out, " (and %zu it includes)", r->n_profiles - 1);
 		fputc('\n', out);
@@ -579,6 +577,8 @@ int audit_summary(const char *path, FILE *out, struct ab_err *e)
 			"%zu line(s) skipped: not agentbox events (a command's output in a "
 			"shared stream?)\n",
 			s.skipped);
+	if (rc == 0 && fflush(out) != 0)
+		rc = ab_fail(e, errno, "cannot write the summary");
 	free_summary(&s);
 	return rc;
 }
