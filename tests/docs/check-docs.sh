@@ -152,6 +152,20 @@ for sub in $(cat "$TMP/help-sub"); do
 		problem "the bash completion does not offer the subcommand $sub"
 done
 
+# ---- README: the quick start's build becomes a bare `agentbox` ----
+
+README=$SRC/README.md
+grep -qF 'cmake --install build' "$README" && grep -qF 'export PATH="$PWD/build:$PATH"' "$README" ||
+	problem "README.md does not say how to get agentbox on PATH (cmake --install build, or export PATH=\"\$PWD/build:\$PATH\")"
+grep -qF 'in statically linked applications requires at runtime' "$README" ||
+	problem "README.md does not explain the static link's warnings"
+# what README promises of the second way: the build directory's agentbox, by its bare name,
+# finds a bundled profile from any directory (nothing of the caller's configuration helping)
+mkdir -p "$TMP/elsewhere" "$TMP/home"
+out=$(cd "$TMP/elsewhere" && env -u AGENTBOX_PROFILE_PATH HOME="$TMP/home" \
+	PATH="$(dirname "$AGENTBOX"):/usr/bin:/bin" agentbox -p python --check 2>&1) ||
+	problem "agentbox on PATH from its build directory: -p python --check: $out"
+
 # ---- troff ----
 
 if command -v groff >/dev/null; then
