@@ -8,12 +8,15 @@
 #     names no option --help lacks; each run option is a row of docs/profile.md's command-line
 #     table, whose settings are the ones cli.c maps the options to, as agentbox(1) says too;
 #   - cli.c's options are all in --help, and the bash completion offers them;
+#   - both man pages name every bundled profile;
+#   - README says how to run agentbox by its bare name, which works, and what the link's
+#     warnings mean;
 #   - both man pages format without a troff warning (a warning there has cut text before).
 #
 # Prints one line per problem and exits 1 if there is any.
 set -u
-AGENTBOX=$1
-DOC_KEYS=$2
+AGENTBOX=$(readlink -f "$1")
+DOC_KEYS=$(readlink -f "$2")
 SRC=$3
 MAN1=$SRC/docs/agentbox.1
 MAN5=$SRC/docs/agentbox.ini.5
@@ -150,6 +153,17 @@ missing "an option of --help the bash completion lacks" "$TMP/help-all" "$TMP/co
 for sub in $(cat "$TMP/help-sub"); do
 	grep -qE "compgen -W \"[^\"]*\\b$sub\\b" "$COMPLETION" ||
 		problem "the bash completion does not offer the subcommand $sub"
+done
+
+# ---- the bundled profiles, each named in both man pages ----
+
+for f in "$SRC"/profiles/*.ini; do
+	name=$(basename "$f" .ini)
+	troff_name=$(printf '%s' "$name" | sed 's/-/\\\\-/g')
+	for page in "$MAN1" "$MAN5"; do
+		grep -qE "^\.BR? $troff_name( |\$)" "$page" ||
+			problem "${page##*/} does not name the bundled profile $name"
+	done
 done
 
 # ---- README: the quick start's build becomes a bare `agentbox` ----
