@@ -333,14 +333,18 @@ static char *self_dir(void)
 	return dir_of(buf);
 }
 
-/* A bare name missing next to the including file: the profile search path, as -p NAME. */
+static char *find_profile(const char *name, const struct policy_vars *vars, const char *exe_dir,
+			  const struct strv *skip, struct ab_err *e);
+
+/* A bare name missing next to the including file: the profile search path, as -p NAME, past
+ * the files being loaded (a profile that shadows a bundled one of its name includes it). */
 static char *search_include(struct loader *L, const char *name, const char *beside,
 			    struct ab_err *e)
 {
 	struct ab_err ignored = {0};
 	char *dir = self_dir(), *found;
 
-	found = policy_find_profile(name, &L->p->vars, dir, &ignored);
+	found = find_profile(name, &L->p->vars, dir, &L->stack, &ignored);
 	free(dir);
 	if (!found)
 		ab_fail(e, 0, "cannot find profile %s, nor %s on the profile search path", beside,
@@ -351,14 +355,26 @@ static char *search_include(struct loader *L, const char *name, const char *besi
 	return found;
 }
 
+static bool on_stack(const struct loader *L, const char *canon)
+{
+	for (size_t i = 0; i < L->stack.n; i++)
+		if (!strcmp(L->stack.v[i], canon))
+			return true;
+	return false;
+}
+
 /* Where an include line points: an absolute path as it is; a path with a '/' from the
  * including file's directory; a bare name there if it exists, else on the profile search path
  * (so `include = python.ini` finds a bundled profile from anywhere, while a profile's own
- * pieces beside it stay its own). */
+ * pieces beside it stay its own). A bare name that is the including file itself (or one that
+ * includes it) is the next profile of that name on the search path: a profile shadowing a
+ * bundled one of its name builds on it; with none, the cycle it is. */
 static char *include_path(struct loader *L, const struct setting *s, char *exp, struct ab_err *e)
 {
 	size_t n = strlen(s->profile_dir) + strlen(exp) + 2;
+	struct ab_err ignored = {0};
 	char *beside, *canon, *found;
+	bool self;
 
 	if (exp[0] == '/')
 		return exp;
@@ -367,21 +383,21 @@ static char *include_path(struct loader *L, const struct setting *s, char *exp, 
 		return policy_oom(e), NULL;
 	}
 	snprintf(beside, n, "%s/%s", s->profile_dir, exp);
-	if (strchr(exp, '/')) {
-		free(exp);
-		return beside;
-	}
 	errno = 0;
-	canon = L->io->canonical(L->io->ctx, beside);
-	/* found, or there but not usable: load_file says why */
-	if (canon || errno != ENOENT) {
+	canon = strchr(exp, '/') ? NULL : L->io->canonical(L->io->ctx, beside);
+	/* a relative path, a file beside, or one there but not usable (load_file says why) */
+	if (strchr(exp, '/') || (canon && !on_stack(L, canon)) || (!canon && errno != ENOENT)) {
 		free(canon);
 		free(exp);
 		return beside;
 	}
-	found = search_include(L, exp, beside, e);
-	free(beside);
+	self = canon != NULL;
+	free(canon);
+	found = search_include(L, exp, beside, self ? &ignored : e);
 	free(exp);
+	if (!found && self)
+		return beside;
+	free(beside);
 	return found;
 }
 
@@ -553,7 +569,21 @@ int policy_finish(struct policy *p, struct ab_err *e)
 
 /* ---------- profile search ---------- */
 
-static char *try_dir(const char *dir, const char *name)
+static bool skipped(const char *path, const struct strv *skip)
+{
+	char *canon;
+	bool found = false;
+
+	if (!skip || !skip->n || !(canon = realpath(path, NULL)))
+		return false;
+	for (size_t i = 0; i < skip->n && !found; i++)
+		found = !strcmp(skip->v[i], canon);
+	free(canon);
+	return found;
+}
+
+/* DIR/NAME.ini when it is a regular file and not one of skip (canonical paths). */
+static char *try_dir(const char *dir, const char *name, const struct strv *skip)
 {
 	size_t n = strlen(dir) + strlen(name) + 6;
 	char *path = malloc(n);
@@ -562,13 +592,13 @@ static char *try_dir(const char *dir, const char *name)
 	if (!path)
 		return NULL;
 	snprintf(path, n, "%s/%s.ini", dir, name);
-	if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && !skipped(path, skip))
 		return path;
 	free(path);
 	return NULL;
 }
 
-static char *search_list(const char *list, const char *name)
+static char *search_list(const char *list, const char *name, const struct strv *skip)
 {
 	char *copy = strdup(list), *save = NULL, *found = NULL;
 
@@ -576,13 +606,14 @@ static char *search_list(const char *list, const char *name)
 		return NULL;
 	for (char *d = strtok_r(copy, ":", &save); d && !found; d = strtok_r(NULL, ":", &save))
 		if (d[0] == '/')
-			found = try_dir(d, name);
+			found = try_dir(d, name, skip);
 	free(copy);
 	return found;
 }
 
-char *policy_find_profile(const char *name, const struct policy_vars *vars, const char *exe_dir,
-			  struct ab_err *e)
+/* The search of -p NAME; skip: files that do not count (an include's own chain). */
+static char *find_profile(const char *name, const struct policy_vars *vars, const char *exe_dir,
+			  const struct strv *skip, struct ab_err *e)
 {
 	char base[256], conf[PATH_MAX];
 	const char *env = getenv("AGENTBOX_PROFILE_PATH");
@@ -601,18 +632,18 @@ char *policy_find_profile(const char *name, const struct policy_vars *vars, cons
 	memcpy(base, name, n);
 	base[n] = '\0';
 	if (env && *env)
-		found = search_list(env, base);
+		found = search_list(env, base, skip);
 	if (!found && vars->home) {
 		snprintf(conf, sizeof(conf), "%s/.config/agentbox/profiles", vars->home);
-		found = try_dir(conf, base);
+		found = try_dir(conf, base, skip);
 	}
 	if (!found)
-		found = try_dir("/etc/agentbox/profiles", base);
+		found = try_dir("/etc/agentbox/profiles", base, skip);
 	if (!found)
-		found = try_dir(AGENTBOX_PROFILE_DIR, base);
+		found = try_dir(AGENTBOX_PROFILE_DIR, base, skip);
 #ifdef AGENTBOX_BUILD_DIR
 	if (!found && exe_dir && !strcmp(exe_dir, AGENTBOX_BUILD_DIR))
-		found = try_dir(AGENTBOX_SOURCE_PROFILES, base);
+		found = try_dir(AGENTBOX_SOURCE_PROFILES, base, skip);
 #else
 	(void)exe_dir;
 #endif
@@ -623,4 +654,10 @@ char *policy_find_profile(const char *name, const struct policy_vars *vars, cons
 			    "~/.config/agentbox/profiles or $AGENTBOX_PROFILE_PATH",
 			    name, base);
 	return found;
+}
+
+char *policy_find_profile(const char *name, const struct policy_vars *vars, const char *exe_dir,
+			  struct ab_err *e)
+{
+	return find_profile(name, vars, exe_dir, NULL, e);
 }

@@ -255,6 +255,19 @@ t_include_by_name() {
 	assert_contains "$OUT" '"hostname":"beside"' "the python.ini beside the including file"
 	assert_not_contains "$OUT" "\"$real_python\"" "and not the bundled one"
 
+	# a profile that shadows a bundled one of its name builds on it: its include = python.ini
+	# is the next python.ini on the path, not itself
+	mkdir -p "$META/shadow"
+	printf '[sandbox]\ninclude = python.ini\nhostname = shadow\n' >"$META/shadow/python.ini"
+	expect_exit 0 env AGENTBOX_PROFILE_PATH="$META/shadow:$AGENTBOX_PROFILES" \
+		"$AGENTBOX" -p python --explain
+	assert_contains "$OUT" '"hostname":"shadow"' "the shadowing python.ini"
+	assert_contains "$OUT" "\"$real_python\"" "which includes the bundled one"
+	# with no other of its name, a file including itself is the cycle it is
+	printf '[sandbox]\ninclude = lonely.ini\n' >"$META/shadow/lonely.ini"
+	expect_exit 125 "$AGENTBOX" -p "$META/shadow/lonely.ini" --check
+	assert_contains "$ERR" "include cycle" "a profile including only itself"
+
 	# a relative path is the including file's directory's only
 	printf '[sandbox]\ninclude = ./python.ini\n' >rel.ini
 	expect_exit 125 "$AGENTBOX" -p ./rel.ini --check
