@@ -14,8 +14,8 @@
 #include "json_read.h"
 #include "printable.h"
 
-/* One audit line is at most this long to be summarised (a start event with a long argv is a
- * few KiB; the bound keeps a hostile line from costing more than its own bytes twice over). */
+/* Longer lines are skipped as not events: agentbox's own come nowhere near it (a start event
+ * with a long argv is a few KiB), and it bounds what one line's parse tree can cost. */
 #define SUMMARY_MAX_LINE (1024 * 1024)
 /* Rows shown for one kind of refusal in a run; the rest are summed in one line. */
 #define SUMMARY_ROWS_PER_KIND 20
