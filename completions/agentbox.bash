@@ -30,6 +30,18 @@ _agentbox()
 		COMPREPLY=($(compgen -W "verify summary" -- "$cur"))
 		return
 	fi
+	if [ "$COMP_CWORD" = 2 ] && [ "$prev" = session ]; then
+		COMPREPLY=($(compgen -W "start stop list" -- "$cur"))
+		return
+	fi
+	if [ "${COMP_WORDS[1]}" = exec ]; then
+		case $prev in
+		--cwd | --result) COMPREPLY=($(compgen -f -- "$cur")) ;;
+		--env | --timeout) ;;
+		*) COMPREPLY=($(compgen -W "--cwd --env --timeout --result --json --" -- "$cur")) ;;
+		esac
+		return
+	fi
 	case $prev in
 	-p | --profile)
 		COMPREPLY=($(compgen -W "$(_agentbox_profiles)" -- "$cur") $(compgen -f -X '!*.ini' -- "$cur"))
@@ -45,9 +57,9 @@ _agentbox()
 		return ;;
 	esac
 	if [ "$COMP_CWORD" = 1 ]; then
-		COMPREPLY=($(compgen -W "audit changes diff promote discard" -- "$cur"))
+		COMPREPLY=($(compgen -W "session exec mcp audit changes diff promote discard" -- "$cur"))
 	fi
 	COMPREPLY+=($(compgen -W "-p --profile --audit --ro --rw --tmpfs --hide --overlay --changes --setenv --net
-		--allow --resolve --timeout --result --chdir --explain --check --version -h --help --" -- "$cur"))
+		--allow --resolve --timeout --result --json --chdir --explain --check --version -h --help --" -- "$cur"))
 }
 complete -F _agentbox agentbox

@@ -321,6 +321,87 @@ static char *dir_of(const char *path)
 	return strndup(path, (size_t)(slash - path));
 }
 
+/* The directory of the running binary: the profile search looks in the source tree's profiles
+ * only for an agentbox run from its build directory, as -p does. */
+static char *self_dir(void)
+{
+	char buf[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	return dir_of(buf);
+}
+
+static char *find_profile(const char *name, const struct policy_vars *vars, const char *exe_dir,
+			  const struct strv *skip, struct ab_err *e);
+
+/* A bare name missing next to the including file: the profile search path, as -p NAME, past
+ * the files being loaded (a profile that shadows a bundled one of its name includes it). */
+static char *search_include(struct loader *L, const char *name, const char *beside,
+			    struct ab_err *e)
+{
+	struct ab_err ignored = {0};
+	char *dir = self_dir(), *found;
+
+	found = find_profile(name, &L->p->vars, dir, &L->stack, &ignored);
+	free(dir);
+	if (!found)
+		ab_fail(e, 0, "cannot find profile %s, nor %s on the profile search path", beside,
+			name),
+		    ab_hint(e, "put it next to the including file, or in $AGENTBOX_PROFILE_PATH, "
+			       "~/.config/agentbox/profiles or /etc/agentbox/profiles; or give its "
+			       "path");
+	return found;
+}
+
+static bool on_stack(const struct loader *L, const char *canon)
+{
+	for (size_t i = 0; i < L->stack.n; i++)
+		if (!strcmp(L->stack.v[i], canon))
+			return true;
+	return false;
+}
+
+/* Where an include line points: an absolute path as it is; a path with a '/' from the
+ * including file's directory; a bare name there if it exists, else on the profile search path
+ * (so `include = python.ini` finds a bundled profile from anywhere, while a profile's own
+ * pieces beside it stay its own). A bare name that is the including file itself (or one that
+ * includes it) is the next profile of that name on the search path: a profile shadowing a
+ * bundled one of its name builds on it; with none, the cycle it is. */
+static char *include_path(struct loader *L, const struct setting *s, char *exp, struct ab_err *e)
+{
+	size_t n = strlen(s->profile_dir) + strlen(exp) + 2;
+	struct ab_err ignored = {0};
+	char *beside, *canon, *found;
+	bool self;
+
+	if (exp[0] == '/')
+		return exp;
+	if (!(beside = malloc(n))) {
+		free(exp);
+		return policy_oom(e), NULL;
+	}
+	snprintf(beside, n, "%s/%s", s->profile_dir, exp);
+	errno = 0;
+	canon = strchr(exp, '/') ? NULL : L->io->canonical(L->io->ctx, beside);
+	/* a relative path, a file beside, or one there but not usable (load_file says why) */
+	if (strchr(exp, '/') || (canon && !on_stack(L, canon)) || (!canon && errno != ENOENT)) {
+		free(canon);
+		free(exp);
+		return beside;
+	}
+	self = canon != NULL;
+	free(canon);
+	found = search_include(L, exp, beside, self ? &ignored : e);
+	free(exp);
+	if (!found && self)
+		return beside;
+	free(beside);
+	return found;
+}
+
 static int load_include(struct loader *L, const struct setting *s, const char *value,
 			struct ab_err *e)
 {
@@ -329,18 +410,8 @@ static int load_include(struct loader *L, const struct setting *s, const char *v
 
 	if (policy_expand_one(s, value, &exp, e) < 0)
 		return -1;
-	if (exp[0] == '/') {
-		full = exp;
-	} else {
-		size_t n = strlen(s->profile_dir) + strlen(exp) + 2;
-		full = malloc(n);
-		if (!full) {
-			free(exp);
-			return policy_oom(e);
-		}
-		snprintf(full, n, "%s/%s", s->profile_dir, exp);
-		free(exp);
-	}
+	if (!(full = include_path(L, s, exp, e)))
+		return policy_at_error(&s->at, e);
 	r = load_file(L, full, e);
 	free(full);
 	if (r < 0)
@@ -522,7 +593,21 @@ int policy_finish(struct policy *p, struct ab_err *e)
 
 /* ---------- profile search ---------- */
 
-static char *try_dir(const char *dir, const char *name)
+static bool skipped(const char *path, const struct strv *skip)
+{
+	char *canon;
+	bool found = false;
+
+	if (!skip || !skip->n || !(canon = realpath(path, NULL)))
+		return false;
+	for (size_t i = 0; i < skip->n && !found; i++)
+		found = !strcmp(skip->v[i], canon);
+	free(canon);
+	return found;
+}
+
+/* DIR/NAME.ini when it is a regular file and not one of skip (canonical paths). */
+static char *try_dir(const char *dir, const char *name, const struct strv *skip)
 {
 	size_t n = strlen(dir) + strlen(name) + 6;
 	char *path = malloc(n);
@@ -531,13 +616,13 @@ static char *try_dir(const char *dir, const char *name)
 	if (!path)
 		return NULL;
 	snprintf(path, n, "%s/%s.ini", dir, name);
-	if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && !skipped(path, skip))
 		return path;
 	free(path);
 	return NULL;
 }
 
-static char *search_list(const char *list, const char *name)
+static char *search_list(const char *list, const char *name, const struct strv *skip)
 {
 	char *copy = strdup(list), *save = NULL, *found = NULL;
 
@@ -545,13 +630,14 @@ static char *search_list(const char *list, const char *name)
 		return NULL;
 	for (char *d = strtok_r(copy, ":", &save); d && !found; d = strtok_r(NULL, ":", &save))
 		if (d[0] == '/')
-			found = try_dir(d, name);
+			found = try_dir(d, name, skip);
 	free(copy);
 	return found;
 }
 
-char *policy_find_profile(const char *name, const struct policy_vars *vars, const char *exe_dir,
-			  struct ab_err *e)
+/* The search of -p NAME; skip: files that do not count (an include's own chain). */
+static char *find_profile(const char *name, const struct policy_vars *vars, const char *exe_dir,
+			  const struct strv *skip, struct ab_err *e)
 {
 	char base[256], conf[PATH_MAX];
 	const char *env = getenv("AGENTBOX_PROFILE_PATH");
@@ -570,18 +656,18 @@ char *policy_find_profile(const char *name, const struct policy_vars *vars, cons
 	memcpy(base, name, n);
 	base[n] = '\0';
 	if (env && *env)
-		found = search_list(env, base);
+		found = search_list(env, base, skip);
 	if (!found && vars->home) {
 		snprintf(conf, sizeof(conf), "%s/.config/agentbox/profiles", vars->home);
-		found = try_dir(conf, base);
+		found = try_dir(conf, base, skip);
 	}
 	if (!found)
-		found = try_dir("/etc/agentbox/profiles", base);
+		found = try_dir("/etc/agentbox/profiles", base, skip);
 	if (!found)
-		found = try_dir(AGENTBOX_PROFILE_DIR, base);
+		found = try_dir(AGENTBOX_PROFILE_DIR, base, skip);
 #ifdef AGENTBOX_BUILD_DIR
 	if (!found && exe_dir && !strcmp(exe_dir, AGENTBOX_BUILD_DIR))
-		found = try_dir(AGENTBOX_SOURCE_PROFILES, base);
+		found = try_dir(AGENTBOX_SOURCE_PROFILES, base, skip);
 #else
 	(void)exe_dir;
 #endif
@@ -592,4 +678,10 @@ char *policy_find_profile(const char *name, const struct policy_vars *vars, cons
 			    "~/.config/agentbox/profiles or $AGENTBOX_PROFILE_PATH",
 			    name, base);
 	return found;
+}
+
+char *policy_find_profile(const char *name, const struct policy_vars *vars, const char *exe_dir,
+			  struct ab_err *e)
+{
+	return find_profile(name, vars, exe_dir, NULL, e);
 }

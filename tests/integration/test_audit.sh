@@ -555,6 +555,11 @@ for i in range(int(sys.argv[1])):
 		"the budget's limit event"
 	assert_contains "$(cat "$META/over.jsonl")" '"suppressed":{"dns":460}' "the exit event's count"
 	expect_exit 0 "$AGENTBOX" audit verify "$META/over.jsonl"
+	# the summary counts every refusal, and says how many of them the trail holds
+	expect_exit 0 "$AGENTBOX" audit summary "$META/over.jsonl"
+	assert_contains "$OUT" "dns 500 (40 in the trail)" "the summary's dns refusals past the budget"
+	assert_contains "$OUT" "audit-events: dns events past 40 not written" "the budget's limit row"
+	assert_contains "$OUT" "and 20 more, refused 20 times" "the rows past the first 20 of a kind"
 }
 
 t_write_failure_stops() {
@@ -608,12 +613,156 @@ t_summary_denials_first() {
 	expect_exit 0 "$AGENTBOX" audit summary "$a"
 	local kinds
 	kinds=$(printf '%s\n' "$OUT" | sed -n 's/^  \([a-z]*\) .*/\1/p' | tr '\n' ' ')
-	# the two denials, then the limit, the warnings (host network; and, where no cgroup is
-	# writable, shell.ini's process limit), then the outcome
-	[[ "$kinds" =~ ^denied\ denied\ limit\ (warning\ )+exit\ $ ]] ||
+	# the run's header, its refusals by kind, the two denials, then the limit, the warnings
+	# (host network; and, where no cgroup is writable, shell.ini's process limit), the outcome
+	[[ "$kinds" =~ ^started\ command\ profile\ network\ denials\ denied\ denied\ limit\ (warning\ )+exit\ $ ]] ||
 		fail "the kinds of the summary's rows, in order: '$kinds'" "$(report)"
 	assert_contains "$OUT" "SECRET_TOKEN" "the summary's env denial"
 	assert_contains "$OUT" "unshare" "the summary's syscall denial"
+}
+
+# summary_matches TRAIL: every run of TRAIL in `audit summary`, as the events themselves say:
+# its start time, duration, command and profile, and for each kind of refusal the number the
+# events hold (the exit event's tally for the kinds it counts), each refused thing on a row
+# of its own with its count, all of them before the run's other rows.
+summary_matches() {
+	expect_exit 0 "$AGENTBOX" audit summary "$1"
+	printf '%s\n' "$OUT" >"$META/summary.txt"
+	cat >"$META/summary_check.py" <<-'EOF'
+		import collections, json, re, shlex, sys
+		runs = collections.OrderedDict()
+		for line in open(sys.argv[1]):
+		    try:
+		        ev = json.loads(line)
+		    except ValueError:
+		        continue
+		    if not {"v", "ts", "seq", "run", "event", "prev"} <= set(ev):
+		        continue
+		    runs.setdefault(ev["run"], []).append(ev)
+		text = open(sys.argv[2]).read()
+		blocks = {b.split("\n", 1)[0]: b for b in re.split(r"(?m)^(?=run )", text) if b.startswith("run ")}
+		problems = []
+		def want(cond, what):
+		    if not cond:
+		        problems.append(what)
+		for rid, evs in runs.items():
+		    b = blocks.get("run " + rid)
+		    if b is None:
+		        problems.append("no block for run " + rid)
+		        continue
+		    start = next((e for e in evs if e["event"] == "start"), None)
+		    exit_ = next((e for e in evs if e["event"] == "exit"), None)
+		    want(f"started  {evs[0]['ts']}, ran " in b, f"{rid}: start time {evs[0]['ts']}")
+		    if exit_:
+		        ms = exit_["duration_ms"]
+		        dur = f"{ms} ms" if ms < 10000 else f"{ms // 1000}.{ms % 1000 // 100} s"
+		        want(f", ran {dur}\n" in b, f"{rid}: duration {dur}")
+		    if start and start["argv"]:
+		        want("  command  " + " ".join(shlex.quote(a) for a in start["argv"]).replace("\n", "\\x0a") in b
+		             or "  command  " in b and start["argv"][0] in b, f"{rid}: command")
+		        want("  profile  " + start["profiles"][0]["path"] in b, f"{rid}: profile")
+		        want("  network  " + start["network"] + "\n" in b, f"{rid}: network")
+		    n = collections.Counter()
+		    rows = collections.Counter()
+		    for e in evs:
+		        t = e["event"]
+		        if t in ("net", "http", "dns", "credential") and e.get("decision") == "deny":
+		            n[t] += 1
+		        elif t == "syscall":
+		            n[t] += e["count"]
+		        elif t == "env":
+		            n[t] += len(e["denied"])
+		        elif t == "changes" and e.get("result") == "refused":
+		            n["fs"] += 1
+		    if exit_:
+		        for k, v in exit_["denials"].items():
+		            want(n[k] == v, f"{rid}: positive control: {k} events {n[k]}, exit tally {v}")
+		    tally = ", ".join(f"{k} {n[k]}" for k in ("net", "http", "dns", "credential", "syscall", "env", "fs", "session"))
+		    want("  denials  " + tally + "\n" in b, f"{rid}: denials line should be '{tally}'")
+		    got = collections.Counter()
+		    for m in re.finditer(r"(?m)^  denied   (\S+) +.*? x(\d+)(  \(.*\))?$", b):
+		        got[m.group(1)] += int(m.group(2))
+		    want(got == +n, f"{rid}: denied rows {dict(got)}, events {dict(n)}")
+		    labels = re.findall(r"(?m)^  (\S+)", b)
+		    first_other = next((i for i, l in enumerate(labels) if l not in ("started", "command", "profile", "network", "denials", "denied")), len(labels))
+		    want("denied" not in labels[first_other:], f"{rid}: a denial after the other rows: {labels}")
+		if problems:
+		    sys.exit("\n".join(problems))
+		print("checked", len(runs), "run(s)")
+	EOF
+	run_cmd "$PY" "$META/summary_check.py" "$1" "$META/summary.txt"
+	assert_contains "$OUT" "checked " "positive control: the check ran"
+	[ "$RC" = 0 ] || fail "audit summary of $1: $ERR" "$(cat "$META/summary.txt")"
+}
+
+# What a command tried to reach and was refused, from the summary alone: refused hosts
+# (twice: one row, x2), a request an [http] rule refused, DNS names, a credential's
+# placeholder sent elsewhere, a system call, a variable; intercepted HTTPS refused by its
+# path; and promote's refusal of a protected path.
+t_summary_every_denial() {
+	local a="$META/net.jsonl" p="$META/promote.jsonl"
+	mkdir -p "$META/www"
+	test_ca "$META/tls" DNS:api.example
+	serve origin "$META/www" "$META/tls/srv.pem" "$META/tls/srv.key"
+	cat >proxy.ini <<-EOF
+		[sandbox]
+		include = $AGENTBOX_PROFILES/shell.ini
+		[env]
+		pass = SECRET_*
+		[network]
+		mode = proxy
+		allow = allowed.example, other.example, api.example
+		resolve = api.example:443=127.0.0.1:$PORT
+		ca = $META/tls/ca.pem
+		[http]
+		allow = GET allowed.example/x
+		allow = GET api.example/ok
+		[credential api]
+		source = env:REAL_TOKEN
+		hosts = allowed.example
+		env = API_TOKEN
+		header = Authorization: Bearer {}
+	EOF
+	SECRET_TOKEN=s REAL_TOKEN="real-$(unique)" run_cmd "$AGENTBOX" -p ./proxy.ini --audit "$a" -- sh -c '
+		unshare -U true 2>/dev/null
+		P=http://127.0.0.1:3128
+		for u in http://denied.example/ http://denied.example/ http://allowed.example/nope; do
+			curl -s -o /dev/null -w "%{http_code} " -x $P "$u"
+		done
+		curl -s -o /dev/null -w "%{http_code} " -x $P -H "X-K: $API_TOKEN" http://other.example/
+		curl -s -o /dev/null -w "%{http_code} " -x $P https://api.example/secret
+		curl -s --max-time 5 -o /dev/null --noproxy "*" http://denied.example/
+		true'
+	assert_eq 0 "$RC" "the run"
+	assert_contains "$OUT" "403 403 403 403 403" "the proxy refused each request"
+	summary_matches "$a"
+	assert_contains "$(cat "$META/summary.txt")" "denied.example:80                x2" \
+		"the refused host, grouped and counted"
+	assert_contains "$(cat "$META/summary.txt")" "GET api.example/secret" "the intercepted request"
+	assert_contains "$(cat "$META/summary.txt")" "api to other.example" "the credential's leak"
+
+	# promote refuses a protected path the run was allowed to write
+	mkdir -p proj && git -C proj init -q
+	printf '[sandbox]\ninclude = %s/shell.ini\n[filesystem]\nunprotect = .git/commondir\n' \
+		"$AGENTBOX_PROFILES" >unprot.ini
+	expect_exit 0 "$AGENTBOX" -p ./unprot.ini --overlay "$CASE/proj" --changes "$META/ch" -- \
+		sh -c 'echo .. >proj/.git/commondir && echo ok >proj/plain.txt'
+	expect_exit 0 "$AGENTBOX" promote --audit "$p" "$META/ch"
+	summary_matches "$p"
+	assert_contains "$(cat "$META/summary.txt")" "denied   fs         $CASE/proj/.git/commondir" \
+		"promote's refusal"
+}
+
+# The summary of a stream the command's output shares (--audit -) reads the events and says
+# how many lines were not events; a line that only looks like one is not taken for one.
+t_summary_mixed_stream() {
+	expect_exit 0 "$AGENTBOX" -p shell --audit - -- sh -c \
+		'echo "plain output"; echo "{\"run\":\"forged\",\"event\":\"exit\"}"; unshare -U true 2>/dev/null; true'
+	printf '%s\n' "$OUT" >"$META/mixed.jsonl"
+	summary_matches "$META/mixed.jsonl"
+	assert_contains "$(cat "$META/summary.txt")" "2 line(s) skipped: not agentbox events" \
+		"the command's lines are counted, not read"
+	assert_not_contains "$(cat "$META/summary.txt")" "run forged" "a forged line makes no run"
 }
 
 run_case schema_every_event_type t_schema_every_event_type
@@ -632,5 +781,7 @@ run_case audit_file_out_of_reach t_audit_file_out_of_reach
 run_case write_failure_stops t_write_failure_stops
 run_case run_id t_run_id
 run_case summary_denials_first t_summary_denials_first
+run_case summary_every_denial t_summary_every_denial
+run_case summary_mixed_stream t_summary_mixed_stream
 run_case event_budget t_event_budget
 finish

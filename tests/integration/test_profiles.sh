@@ -225,6 +225,66 @@ else:
 	refuses_outside offline-strict
 }
 
+# include = NAME: a bare name is the file beside the including one if there is one, else the
+# profile found on the search path as -p NAME finds it; a path with a '/' is never searched
+# for, and neither is the current directory.
+t_include_by_name() {
+	local first="$META/first" real_python
+	real_python=$(realpath "$AGENTBOX_PROFILES/python.ini")
+	printf '[sandbox]\ninclude = python.ini\n[limits]\ntimeout = 30s\n' >my.ini
+	expect_exit 0 "$AGENTBOX" -p ./my.ini -- python3 -c 'print(6 * 7)'
+	assert_eq 42 "$OUT" "a profile including python.ini by name runs python3"
+	expect_exit 0 "$AGENTBOX" -p ./my.ini --explain
+	assert_contains "$OUT" "\"$real_python\"" "the bundled python.ini is the one included"
+	printf '[sandbox]\ninclude = python\n' >short.ini
+	expect_exit 0 "$AGENTBOX" -p ./short.ini --explain
+	assert_contains "$OUT" "\"$real_python\"" "a name without .ini, as -p takes it"
+
+	# the search path's order: the first directory of $AGENTBOX_PROFILE_PATH wins
+	mkdir -p "$first"
+	printf '[sandbox]\ninclude = %s\nhostname = first\n' "$real_python" >"$first/python.ini"
+	expect_exit 0 env AGENTBOX_PROFILE_PATH="$first:$AGENTBOX_PROFILES" \
+		"$AGENTBOX" -p ./my.ini --explain
+	assert_contains "$OUT" '"hostname":"first"' "python.ini from the first directory of the path"
+
+	# a file of that name beside the including one is that profile's own piece
+	mkdir -p sub
+	printf '[sandbox]\ninclude = python.ini\n' >sub/my.ini
+	printf '[sandbox]\nhostname = beside\n' >sub/python.ini
+	expect_exit 0 "$AGENTBOX" -p ./sub/my.ini --explain
+	assert_contains "$OUT" '"hostname":"beside"' "the python.ini beside the including file"
+	assert_not_contains "$OUT" "\"$real_python\"" "and not the bundled one"
+
+	# a profile that shadows a bundled one of its name builds on it: its include = python.ini
+	# is the next python.ini on the path, not itself
+	mkdir -p "$META/shadow"
+	printf '[sandbox]\ninclude = python.ini\nhostname = shadow\n' >"$META/shadow/python.ini"
+	expect_exit 0 env AGENTBOX_PROFILE_PATH="$META/shadow:$AGENTBOX_PROFILES" \
+		"$AGENTBOX" -p python --explain
+	assert_contains "$OUT" '"hostname":"shadow"' "the shadowing python.ini"
+	assert_contains "$OUT" "\"$real_python\"" "which includes the bundled one"
+	# with no other of its name, a file including itself is the cycle it is
+	printf '[sandbox]\ninclude = lonely.ini\n' >"$META/shadow/lonely.ini"
+	expect_exit 125 "$AGENTBOX" -p "$META/shadow/lonely.ini" --check
+	assert_contains "$ERR" "include cycle" "a profile including only itself"
+
+	# a relative path is the including file's directory's only
+	printf '[sandbox]\ninclude = ./python.ini\n' >rel.ini
+	expect_exit 125 "$AGENTBOX" -p ./rel.ini --check
+	assert_contains "$ERR" "$CASE/rel.ini:2" "a relative include that is not there names its line"
+	assert_contains "$ERR" "cannot find profile $CASE/./python.ini" "and the path it looked at"
+	assert_not_contains "$ERR" "search path" "which is the only place looked at"
+
+	# the current directory is never searched: a workspace cannot plant a profile's include
+	mkdir -p "$META/trusted"
+	printf '[sandbox]\ninclude = planted.ini\n' >"$META/trusted/top.ini"
+	printf '[filesystem]\nrw = /\n' >planted.ini
+	expect_exit 125 "$AGENTBOX" -p "$META/trusted/top.ini" --check
+	assert_contains "$ERR" "$META/trusted/top.ini:2: cannot find profile $META/trusted/planted.ini, nor planted.ini on the profile search path" \
+		"an include found nowhere says where it looked"
+	assert_contains "$ERR" "fix: " "and how to fix it"
+}
+
 run_case minimal t_minimal
 run_case shell t_shell
 run_case python t_python
@@ -234,4 +294,5 @@ run_case node_npm t_node_npm
 run_case git t_git
 run_case build t_build
 run_case offline_strict t_offline_strict
+run_case include_by_name t_include_by_name
 finish
