@@ -135,6 +135,13 @@ bool dial_method_allowed(const struct policy *p, const char *method)
 
 /* ---------- decide, resolve, connect ---------- */
 
+/* The client's request is plain HTTP, read whole before it goes up: the HTTP proxy's absolute
+ * form, or a captured connection's. */
+static bool plain_http(const struct conn *c)
+{
+	return c->proto == PROTO_HTTP || c->sniff_http;
+}
+
 static void start_connect(struct conn *c);
 
 static void *resolve_thread(void *arg)
@@ -321,20 +328,18 @@ void dial_decide(struct conn *c)
 		conn_refuse(c, why);
 		return;
 	}
-	if ((!strcmp(c->proto, "http") || c->sniff_http) &&
-	    !dial_method_allowed(c->px->p, c->method)) {
+	if (plain_http(c) && !dial_method_allowed(c->px->p, c->method)) {
 		snprintf(why, sizeof(why), "method %s is not allowed ([network] methods)",
 			 c->method);
 		conn_refuse(c, why);
 		return;
 	}
-	if ((!strcmp(c->proto, "http") || c->sniff_http) &&
-	    (!http_check_request(c, c->head, c->head_len) ||
-	     !cred_check_plain(c, c->head, c->head_len)))
+	if (plain_http(c) && (!http_check_request(c, c->head, c->head_len) ||
+			      !cred_check_plain(c, c->head, c->head_len)))
 		return;
 	/* a captured connection whose first bytes showed TLS or another protocol */
 	/* a captured ClientHello named the host (c->sni): intercepted when rules cover it */
-	if (!strcmp(c->proto, "capture") && !c->late_sniff && !c->sniff_http &&
+	if (c->proto == PROTO_CAPTURE && !c->late_sniff && !c->sniff_http &&
 	    !(c->sni[0] && intercept_covers(c)) && !http_check_opaque(c, "captured TLS or other"))
 		return;
 	if (!admit(c))
@@ -492,7 +497,7 @@ void dial_on_connected(struct conn *c)
 		conn_refuse(c, why);
 		return;
 	}
-	if (!strcmp(c->proto, "http") || c->sniff_http) {
+	if (plain_http(c)) {
 		struct http_request req;
 		size_t n;
 		char *head;
@@ -505,15 +510,15 @@ void dial_on_connected(struct conn *c)
 		if (!first_request(c, head, n))
 			return;
 	} else {
-		if (!strcmp(c->proto, "connect"))
+		if (c->proto == PROTO_CONNECT)
 			conn_to_client(c, established, sizeof(established) - 1, false);
-		else if (!strcmp(c->proto, "socks"))
+		else if (c->proto == PROTO_SOCKS)
 			conn_to_client(c, socks_ok, sizeof(socks_ok), false);
 		if (c->dead)
 			return;
 		/* a tunnel's first bytes (a TLS ClientHello) are checked before they go up; a
 		 * captured connection's were, unless it was decided before it sent any */
-		c->late_sniff |= strcmp(c->proto, "capture") != 0;
+		c->late_sniff |= c->proto != PROTO_CAPTURE;
 		if (!c->late_sniff && c->sni[0] && intercept_covers(c)) {
 			start_interception(c); /* a captured ClientHello, checked already */
 			return;

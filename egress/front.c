@@ -25,7 +25,7 @@
 
 static void bad_request(struct conn *c, const char *why)
 {
-	if (!strcmp(c->proto, "socks")) {
+	if (c->proto == PROTO_SOCKS) {
 		unsigned char r[10] = {5, 1, 0, 1};
 		conn_to_client(c, r, sizeof(r), true);
 	} else {
@@ -56,7 +56,7 @@ static void parse_http(struct conn *c)
 		bad_request(c, req.why);
 		return;
 	}
-	c->proto = req.is_connect ? "connect" : "http";
+	c->proto = req.is_connect ? PROTO_CONNECT : PROTO_HTTP;
 	snprintf(c->method, sizeof(c->method), "%s", req.method);
 	snprintf(c->url, sizeof(c->url), "%s", req.url);
 	snprintf(c->host, sizeof(c->host), "%s", req.host);
@@ -230,7 +230,7 @@ void front_read_head(struct conn *c)
 	c->head_len += (size_t)n;
 	if (c->st == ST_SNIFF)
 		parse_capture(c);
-	else if (!strcmp(c->proto, "socks"))
+	else if (c->proto == PROTO_SOCKS)
 		parse_socks(c);
 	else
 		parse_http(c);

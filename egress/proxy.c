@@ -46,6 +46,21 @@ uint64_t proxy_ms_since(const struct timespec *t0)
 
 /* ---------- audit ---------- */
 
+const char *conn_proto_name(enum conn_proto proto)
+{
+	switch (proto) {
+	case PROTO_HTTP:
+		return "http";
+	case PROTO_CONNECT:
+		return "connect";
+	case PROTO_SOCKS:
+		return "socks";
+	case PROTO_CAPTURE:
+		return "capture";
+	}
+	return "?";
+}
+
 void proxy_audit_note(struct proxy *px, struct ab_err *e)
 {
 	if (!px->audit_failed) {
@@ -62,7 +77,7 @@ void conn_audit(struct conn *c, const char *decision, const char *reason)
 
 	c->audited = true;
 	audit_decision(px->a, decision);
-	json_kv_str(j, "protocol", c->proto);
+	json_kv_str(j, "protocol", conn_proto_name(c->proto));
 	json_kv_str(j, "host", c->host[0] ? c->host : NULL);
 	json_kv_uint(j, "port", c->port);
 	if (c->addr[0])
@@ -201,13 +216,13 @@ void conn_to_client(struct conn *c, const void *data, size_t n, bool close_after
 
 void conn_refuse(struct conn *c, const char *why)
 {
-	if (!strcmp(c->proto, "capture") && !c->sniff_http) {
+	if (c->proto == PROTO_CAPTURE && !c->sniff_http) {
 		/* a client that did not ask a proxy cannot be told why: the audit trail says */
 		conn_audit(c, "deny", why);
 		conn_close(c, why);
 		return;
 	}
-	if (!strcmp(c->proto, "socks")) {
+	if (c->proto == PROTO_SOCKS) {
 		static const unsigned char denied[] = {5, 2, 0, 1, 0, 0, 0, 0, 0, 0};
 		conn_to_client(c, denied, sizeof(denied), true); /* 0x02: not allowed by ruleset */
 	} else {
@@ -426,9 +441,9 @@ static void on_accept(struct proxy *px, int which)
 		c->up = (struct endpoint){c, UPSTREAM, -1, 0};
 		c->to_up.pipe[0] = c->to_up.pipe[1] = -1;
 		c->to_client.pipe[0] = c->to_client.pipe[1] = -1;
-		c->proto = which == EGRESS_HTTP	   ? "http"
-			   : which == EGRESS_SOCKS ? "socks"
-						   : "capture";
+		c->proto = which == EGRESS_HTTP	   ? PROTO_HTTP
+			   : which == EGRESS_SOCKS ? PROTO_SOCKS
+						   : PROTO_CAPTURE;
 		c->st = which == EGRESS_HTTP	? ST_HTTP_HEAD
 			: which == EGRESS_SOCKS ? ST_SOCKS_GREETING
 						: ST_SNIFF;

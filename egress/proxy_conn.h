@@ -41,6 +41,15 @@
 #define RELAY_MAX_PIPES 64
 
 enum side { CLIENT, UPSTREAM };
+
+/* How the connection came, as its events name it (in proxy.c). The HTTP proxy's connections are
+ * PROTO_HTTP until their request line says CONNECT. */
+enum conn_proto {
+	PROTO_HTTP,    /* "http": the HTTP proxy, a request in absolute form */
+	PROTO_CONNECT, /* "connect": the HTTP proxy, a CONNECT tunnel */
+	PROTO_SOCKS,   /* "socks": the SOCKS5 listener */
+	PROTO_CAPTURE  /* "capture": made to anywhere, redirected by the transparent capture */
+};
 enum state {
 	ST_HTTP_HEAD,
 	ST_SOCKS_GREETING,
@@ -85,9 +94,9 @@ struct conn {
 	struct conn *prev, *next;
 	struct endpoint cl, up;
 	enum state st;
-	long exec;	   /* in a session, the exec that made it (audit_kv_exec); else -2 */
-	const char *proto; /* "http", "connect", "socks", "capture" */
-	char *head;	   /* EGRESS_MAX_HEAD bytes until relaying starts, then NULL */
+	long exec; /* in a session, the exec that made it (audit_kv_exec); else -2 */
+	enum conn_proto proto;
+	char *head; /* EGRESS_MAX_HEAD bytes until relaying starts, then NULL */
 	size_t head_len;
 	char method[16];
 	char url[2048];
@@ -174,6 +183,8 @@ uint64_t proxy_now_ms(void);
 uint64_t proxy_ms_since(const struct timespec *t0);
 /* An audit write failed: the first failure ends the run after this dispatch round. */
 void proxy_audit_note(struct proxy *px, struct ab_err *e);
+/* The connection's protocol as its events and messages name it ("http", "connect", ...). */
+const char *conn_proto_name(enum conn_proto proto);
 /* The connection's "net" event; a failed write stops the run at the end of the round. */
 void conn_audit(struct conn *c, const char *decision, const char *reason);
 /* A "limit" event; host: the host a per-host limit counts, else NULL. */
