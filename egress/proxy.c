@@ -1,10 +1,11 @@
 /* The egress proxy engine: one epoll loop in the supervisor, non-blocking sockets, names resolved
- * by short-lived threads so the loop never blocks. Each connection moves through:
- *   head (HTTP request head or SOCKS5 greeting + request) → decision → resolve → SSRF guard →
- *   connect → relay → close, and is audited at its decision (deny) or at its close (allow).
- * Here: the listeners, the loop, a connection's lifetime and its events. The stages are front.c
- * (head), dial.c (decision to connect), relay.c and, for the capture, dns_stub.c; they share
- * include/proxy_conn.h. */
+ * by short-lived threads so the loop never blocks. Each connection moves through the states of
+ * enum conn_state (proxy_conn.h):
+ *   first bytes (HTTP request head, SOCKS5 greeting + request, a capture's sniff) → decision →
+ *   resolve → SSRF guard → connect → relay or interception → close,
+ * and is audited at its decision (deny) or at its close (allow). Here: the listeners, the loop,
+ * a connection's lifetime and its events. The stages are front.c (first bytes), dial.c
+ * (decision to connect), relay.c, intercept.c and, for the capture, dns_stub.c. */
 #include "proxy.h"
 
 #include <errno.h>
@@ -29,6 +30,14 @@
 /* How long a captured connection may keep quiet before it is decided without its first bytes
  * (a protocol where the server speaks first). */
 #define SNIFF_MS 200
+
+/* Pipes open at once, at most (2 fds each; fewer when the fd limit leaves less room, see
+ * pipe_budget): past it, bulk flows copy. Bounds what pipes can hold to 64 MiB. */
+#define RELAY_MAX_PIPES 64
+
+/* Connections whose exec one dispatch round may look for (proxy_attribute): past it, a flood of
+ * connections goes unplaced rather than hold the loop in /proc. */
+#define PROXY_ATTRIB_PER_ROUND 16
 
 uint64_t proxy_now_ms(void)
 {
