@@ -290,19 +290,50 @@ void conn_update_interest(struct conn *c)
 	proxy_watch(c->px, &c->up, up);
 }
 
+/* A connection that is ending (close_after_flush, whatever its state): what is queued for the
+ * client goes, then it closes. */
+static void send_then_close(struct conn *c)
+{
+	struct flow *f = &c->to_client;
+	ssize_t n = send(c->cl.fd, f->buf + f->off, f->len - f->off, MSG_NOSIGNAL);
+
+	if (n > 0)
+		f->off += (size_t)n;
+	if (n < 0 && errno != EAGAIN)
+		f->off = f->len;
+	if (f->off >= f->len) /* an intercepted connection's end is its exchange's */
+		conn_close(c, c->tls ? "closed" : "refused");
+}
+
+/* ST_RELAY: held first bytes, then intercepted or relayed bytes (see enum conn_state). false
+ * when the connection was closed. */
+static bool on_relay_event(struct conn *c, const struct endpoint *ep, uint32_t events)
+{
+	if (c->late_sniff && ep->side == CLIENT && (events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+		dial_read_late(c);
+	if (c->dead || (c->tls && !intercept_pump(c)))
+		return false;
+	if (c->tls)
+		return true;
+	if ((!c->late_sniff && !relay_pump(c, &c->cl, &c->up, &c->to_up, &c->bytes_out)) ||
+	    !relay_pump(c, &c->up, &c->cl, &c->to_client, &c->bytes_in))
+		return false;
+	if (c->to_up.eof && c->to_client.eof && !flow_held(&c->to_up) &&
+	    !flow_held(&c->to_client)) {
+		conn_close(c, "closed");
+		return false;
+	}
+	if (c->refused) /* it waits for the first response: while bytes move */
+		c->deadline_ms = proxy_now_ms() + PROXY_HEAD_TIMEOUT_MS;
+	return true;
+}
+
 static void on_conn_event(struct endpoint *ep, uint32_t events)
 {
 	struct conn *c = ep->c;
 
 	if (c->close_after_flush) {
-		struct flow *f = &c->to_client;
-		ssize_t n = send(c->cl.fd, f->buf + f->off, f->len - f->off, MSG_NOSIGNAL);
-		if (n > 0)
-			f->off += (size_t)n;
-		if (n < 0 && errno != EAGAIN)
-			f->off = f->len;
-		if (f->off >= f->len) /* an intercepted connection's end is its exchange's */
-			conn_close(c, c->tls ? "closed" : "refused");
+		send_then_close(c);
 		return;
 	}
 	switch (c->st) {
@@ -320,23 +351,8 @@ static void on_conn_event(struct endpoint *ep, uint32_t events)
 			dial_on_connected(c);
 		break;
 	case ST_RELAY:
-		if (c->late_sniff && ep->side == CLIENT &&
-		    (events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
-			dial_read_late(c);
-		if (c->dead || (c->tls && !intercept_pump(c)))
+		if (!on_relay_event(c, ep, events))
 			return;
-		if (c->tls)
-			break;
-		if ((!c->late_sniff && !relay_pump(c, &c->cl, &c->up, &c->to_up, &c->bytes_out)) ||
-		    !relay_pump(c, &c->up, &c->cl, &c->to_client, &c->bytes_in))
-			return;
-		if (c->to_up.eof && c->to_client.eof && !flow_held(&c->to_up) &&
-		    !flow_held(&c->to_client)) {
-			conn_close(c, "closed");
-			return;
-		}
-		if (c->refused) /* it waits for the first response: while bytes move */
-			c->deadline_ms = proxy_now_ms() + PROXY_HEAD_TIMEOUT_MS;
 		break;
 	case ST_RESOLVE:
 		break;
