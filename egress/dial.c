@@ -402,11 +402,31 @@ static void start_interception(struct conn *c)
 	c->to_up.eof |= ended;
 }
 
+/* The held first bytes (s) name the host the tunnel was allowed for and, plain HTTP, an allowed
+ * method: else false, and the connection was closed (the tunnel was promised: it can only be
+ * closed). */
+static bool flight_allowed(struct conn *c, const struct sniff *s)
+{
+	char why[512];
+
+	why[0] = '\0';
+	if (!strcmp(s->proto, "http")) /* the request's, in its events: a tunnel's said CONNECT */
+		snprintf(c->method, sizeof(c->method), "%s", s->method);
+	if (!front_flight_mismatch(c, s, why, sizeof(why)) && !strcmp(s->proto, "http") &&
+	    !dial_method_allowed(c->px->p, s->method))
+		snprintf(why, sizeof(why), "method %s is not allowed ([network] methods)",
+			 s->method);
+	if (!why[0])
+		return true;
+	conn_audit(c, "deny", why);
+	conn_close(c, why);
+	return false;
+}
+
 /* The held first bytes are complete (or the client ended): checked, then sent up. */
 static void late_flight(struct conn *c)
 {
 	struct sniff s;
-	char why[512];
 	size_t n;
 
 	if (egress_sniff((unsigned char *)c->head, c->head_len, &s) == PARSE_MORE) {
@@ -415,18 +435,8 @@ static void late_flight(struct conn *c)
 		egress_sniff_final((unsigned char *)c->head, c->head_len, &s);
 		s.odd |= !c->late_eof; /* a full buffer that still asks for more cannot be read */
 	}
-	why[0] = '\0';
-	if (!strcmp(s.proto, "http")) /* the request's, in its events: a tunnel's said CONNECT */
-		snprintf(c->method, sizeof(c->method), "%s", s.method);
-	if (!front_flight_mismatch(c, &s, why, sizeof(why)) && !strcmp(s.proto, "http") &&
-	    !dial_method_allowed(c->px->p, s.method))
-		snprintf(why, sizeof(why), "method %s is not allowed ([network] methods)",
-			 s.method);
-	if (why[0]) {
-		conn_audit(c, "deny", why); /* the tunnel was promised: it can only be closed */
-		conn_close(c, why);
+	if (!flight_allowed(c, &s))
 		return;
-	}
 	c->late_sniff = false;
 	n = c->head_len;
 	if (!strcmp(s.proto, "http")) {
@@ -481,11 +491,53 @@ void dial_read_late(struct conn *c)
 	late_flight(c);
 }
 
-/* Upstream is connected: answer the client and start relaying. */
-void dial_on_connected(struct conn *c)
+/* Plain HTTP: its request's head goes up with its canonical target, asking the server to close
+ * after it. false when the connection was closed. */
+static bool send_request_head(struct conn *c)
+{
+	struct http_request req;
+	size_t n;
+	char *head;
+
+	if (c->sniff_http) {
+		head = http_closing_head(c->head, c->sniff_head, c->target, &n);
+	} else {
+		http_parse_request(c->head, c->head_len, &req);
+		head = http_upstream_head(c->head, &req, c->target, &n);
+	}
+	return first_request(c, head, n);
+}
+
+/* Any other connection is a tunnel: the client is told it is open (as CONNECT and SOCKS5 expect;
+ * a captured client expects nothing). A tunnel's first bytes (a TLS ClientHello) are checked
+ * before they go up; a captured connection's were, unless it was decided before it sent any.
+ * false when the connection was closed, or went on to interception. */
+static bool open_tunnel(struct conn *c)
 {
 	static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 	static const unsigned char socks_ok[] = {5, 0, 0, 1, 0, 0, 0, 0, 0, 0};
+
+	if (c->proto == PROTO_CONNECT)
+		conn_to_client(c, established, sizeof(established) - 1, false);
+	else if (c->proto == PROTO_SOCKS)
+		conn_to_client(c, socks_ok, sizeof(socks_ok), false);
+	if (c->dead)
+		return false;
+	c->late_sniff |= c->proto != PROTO_CAPTURE;
+	if (!c->late_sniff && c->sni[0] && intercept_covers(c)) {
+		start_interception(c); /* a captured ClientHello, checked already */
+		return false;
+	}
+	if (!c->late_sniff && !flow_put(&c->to_up, c->head, c->head_len)) {
+		conn_close(c, "out of memory");
+		return false;
+	}
+	return true;
+}
+
+/* Upstream is connected: answer the client and start relaying. */
+void dial_on_connected(struct conn *c)
+{
 	int err = 0;
 	socklen_t len = sizeof(err);
 
@@ -497,37 +549,8 @@ void dial_on_connected(struct conn *c)
 		conn_refuse(c, why);
 		return;
 	}
-	if (plain_http(c)) {
-		struct http_request req;
-		size_t n;
-		char *head;
-		if (c->sniff_http) {
-			head = http_closing_head(c->head, c->sniff_head, c->target, &n);
-		} else {
-			http_parse_request(c->head, c->head_len, &req);
-			head = http_upstream_head(c->head, &req, c->target, &n);
-		}
-		if (!first_request(c, head, n))
-			return;
-	} else {
-		if (c->proto == PROTO_CONNECT)
-			conn_to_client(c, established, sizeof(established) - 1, false);
-		else if (c->proto == PROTO_SOCKS)
-			conn_to_client(c, socks_ok, sizeof(socks_ok), false);
-		if (c->dead)
-			return;
-		/* a tunnel's first bytes (a TLS ClientHello) are checked before they go up; a
-		 * captured connection's were, unless it was decided before it sent any */
-		c->late_sniff |= c->proto != PROTO_CAPTURE;
-		if (!c->late_sniff && c->sni[0] && intercept_covers(c)) {
-			start_interception(c); /* a captured ClientHello, checked already */
-			return;
-		}
-		if (!c->late_sniff && !flow_put(&c->to_up, c->head, c->head_len)) {
-			conn_close(c, "out of memory");
-			return;
-		}
-	}
+	if (!(plain_http(c) ? send_request_head(c) : open_tunnel(c)))
+		return;
 	if (!c->late_sniff) {
 		free(c->head);
 		c->head = NULL;
