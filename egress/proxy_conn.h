@@ -58,13 +58,14 @@ enum conn_proto {
  *   ST_SOCKS_GREETING ─→ ST_SOCKS_REQUEST ──┼─ dial_decide ─→ [ST_RESOLVE] ─→ ST_CONNECT
  *   ST_SNIFF ───────────────────────────────┘      ─→ dial_on_connected ─→ ST_RELAY ─→ closed
  *
- * (ST_RESOLVE only for a name with no pin, that is not an address.) Any state can end in a
+ * (ST_RESOLVE only for a host name without a resolve entry.) Any state can end in a
  * refusal: its answer is queued with close_after_flush, which then overrides the state until the
  * answer is sent and the connection closes. ST_RELAY moves bytes in one of three ways:
  *   late_sniff  the client's first bytes are held in head until they agree with the host
  *               (dial_read_late); then one of the other two
  *   tls         intercepted: TLS ended on both sides (intercept_pump)
- *   otherwise   relayed as they come (relay_pump), plain HTTP's one request through request */
+ *   otherwise   relayed as they come (relay_pump); plain HTTP's one request is read through
+ *               request to its end, and nothing after it goes up */
 enum conn_state {
 	ST_HTTP_HEAD,	   /* the HTTP proxy: reading the request head */
 	ST_SOCKS_GREETING, /* SOCKS5: reading the greeting (methods) */
