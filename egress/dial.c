@@ -410,9 +410,9 @@ static bool flight_allowed(struct conn *c, const struct sniff *s)
 	char why[512];
 
 	why[0] = '\0';
-	if (!strcmp(s->proto, "http")) /* the request's, in its events: a tunnel's said CONNECT */
+	if (s->proto == SNIFF_HTTP) /* the request's, in its events: a tunnel's said CONNECT */
 		snprintf(c->method, sizeof(c->method), "%s", s->method);
-	if (!front_flight_mismatch(c, s, why, sizeof(why)) && !strcmp(s->proto, "http") &&
+	if (!front_flight_mismatch(c, s, why, sizeof(why)) && s->proto == SNIFF_HTTP &&
 	    !dial_method_allowed(c->px->p, s->method))
 		snprintf(why, sizeof(why), "method %s is not allowed ([network] methods)",
 			 s->method);
@@ -439,7 +439,7 @@ static void late_flight(struct conn *c)
 		return;
 	c->late_sniff = false;
 	n = c->head_len;
-	if (!strcmp(s.proto, "http")) {
+	if (s.proto == SNIFF_HTTP) {
 		/* plain HTTP in a tunnel or a captured connection: one request, its head closing
 		 * the connection, as on the HTTP proxy's own path */
 		size_t m = 0;
@@ -451,10 +451,10 @@ static void late_flight(struct conn *c)
 		if (!first_request(c, head, m))
 			return;
 		n = c->to_up.len;
-	} else if (!strcmp(s.proto, "tls") && intercept_covers(c)) {
+	} else if (s.proto == SNIFF_TLS && intercept_covers(c)) {
 		start_interception(c);
 		return;
-	} else if (!http_check_opaque(c, s.proto)) {
+	} else if (!http_check_opaque(c, sniff_proto_name(s.proto))) {
 		return;
 	} else if (!flow_put(&c->to_up, c->head, c->head_len)) {
 		conn_close(c, "out of memory");
