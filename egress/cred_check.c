@@ -184,7 +184,8 @@ bool cred_check_name(struct conn *c)
 		who = creds_scan(cs, c->sni, strlen(c->sni), true);
 	if (who == CRED_NONE)
 		return true;
-	snprintf(where, sizeof(where), "the host name of a %s connection", c->proto);
+	snprintf(where, sizeof(where), "the host name of a %s connection",
+		 conn_proto_name(c->proto));
 	if (who >= 0) {
 		cred_event(c->px, &cs->v[who], "deny", "placeholder in a host name", c->host, NULL,
 			   NULL);

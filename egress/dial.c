@@ -135,6 +135,13 @@ bool dial_method_allowed(const struct policy *p, const char *method)
 
 /* ---------- decide, resolve, connect ---------- */
 
+/* The client's request is plain HTTP, read whole before it goes up: the HTTP proxy's absolute
+ * form, or a captured connection's. */
+static bool plain_http(const struct conn *c)
+{
+	return c->proto == PROTO_HTTP || c->sniff_http;
+}
+
 static void start_connect(struct conn *c);
 
 static void *resolve_thread(void *arg)
@@ -321,20 +328,18 @@ void dial_decide(struct conn *c)
 		conn_refuse(c, why);
 		return;
 	}
-	if ((!strcmp(c->proto, "http") || c->sniff_http) &&
-	    !dial_method_allowed(c->px->p, c->method)) {
+	if (plain_http(c) && !dial_method_allowed(c->px->p, c->method)) {
 		snprintf(why, sizeof(why), "method %s is not allowed ([network] methods)",
 			 c->method);
 		conn_refuse(c, why);
 		return;
 	}
-	if ((!strcmp(c->proto, "http") || c->sniff_http) &&
-	    (!http_check_request(c, c->head, c->head_len) ||
-	     !cred_check_plain(c, c->head, c->head_len)))
+	if (plain_http(c) && (!http_check_request(c, c->head, c->head_len) ||
+			      !cred_check_plain(c, c->head, c->head_len)))
 		return;
 	/* a captured connection whose first bytes showed TLS or another protocol */
 	/* a captured ClientHello named the host (c->sni): intercepted when rules cover it */
-	if (!strcmp(c->proto, "capture") && !c->late_sniff && !c->sniff_http &&
+	if (c->proto == PROTO_CAPTURE && !c->late_sniff && !c->sniff_http &&
 	    !(c->sni[0] && intercept_covers(c)) && !http_check_opaque(c, "captured TLS or other"))
 		return;
 	if (!admit(c))
@@ -397,11 +402,31 @@ static void start_interception(struct conn *c)
 	c->to_up.eof |= ended;
 }
 
+/* The held first bytes (s) name the host the tunnel was allowed for and, plain HTTP, an allowed
+ * method: else false, and the connection was closed (the tunnel was promised: it can only be
+ * closed). */
+static bool flight_allowed(struct conn *c, const struct sniff *s)
+{
+	char why[512];
+
+	why[0] = '\0';
+	if (s->proto == SNIFF_HTTP) /* the request's, in its events: a tunnel's said CONNECT */
+		snprintf(c->method, sizeof(c->method), "%s", s->method);
+	if (!front_flight_mismatch(c, s, why, sizeof(why)) && s->proto == SNIFF_HTTP &&
+	    !dial_method_allowed(c->px->p, s->method))
+		snprintf(why, sizeof(why), "method %s is not allowed ([network] methods)",
+			 s->method);
+	if (!why[0])
+		return true;
+	conn_audit(c, "deny", why);
+	conn_close(c, why);
+	return false;
+}
+
 /* The held first bytes are complete (or the client ended): checked, then sent up. */
 static void late_flight(struct conn *c)
 {
 	struct sniff s;
-	char why[512];
 	size_t n;
 
 	if (egress_sniff((unsigned char *)c->head, c->head_len, &s) == PARSE_MORE) {
@@ -410,21 +435,11 @@ static void late_flight(struct conn *c)
 		egress_sniff_final((unsigned char *)c->head, c->head_len, &s);
 		s.odd |= !c->late_eof; /* a full buffer that still asks for more cannot be read */
 	}
-	why[0] = '\0';
-	if (!strcmp(s.proto, "http")) /* the request's, in its events: a tunnel's said CONNECT */
-		snprintf(c->method, sizeof(c->method), "%s", s.method);
-	if (!front_flight_mismatch(c, &s, why, sizeof(why)) && !strcmp(s.proto, "http") &&
-	    !dial_method_allowed(c->px->p, s.method))
-		snprintf(why, sizeof(why), "method %s is not allowed ([network] methods)",
-			 s.method);
-	if (why[0]) {
-		conn_audit(c, "deny", why); /* the tunnel was promised: it can only be closed */
-		conn_close(c, why);
+	if (!flight_allowed(c, &s))
 		return;
-	}
 	c->late_sniff = false;
 	n = c->head_len;
-	if (!strcmp(s.proto, "http")) {
+	if (s.proto == SNIFF_HTTP) {
 		/* plain HTTP in a tunnel or a captured connection: one request, its head closing
 		 * the connection, as on the HTTP proxy's own path */
 		size_t m = 0;
@@ -436,10 +451,10 @@ static void late_flight(struct conn *c)
 		if (!first_request(c, head, m))
 			return;
 		n = c->to_up.len;
-	} else if (!strcmp(s.proto, "tls") && intercept_covers(c)) {
+	} else if (s.proto == SNIFF_TLS && intercept_covers(c)) {
 		start_interception(c);
 		return;
-	} else if (!http_check_opaque(c, s.proto)) {
+	} else if (!http_check_opaque(c, sniff_proto_name(s.proto))) {
 		return;
 	} else if (!flow_put(&c->to_up, c->head, c->head_len)) {
 		conn_close(c, "out of memory");
@@ -476,11 +491,53 @@ void dial_read_late(struct conn *c)
 	late_flight(c);
 }
 
-/* Upstream is connected: answer the client and start relaying. */
-void dial_on_connected(struct conn *c)
+/* Plain HTTP: its request's head goes up with its canonical target, asking the server to close
+ * after it. false when the connection was closed. */
+static bool send_request_head(struct conn *c)
+{
+	struct http_request req;
+	size_t n;
+	char *head;
+
+	if (c->sniff_http) {
+		head = http_closing_head(c->head, c->sniff_head, c->target, &n);
+	} else {
+		http_parse_request(c->head, c->head_len, &req);
+		head = http_upstream_head(c->head, &req, c->target, &n);
+	}
+	return first_request(c, head, n);
+}
+
+/* Any other connection is a tunnel: the client is told it is open (as CONNECT and SOCKS5 expect;
+ * a captured client expects nothing). A tunnel's first bytes (a TLS ClientHello) are checked
+ * before they go up; a captured connection's were, unless it was decided before it sent any.
+ * false when the connection was closed, or went on to interception. */
+static bool open_tunnel(struct conn *c)
 {
 	static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 	static const unsigned char socks_ok[] = {5, 0, 0, 1, 0, 0, 0, 0, 0, 0};
+
+	if (c->proto == PROTO_CONNECT)
+		conn_to_client(c, established, sizeof(established) - 1, false);
+	else if (c->proto == PROTO_SOCKS)
+		conn_to_client(c, socks_ok, sizeof(socks_ok), false);
+	if (c->dead)
+		return false;
+	c->late_sniff |= c->proto != PROTO_CAPTURE;
+	if (!c->late_sniff && c->sni[0] && intercept_covers(c)) {
+		start_interception(c); /* a captured ClientHello, checked already */
+		return false;
+	}
+	if (!c->late_sniff && !flow_put(&c->to_up, c->head, c->head_len)) {
+		conn_close(c, "out of memory");
+		return false;
+	}
+	return true;
+}
+
+/* Upstream is connected: answer the client and start relaying. */
+void dial_on_connected(struct conn *c)
+{
 	int err = 0;
 	socklen_t len = sizeof(err);
 
@@ -492,37 +549,8 @@ void dial_on_connected(struct conn *c)
 		conn_refuse(c, why);
 		return;
 	}
-	if (!strcmp(c->proto, "http") || c->sniff_http) {
-		struct http_request req;
-		size_t n;
-		char *head;
-		if (c->sniff_http) {
-			head = http_closing_head(c->head, c->sniff_head, c->target, &n);
-		} else {
-			http_parse_request(c->head, c->head_len, &req);
-			head = http_upstream_head(c->head, &req, c->target, &n);
-		}
-		if (!first_request(c, head, n))
-			return;
-	} else {
-		if (!strcmp(c->proto, "connect"))
-			conn_to_client(c, established, sizeof(established) - 1, false);
-		else if (!strcmp(c->proto, "socks"))
-			conn_to_client(c, socks_ok, sizeof(socks_ok), false);
-		if (c->dead)
-			return;
-		/* a tunnel's first bytes (a TLS ClientHello) are checked before they go up; a
-		 * captured connection's were, unless it was decided before it sent any */
-		c->late_sniff |= strcmp(c->proto, "capture") != 0;
-		if (!c->late_sniff && c->sni[0] && intercept_covers(c)) {
-			start_interception(c); /* a captured ClientHello, checked already */
-			return;
-		}
-		if (!c->late_sniff && !flow_put(&c->to_up, c->head, c->head_len)) {
-			conn_close(c, "out of memory");
-			return;
-		}
-	}
+	if (!(plain_http(c) ? send_request_head(c) : open_tunnel(c)))
+		return;
 	if (!c->late_sniff) {
 		free(c->head);
 		c->head = NULL;

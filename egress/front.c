@@ -25,7 +25,7 @@
 
 static void bad_request(struct conn *c, const char *why)
 {
-	if (!strcmp(c->proto, "socks")) {
+	if (c->proto == PROTO_SOCKS) {
 		unsigned char r[10] = {5, 1, 0, 1};
 		conn_to_client(c, r, sizeof(r), true);
 	} else {
@@ -56,7 +56,7 @@ static void parse_http(struct conn *c)
 		bad_request(c, req.why);
 		return;
 	}
-	c->proto = req.is_connect ? "connect" : "http";
+	c->proto = req.is_connect ? PROTO_CONNECT : PROTO_HTTP;
 	snprintf(c->method, sizeof(c->method), "%s", req.method);
 	snprintf(c->url, sizeof(c->url), "%s", req.url);
 	snprintf(c->host, sizeof(c->host), "%s", req.host);
@@ -155,7 +155,7 @@ const char *front_flight_mismatch(struct conn *c, const struct sniff *s, char *w
 		snprintf(c->sni, sizeof(c->sni), "%s", s->name);
 	if (s->odd) {
 		snprintf(why, size, "the %s destination in its first bytes cannot be checked",
-			 s->proto);
+			 sniff_proto_name(s->proto));
 		return why;
 	}
 	if (!s->name[0] || dial_host_literal(want, raw))
@@ -163,7 +163,7 @@ const char *front_flight_mismatch(struct conn *c, const struct sniff *s, char *w
 	if (egress_host_name(s->name, sni, &bad) && !strcmp(sni, want))
 		return NULL;
 	snprintf(why, size, "the connection was allowed for %.200s, but its %s names %.200s", want,
-		 strcmp(s->proto, "tls") ? "HTTP request" : "TLS server name", s->name);
+		 s->proto != SNIFF_TLS ? "HTTP request" : "TLS server name", s->name);
 	return why;
 }
 
@@ -174,7 +174,7 @@ void front_capture_decide(struct conn *c, const struct sniff *s)
 	char why[512];
 
 	if (s) {
-		c->sniff_http = !strcmp(s->proto, "http");
+		c->sniff_http = s->proto == SNIFF_HTTP;
 		c->sniff_head = s->head_len;
 		snprintf(c->method, sizeof(c->method), "%s", c->sniff_http ? s->method : "");
 		snprintf(c->sni, sizeof(c->sni), "%s", s->name);
@@ -230,7 +230,7 @@ void front_read_head(struct conn *c)
 	c->head_len += (size_t)n;
 	if (c->st == ST_SNIFF)
 		parse_capture(c);
-	else if (!strcmp(c->proto, "socks"))
+	else if (c->proto == PROTO_SOCKS)
 		parse_socks(c);
 	else
 		parse_http(c);

@@ -1,10 +1,11 @@
 /* The egress proxy engine: one epoll loop in the supervisor, non-blocking sockets, names resolved
- * by short-lived threads so the loop never blocks. Each connection moves through:
- *   head (HTTP request head or SOCKS5 greeting + request) → decision → resolve → SSRF guard →
- *   connect → relay → close, and is audited at its decision (deny) or at its close (allow).
- * Here: the listeners, the loop, a connection's lifetime and its events. The stages are front.c
- * (head), dial.c (decision to connect), relay.c and, for the capture, dns_stub.c; they share
- * include/proxy_conn.h. */
+ * by short-lived threads so the loop never blocks. Each connection moves through the states of
+ * enum conn_state (proxy_conn.h):
+ *   first bytes (HTTP request head, SOCKS5 greeting + request, a capture's sniff) → decision →
+ *   resolve → SSRF guard → connect → relay or interception → close,
+ * and is audited at its decision (deny) or at its close (allow). Here: the listeners, the loop,
+ * a connection's lifetime and its events. The stages are front.c (first bytes), dial.c
+ * (decision to connect), relay.c, intercept.c and, for the capture, dns_stub.c. */
 #include "proxy.h"
 
 #include <errno.h>
@@ -30,6 +31,14 @@
  * (a protocol where the server speaks first). */
 #define SNIFF_MS 200
 
+/* Pipes open at once, at most (2 fds each; fewer when the fd limit leaves less room, see
+ * pipe_budget): past it, bulk flows copy. Bounds what pipes can hold to 64 MiB. */
+#define RELAY_MAX_PIPES 64
+
+/* Connections whose exec one dispatch round may look for (proxy_attribute): past it, a flood of
+ * connections goes unplaced rather than hold the loop in /proc. */
+#define PROXY_ATTRIB_PER_ROUND 16
+
 uint64_t proxy_now_ms(void)
 {
 	struct timespec ts;
@@ -45,6 +54,21 @@ uint64_t proxy_ms_since(const struct timespec *t0)
 }
 
 /* ---------- audit ---------- */
+
+const char *conn_proto_name(enum conn_proto proto)
+{
+	switch (proto) {
+	case PROTO_HTTP:
+		return "http";
+	case PROTO_CONNECT:
+		return "connect";
+	case PROTO_SOCKS:
+		return "socks";
+	case PROTO_CAPTURE:
+		return "capture";
+	}
+	return "?";
+}
 
 void proxy_audit_note(struct proxy *px, struct ab_err *e)
 {
@@ -62,7 +86,7 @@ void conn_audit(struct conn *c, const char *decision, const char *reason)
 
 	c->audited = true;
 	audit_decision(px->a, decision);
-	json_kv_str(j, "protocol", c->proto);
+	json_kv_str(j, "protocol", conn_proto_name(c->proto));
 	json_kv_str(j, "host", c->host[0] ? c->host : NULL);
 	json_kv_uint(j, "port", c->port);
 	if (c->addr[0])
@@ -201,13 +225,13 @@ void conn_to_client(struct conn *c, const void *data, size_t n, bool close_after
 
 void conn_refuse(struct conn *c, const char *why)
 {
-	if (!strcmp(c->proto, "capture") && !c->sniff_http) {
+	if (c->proto == PROTO_CAPTURE && !c->sniff_http) {
 		/* a client that did not ask a proxy cannot be told why: the audit trail says */
 		conn_audit(c, "deny", why);
 		conn_close(c, why);
 		return;
 	}
-	if (!strcmp(c->proto, "socks")) {
+	if (c->proto == PROTO_SOCKS) {
 		static const unsigned char denied[] = {5, 2, 0, 1, 0, 0, 0, 0, 0, 0};
 		conn_to_client(c, denied, sizeof(denied), true); /* 0x02: not allowed by ruleset */
 	} else {
@@ -266,19 +290,50 @@ void conn_update_interest(struct conn *c)
 	proxy_watch(c->px, &c->up, up);
 }
 
+/* A connection that is ending (close_after_flush, whatever its state): what is queued for the
+ * client goes, then it closes. */
+static void send_then_close(struct conn *c)
+{
+	struct flow *f = &c->to_client;
+	ssize_t n = send(c->cl.fd, f->buf + f->off, f->len - f->off, MSG_NOSIGNAL);
+
+	if (n > 0)
+		f->off += (size_t)n;
+	if (n < 0 && errno != EAGAIN)
+		f->off = f->len;
+	if (f->off >= f->len) /* an intercepted connection's end is its exchange's */
+		conn_close(c, c->tls ? "closed" : "refused");
+}
+
+/* ST_RELAY: held first bytes, then intercepted or relayed bytes (see enum conn_state). false
+ * when the connection was closed. */
+static bool on_relay_event(struct conn *c, const struct endpoint *ep, uint32_t events)
+{
+	if (c->late_sniff && ep->side == CLIENT && (events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+		dial_read_late(c);
+	if (c->dead || (c->tls && !intercept_pump(c)))
+		return false;
+	if (c->tls)
+		return true;
+	if ((!c->late_sniff && !relay_pump(c, &c->cl, &c->up, &c->to_up, &c->bytes_out)) ||
+	    !relay_pump(c, &c->up, &c->cl, &c->to_client, &c->bytes_in))
+		return false;
+	if (c->to_up.eof && c->to_client.eof && !flow_held(&c->to_up) &&
+	    !flow_held(&c->to_client)) {
+		conn_close(c, "closed");
+		return false;
+	}
+	if (c->refused) /* it waits for the first response: while bytes move */
+		c->deadline_ms = proxy_now_ms() + PROXY_HEAD_TIMEOUT_MS;
+	return true;
+}
+
 static void on_conn_event(struct endpoint *ep, uint32_t events)
 {
 	struct conn *c = ep->c;
 
 	if (c->close_after_flush) {
-		struct flow *f = &c->to_client;
-		ssize_t n = send(c->cl.fd, f->buf + f->off, f->len - f->off, MSG_NOSIGNAL);
-		if (n > 0)
-			f->off += (size_t)n;
-		if (n < 0 && errno != EAGAIN)
-			f->off = f->len;
-		if (f->off >= f->len) /* an intercepted connection's end is its exchange's */
-			conn_close(c, c->tls ? "closed" : "refused");
+		send_then_close(c);
 		return;
 	}
 	switch (c->st) {
@@ -296,23 +351,8 @@ static void on_conn_event(struct endpoint *ep, uint32_t events)
 			dial_on_connected(c);
 		break;
 	case ST_RELAY:
-		if (c->late_sniff && ep->side == CLIENT &&
-		    (events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
-			dial_read_late(c);
-		if (c->dead || (c->tls && !intercept_pump(c)))
+		if (!on_relay_event(c, ep, events))
 			return;
-		if (c->tls)
-			break;
-		if ((!c->late_sniff && !relay_pump(c, &c->cl, &c->up, &c->to_up, &c->bytes_out)) ||
-		    !relay_pump(c, &c->up, &c->cl, &c->to_client, &c->bytes_in))
-			return;
-		if (c->to_up.eof && c->to_client.eof && !flow_held(&c->to_up) &&
-		    !flow_held(&c->to_client)) {
-			conn_close(c, "closed");
-			return;
-		}
-		if (c->refused) /* it waits for the first response: while bytes move */
-			c->deadline_ms = proxy_now_ms() + PROXY_HEAD_TIMEOUT_MS;
 		break;
 	case ST_RESOLVE:
 		break;
@@ -426,9 +466,9 @@ static void on_accept(struct proxy *px, int which)
 		c->up = (struct endpoint){c, UPSTREAM, -1, 0};
 		c->to_up.pipe[0] = c->to_up.pipe[1] = -1;
 		c->to_client.pipe[0] = c->to_client.pipe[1] = -1;
-		c->proto = which == EGRESS_HTTP	   ? "http"
-			   : which == EGRESS_SOCKS ? "socks"
-						   : "capture";
+		c->proto = which == EGRESS_HTTP	   ? PROTO_HTTP
+			   : which == EGRESS_SOCKS ? PROTO_SOCKS
+						   : PROTO_CAPTURE;
 		c->st = which == EGRESS_HTTP	? ST_HTTP_HEAD
 			: which == EGRESS_SOCKS ? ST_SOCKS_GREETING
 						: ST_SNIFF;

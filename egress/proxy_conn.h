@@ -1,10 +1,23 @@
-/* The egress proxy engine's own header, private to egress/: proxy.c (listeners, the event loop,
- * a connection's lifetime), front.c (what a client sends first), dial.c (decide, resolve,
- * connect), relay.c (moving the bytes), dns_stub.c (the transparent capture's DNS stub),
- * http_check.c (each request against the [http] rules), cred_check.c (credentials on the way
- * up, the scrub on the way down), sock_owner.c (a session's connection's exec), and
- * interception (intercept.c, exchange.c: intercept_conn.h). It holds the state they share, and
- * the functions one of them calls in another. proxy.h is the engine's public surface. */
+/* The proxy engine's internal interface: what its files offer one another, and the connection
+ * they share. No other module includes it; proxy.h is the engine's public surface.
+ *
+ *   proxy.c       the loop: listeners, accept, timers, dispatch on a connection's state; its
+ *                 lifetime (watch, refuse, close) and its "net" and "limit" events
+ *   front.c       what a client sends first: the HTTP proxy's head, SOCKS5, a captured
+ *                 connection's destination and first bytes (sniff.h)
+ *   dial.c        the decision (rules, methods, limits), the address (literal, pinned, or looked
+ *                 up by a thread and checked by the SSRF guard), the connect, the answer to the
+ *                 client, and a tunnel's first bytes held until they agree with its host
+ *   relay.c       the bytes both ways (copied, or spliced once bulk), the byte budgets, and
+ *                 plain HTTP's one request read to its end
+ *   http_check.c  a request against the [http] rules; the one HTTP refusal path
+ *   cred_check.c  credentials put in on the way up, real values scrubbed on the way down
+ *   intercept.c   TLS to both sides of a connection the [http] rules cover; exchange.c, the HTTP
+ *                 requests and responses in between (they share intercept_conn.h)
+ *   dns_stub.c    the transparent capture's DNS stub
+ * The protocols are read by pure parsers with headers of their own: http_proxy.h, socks5.h,
+ * sniff.h, http_stream.h, dns.h; per-host limits are hostlimits.h, a session's attribution
+ * sock_owner.h. docs/architecture.md walks one connection through all of it. */
 #ifndef AGENTBOX_PROXY_CONN_H
 #define AGENTBOX_PROXY_CONN_H
 
@@ -22,33 +35,45 @@
 #include "http_stream.h"
 #include "sniff.h"
 
-/* One read's worth of relayed bytes, in a buffer the whole loop shares: what the other side takes
- * at once is never copied into the connection, so an idle or keeping-up tunnel holds no buffer of
- * its own (1,000 open tunnels cost the supervisor a few MiB). Flows that are not spliced (below
- * RELAY_SPLICE_AFTER, or no pipe to be had) move in steps this large. */
+/* One read's worth of relayed bytes, in a buffer the whole loop shares (proxy.c makes it,
+ * relay.c and intercept.c read into it): what the other side takes at once is never copied into
+ * the connection, so an idle or keeping-up tunnel holds no buffer of its own (1,000 open
+ * tunnels cost the supervisor a few MiB). Flows that are not spliced move in steps this large. */
 #define RELAY_CHUNK (256 * 1024)
 
-/* A direction that has moved this many bytes is bulk: it gets a pipe, and its bytes go from
- * socket to socket by splice(2), never through user space (the supervisor spends about a fifth
- * less CPU per GiB; docs/benchmarks.md). Below it (requests, handshakes, idle tunnels) a flow
- * holds no pipe and no fds of its own. */
-#define RELAY_SPLICE_AFTER (128 * 1024)
-/* Asked of each pipe: one splice moves up to this much (with the default 64 KiB, a tunnel relays
- * about a third slower). */
-#define RELAY_PIPE_SIZE (1024 * 1024)
-/* Pipes open at once, at most (2 fds each; fewer when the fd limit leaves less room, see
- * pipe_budget): past it, bulk flows copy. Bounds what pipes can hold to 64 MiB. */
-#define RELAY_MAX_PIPES 64
-
 enum side { CLIENT, UPSTREAM };
-enum state {
-	ST_HTTP_HEAD,
-	ST_SOCKS_GREETING,
-	ST_SOCKS_REQUEST,
-	ST_SNIFF, /* captured: waiting for the first bytes, which may name the host */
-	ST_RESOLVE,
-	ST_CONNECT,
-	ST_RELAY
+
+/* How the connection came, as its events name it (conn_proto_name). The HTTP proxy's
+ * connections are PROTO_HTTP until their request line says CONNECT. */
+enum conn_proto {
+	PROTO_HTTP,    /* "http": the HTTP proxy, a request in absolute form */
+	PROTO_CONNECT, /* "connect": the HTTP proxy, a CONNECT tunnel */
+	PROTO_SOCKS,   /* "socks": the SOCKS5 listener */
+	PROTO_CAPTURE  /* "capture": made to anywhere, redirected by the transparent capture */
+};
+
+/* Where a connection is in its life; proxy.c's on_conn_event dispatches on it.
+ *
+ *   ST_HTTP_HEAD ───────────────────────────┐
+ *   ST_SOCKS_GREETING ─→ ST_SOCKS_REQUEST ──┼─ dial_decide ─→ [ST_RESOLVE] ─→ ST_CONNECT
+ *   ST_SNIFF ───────────────────────────────┘      ─→ dial_on_connected ─→ ST_RELAY ─→ closed
+ *
+ * (ST_RESOLVE only for a host name without a resolve entry.) Any state can end in a
+ * refusal: its answer is queued with close_after_flush, which then overrides the state until the
+ * answer is sent and the connection closes. ST_RELAY moves bytes in one of three ways:
+ *   late_sniff  the client's first bytes are held in head until they agree with the host
+ *               (dial_read_late); then one of the other two
+ *   tls         intercepted: TLS ended on both sides (intercept_pump)
+ *   otherwise   relayed as they come (relay_pump); plain HTTP's one request is read through
+ *               request to its end, and nothing after it goes up */
+enum conn_state {
+	ST_HTTP_HEAD,	   /* the HTTP proxy: reading the request head */
+	ST_SOCKS_GREETING, /* SOCKS5: reading the greeting (methods) */
+	ST_SOCKS_REQUEST,  /* SOCKS5: reading the request (host and port) */
+	ST_SNIFF,	   /* captured: waiting for the first bytes, which may name the host */
+	ST_RESOLVE,	   /* allowed: a resolver thread holds the connection */
+	ST_CONNECT,	   /* allowed, with its address: the upstream connect is under way */
+	ST_RELAY	   /* connected: bytes move (see above) */
 };
 
 struct proxy;
@@ -80,52 +105,62 @@ struct flow {
 	bool shut;    /* the sink was told (shutdown SHUT_WR) */
 };
 
+/* One client's connection, from its accept to its close (conn_close) and its burial at the end
+ * of that dispatch round (conn_bury). */
 struct conn {
+	/* its place in the loop */
 	struct proxy *px;
 	struct conn *prev, *next;
 	struct endpoint cl, up;
-	enum state st;
-	long exec;	   /* in a session, the exec that made it (audit_kv_exec); else -2 */
-	const char *proto; /* "http", "connect", "socks", "capture" */
-	char *head;	   /* EGRESS_MAX_HEAD bytes until relaying starts, then NULL */
+	enum conn_state st;
+	enum conn_proto proto;
+	long exec; /* in a session, the exec that made it (audit_kv_exec); else -2 */
+	struct timespec t0;
+	uint64_t deadline_ms; /* head and connect timeouts; 0 once relaying */
+	/* what the client asked for */
+	char *head; /* EGRESS_MAX_HEAD bytes until relaying starts, then NULL */
 	size_t head_len;
 	char method[16];
 	char url[2048];
-	char host[256];	   /* as the client wrote it */
-	char name[256];	   /* as the rules see it: the key of the per-host limits */
-	char sni[256];	   /* captured: the server name its TLS or HTTP Host header gave */
+	char host[256]; /* as the client wrote it */
+	unsigned port;
+	char name[256]; /* as the rules see it: the key of the per-host limits */
+	/* what its first bytes said (a captured connection's, a tunnel's) */
+	char sni[256];	   /* the name they gave: a TLS server name, an HTTP Host */
 	bool sniff_http;   /* captured: plain HTTP, so a refusal can be a 403 */
 	size_t sniff_head; /* captured plain HTTP: its request head's length */
 	bool mapped;	   /* captured: host is the name the DNS stub gave its address to */
-	bool late_sniff;   /* relaying, but the client's first bytes are held (in head) until they
-			      show they go where the connection was allowed to */
-	bool late_eof;	   /* the client ended while they were held */
 	bool unmapped;	   /* captured: an address of the stub's range that no name was given */
-	/* plain HTTP, relaying: the client's one request read to its end (relay_http_start) */
-	struct http_stream *request; /* NULL before the request's body is done */
-	bool request_done;	     /* its end was reached: any further request is refused */
-	const char *refused; /* why the rest of the client's bytes were refused, audited at close */
-	char *target;	     /* plain HTTP under [http] rules: the canonical target sent up */
-	const char *http_rule; /* ... and the [http] rule that allowed it (NULL: none decided) */
-	struct creds_stream *cred_body; /* plain HTTP with credentials: its body's leak scans (2) */
-	struct intercept *tls;		/* HTTPS interception (intercept.c), else NULL */
-	unsigned port;
+	/* the decision and the address */
 	const char *rule;
-	const char *pin; /* the resolve entry that chose the address, if any */
+	/* under [http] rules (http_check_request), for the request being decided: */
+	const char *http_rule; /* the rule that allowed it (NULL: none decided) */
+	char *target;	       /* its canonical target, as it goes up */
+	const char *pin;       /* the resolve entry that chose the address, if any */
 	char addr[INET6_ADDRSTRLEN + 8];
 	struct sockaddr_storage sa;
 	socklen_t salen;
+	bool counted;		     /* holds one of the run's max-connections */
+	struct host_entry *per_host; /* holds one of its host's connections, when limited */
+	/* relaying (ST_RELAY) */
 	struct flow to_up, to_client;
 	uint64_t bytes_out, bytes_in;
-	struct timespec t0;
-	uint64_t deadline_ms;	/* head and connect timeouts; 0 once relaying */
-	bool close_after_flush; /* a refusal is being sent */
+	bool late_sniff; /* the client's first bytes are held (in head) until they show they go
+			    where the connection was allowed to */
+	bool late_eof;	 /* the client ended while they were held */
+	struct intercept *tls; /* HTTPS interception (intercept.c), else NULL */
+	/* plain HTTP: the client's one request read to its end (relay_http_start) */
+	struct http_stream *request;	/* NULL before the request's body is done */
+	bool request_done;		/* its end was reached: any further request is refused */
+	const char *refused;		/* why the rest of the client's bytes were refused, audited
+					   at close */
+	struct creds_stream *cred_body; /* with credentials: its body's leak scans (2) */
+	/* its end */
+	bool close_after_flush; /* a refusal is being sent: then closed, whatever st says */
 	bool lookup_pending;	/* a resolver thread still holds this connection */
 	bool dead;		/* closed; freed when the lookup returns */
 	bool audited;
-	bool counted;		     /* holds one of the run's max-connections */
-	struct host_entry *per_host; /* holds one of its host's connections, when limited */
-	struct conn *next_dead;	     /* closed, freed at the end of the dispatch round */
+	struct conn *next_dead; /* closed, freed at the end of the dispatch round */
 };
 
 struct proxy {
@@ -145,10 +180,9 @@ struct proxy {
 	void *attrib_ctx;
 	pid_t attrib_pid1;
 	unsigned attrib_left; /* lookups this dispatch round may still make */
-#define PROXY_ATTRIB_PER_ROUND 16
 	struct conn *graveyard;
 	char *chunk;		 /* RELAY_CHUNK bytes: see there */
-	size_t pipes, max_pipes; /* open, and at most: see RELAY_MAX_PIPES */
+	size_t pipes, max_pipes; /* open, and at most: see RELAY_MAX_PIPES (proxy.c) */
 	/* [network] limits for the whole run */
 	const struct policy *p;
 	struct tls_ca *ca; /* [http] rules: the run's interception CA (not owned), else NULL */
@@ -167,13 +201,16 @@ struct proxy {
 	struct ab_err audit_err;
 };
 
-/* ---------- proxy.c: the audit, a connection's lifetime, its events ---------- */
+/* ---------- proxy.c: the events, a connection's lifetime ---------- */
 
+/* Milliseconds on CLOCK_MONOTONIC: the clock of the deadlines and the rate limits. */
 uint64_t proxy_now_ms(void);
 /* Milliseconds since t0 (CLOCK_MONOTONIC), for an event's duration_ms. */
 uint64_t proxy_ms_since(const struct timespec *t0);
 /* An audit write failed: the first failure ends the run after this dispatch round. */
 void proxy_audit_note(struct proxy *px, struct ab_err *e);
+/* The connection's protocol as its events and messages name it ("http", "connect", ...). */
+const char *conn_proto_name(enum conn_proto proto);
 /* The connection's "net" event; a failed write stops the run at the end of the round. */
 void conn_audit(struct conn *c, const char *decision, const char *reason);
 /* A "limit" event; host: the host a per-host limit counts, else NULL. */
@@ -196,7 +233,7 @@ void conn_http_refusal(struct conn *c, int status, const char *denied, const cha
 /* What the connection's sides wait for, from its state and what its flows hold. */
 void conn_update_interest(struct conn *c);
 
-/* ---------- front.c ---------- */
+/* ---------- front.c: what a client sends first ---------- */
 
 /* The client's side is readable while its request (or first bytes) is still coming. */
 void front_read_head(struct conn *c);
@@ -210,7 +247,7 @@ void front_capture_decide(struct conn *c, const struct sniff *s);
  * when they agree, else why not (in why). */
 const char *front_flight_mismatch(struct conn *c, const struct sniff *s, char *why, size_t size);
 
-/* ---------- dial.c ---------- */
+/* ---------- dial.c: decide, resolve, connect ---------- */
 
 /* AF_INET or AF_INET6 with its bytes in raw when host is an address literal, else 0. */
 int dial_host_literal(const char *host, uint8_t raw[16]);
@@ -225,7 +262,7 @@ void dial_on_lookups(struct proxy *px);
 /* [network] methods: whether a request's method may go. */
 bool dial_method_allowed(const struct policy *p, const char *method);
 
-/* ---------- relay.c ---------- */
+/* ---------- relay.c: the bytes, both ways ---------- */
 
 /* Bytes the flow holds for its sink: buffered, or in its pipe. */
 size_t flow_held(const struct flow *f);
@@ -250,7 +287,7 @@ ssize_t relay_read_chunk(struct conn *c, struct endpoint *src, struct flow *f);
 bool relay_pump(struct conn *c, struct endpoint *src, struct endpoint *dst, struct flow *f,
 		uint64_t *counter);
 
-/* ---------- http_check.c ---------- */
+/* ---------- http_check.c: the [http] rules on a request ---------- */
 
 /* The [http] rules on a plain-HTTP request whose head is head[0, head_len) (origin-form, or the
  * HTTP proxy's absolute form), once c->name and c->method are known: true when it may go up,
@@ -322,7 +359,7 @@ char *cred_redact_response(struct conn *c, const char *head, size_t n, size_t *o
  * final: the body ended. -1: out of memory (the connection was closed). */
 int cred_scrub_body(struct conn *c, char *buf, size_t n, bool final, char **out, size_t *out_n);
 
-/* ---------- dns_stub.c ---------- */
+/* ---------- dns_stub.c: the capture's DNS stub ---------- */
 
 /* Answers the queries waiting on one of the stub's sockets (a bounded number per round). */
 void dns_stub_read(struct proxy *px, int fd);

@@ -15,6 +15,15 @@
 #include "proxy.h"
 #include "proxy_conn.h"
 
+/* A direction that has moved this many bytes is bulk: it gets a pipe, and its bytes go from
+ * socket to socket by splice(2), never through user space (the supervisor spends about a fifth
+ * less CPU per GiB; docs/benchmarks.md). Below it (requests, handshakes, idle tunnels) a flow
+ * holds no pipe and no fds of its own. */
+#define RELAY_SPLICE_AFTER (128 * 1024)
+/* Asked of each pipe: one splice moves up to this much (with the default 64 KiB, a tunnel relays
+ * about a third slower). */
+#define RELAY_PIPE_SIZE (1024 * 1024)
+
 /* Bytes the flow holds for its sink: buffered, or in its pipe. */
 size_t flow_held(const struct flow *f)
 {

@@ -8,6 +8,19 @@
 
 /* ---------- what a captured connection's first bytes name ---------- */
 
+const char *sniff_proto_name(enum sniff_proto proto)
+{
+	switch (proto) {
+	case SNIFF_TLS:
+		return "tls";
+	case SNIFF_HTTP:
+		return "http";
+	case SNIFF_OTHER:
+		break;
+	}
+	return "other";
+}
+
 static unsigned get16(const unsigned char *p)
 {
 	return (unsigned)p[0] << 8 | p[1];
@@ -18,12 +31,12 @@ static enum parse_result sniff_tls(const unsigned char *b, size_t len, struct sn
 {
 	size_t rec, hs, at, end, ext_end;
 
-	s->proto = "tls";
+	s->proto = SNIFF_TLS;
 	if (len < 5)
 		return PARSE_MORE;
 	rec = get16(b + 3);
 	if (b[1] != 3 || rec < 4 || rec > 16384)
-		return s->proto = "other", PARSE_DONE;
+		return s->proto = SNIFF_OTHER, PARSE_DONE;
 	if (len < 5 + rec)
 		return PARSE_MORE;
 	/* one ClientHello within this record; one split over records cannot be checked, so it
@@ -70,13 +83,13 @@ static enum parse_result sniff_http(const char *b, size_t len, struct sniff *s)
 	const char *end = http_find_head_end(b, len), *sp, *line;
 	unsigned port, hosts = 0;
 
-	s->proto = "http";
+	s->proto = SNIFF_HTTP;
 	if (!end)
 		return len >= EGRESS_MAX_HEAD ? (s->odd = true, PARSE_DONE) : PARSE_MORE;
 	s->head_len = (size_t)(end - b);
 	sp = memchr(b, ' ', (size_t)(end - b));
 	if (!sp || (size_t)(sp - b) >= sizeof(s->method))
-		return s->proto = "other", PARSE_DONE;
+		return s->proto = SNIFF_OTHER, PARSE_DONE;
 	memcpy(s->method, b, (size_t)(sp - b));
 	s->method[sp - b] = '\0';
 	/* a server routes on an absolute-form target rather than on Host; CONNECT and h2c's
@@ -162,7 +175,7 @@ enum parse_result egress_sniff_final(const unsigned char *buf, size_t len, struc
 	if (egress_sniff(buf, len, s) != PARSE_MORE)
 		return PARSE_DONE;
 	memset(s, 0, sizeof(*s));
-	s->proto = "other";
+	s->proto = SNIFF_OTHER;
 	/* a line without its end can be no more than one request, with no header to name another
 	 * host: other, unless it names HTTP/ (it could be one to a lenient server) */
 	s->odd = !len || buf[0] == 0x16 || memchr(buf, '\n', len) || names_http(buf, len);
@@ -172,7 +185,7 @@ enum parse_result egress_sniff_final(const unsigned char *buf, size_t len, struc
 enum parse_result egress_sniff(const unsigned char *buf, size_t len, struct sniff *s)
 {
 	memset(s, 0, sizeof(*s));
-	s->proto = "other";
+	s->proto = SNIFF_OTHER;
 	if (len == 0)
 		return PARSE_MORE;
 	if (buf[0] == 0x16)

@@ -11,13 +11,18 @@
 /* What the first bytes of a captured connection name: a TLS ClientHello's server name, or a
  * plain HTTP request's Host (without its port) and method. DONE once they tell, or once they
  * cannot (another protocol, a ClientHello split over records, a head past EGRESS_MAX_HEAD). */
+/* What the first bytes are; zero (a struct sniff cleared) is other. */
+enum sniff_proto { SNIFF_OTHER, SNIFF_TLS, SNIFF_HTTP };
+
 struct sniff {
-	const char *proto; /* "tls", "http", "other" */
-	char name[256];	   /* "" when none was sent (or it was unreadable: then odd is true) */
+	enum sniff_proto proto;
+	char name[256]; /* "" when none was sent (or it was unreadable: then odd is true) */
 	char method[16];
 	size_t head_len; /* plain HTTP: the request head, CRLF CRLF included */
 	bool odd;
 };
+/* Its name in messages: "other", "tls", "http". */
+const char *sniff_proto_name(enum sniff_proto proto);
 enum parse_result egress_sniff(const unsigned char *buf, size_t len, struct sniff *s);
 /* The same for first bytes that are all there will be (the client ended): where egress_sniff
  * would ask for more, an incomplete head is unreadable (odd), and a line of text without its

@@ -151,6 +151,18 @@ static int set_timer(int tfd, uint64_t ms)
 	return timerfd_settime(tfd, 0, &its, NULL);
 }
 
+/* The supervisor's poll set, one slot for each thing it answers; a slot whose fd is -1 is not
+ * polled (no such thing in this run, or one that is done). */
+enum watch_slot {
+	WATCH_SIGNALS, /* the signalfd: signals to relay to the sandbox */
+	WATCH_PID1,    /* the socket to pid 1: its EXIT or a late setup error */
+	WATCH_TIMEOUT, /* [limits] timeout's timerfd */
+	WATCH_SECCOMP, /* the filter's notification listener */
+	WATCH_PROXY,   /* the egress proxy's epoll fd */
+	WATCH_DISK,    /* [limits] disk's timer */
+	WATCH_SLOTS
+};
+
 struct supervision {
 	int tfd;
 	int timeout_stage; /* 0: running, 1: SIGTERM sent, 2: SIGKILL sent */
@@ -275,6 +287,35 @@ void supervise_status(int st, bool timed_out, struct sandbox_result *res)
 	}
 }
 
+/* Answers each slot of the poll set that is ready; -1 when the run must stop (e says why). */
+static int answer_slots(struct run *r, struct supervision *s, struct pollfd fds[WATCH_SLOTS],
+			struct audit *a, struct ab_err *e)
+{
+	struct signalfd_siginfo si;
+
+	if ((fds[WATCH_SIGNALS].revents & POLLIN) && read(r->sigfd, &si, sizeof(si)) == sizeof(si))
+		on_signal(r, s, &si);
+	/* at end of stream the socket stays readable: polling it again would spin while the
+	 * kernel tears pid 1's namespaces down, until SIGCHLD says it can be reaped */
+	if ((fds[WATCH_PID1].revents & POLLIN) && !on_message(r, s, e))
+		fds[WATCH_PID1].fd = -1;
+	if ((fds[WATCH_TIMEOUT].revents & POLLIN) && on_timer(r, s, a, e) < 0)
+		return -1;
+	if ((fds[WATCH_SECCOMP].revents & POLLIN) && seccomp_monitor_handle(r->monitor, a, e) < 0)
+		return -1;
+	if ((fds[WATCH_PROXY].revents & POLLIN) && proxy_dispatch(r->proxy, e) < 0)
+		return -1; /* the audit trail failed */
+	if ((fds[WATCH_DISK].revents & POLLIN) && supervise_disk_tick(r, &s->disk_full, a, e) < 0)
+		return -1;
+	/* an fd that hung up with nothing left to read is done: polling it again would spin (the
+	 * filter's listener once the command is gone, the socket once pid 1 is) until SIGCHLD says
+	 * pid 1 can be reaped. The signals are relayed to the end. */
+	for (size_t i = WATCH_PID1; i < WATCH_SLOTS; i++)
+		if ((fds[i].revents & (POLLHUP | POLLERR | POLLNVAL)) && !(fds[i].revents & POLLIN))
+			fds[i].fd = -1;
+	return 0;
+}
+
 int supervise_run(struct run *r, struct audit *a, struct sandbox_result *res, struct ab_err *e)
 {
 	struct supervision s = {.tfd = -1};
@@ -289,57 +330,28 @@ int supervise_run(struct run *r, struct audit *a, struct sandbox_result *res, st
 			return ab_fail(e, errno, "cannot arm the timeout");
 		}
 	}
-	struct pollfd fds[6] = {{r->sigfd, POLLIN, 0},
-				{r->sock[0], POLLIN, 0},
-				{s.tfd, POLLIN, 0},
-				{r->monitor ? seccomp_monitor_fd(r->monitor) : -1, POLLIN, 0},
-				{r->proxy ? proxy_fd(r->proxy) : -1, POLLIN, 0},
-				{r->disk ? disk_limit_fd(r->disk) : -1, POLLIN, 0}};
+	struct pollfd fds[WATCH_SLOTS] = {
+	    [WATCH_SIGNALS] = {r->sigfd, POLLIN, 0},
+	    [WATCH_PID1] = {r->sock[0], POLLIN, 0},
+	    [WATCH_TIMEOUT] = {s.tfd, POLLIN, 0},
+	    [WATCH_SECCOMP] = {r->monitor ? seccomp_monitor_fd(r->monitor) : -1, POLLIN, 0},
+	    [WATCH_PROXY] = {r->proxy ? proxy_fd(r->proxy) : -1, POLLIN, 0},
+	    [WATCH_DISK] = {r->disk ? disk_limit_fd(r->disk) : -1, POLLIN, 0}};
 	for (;;) {
-		struct signalfd_siginfo si;
-
 		if (reap_pid1(r, &status, &res->ru))
 			break;
-		if (poll(fds, 6, -1) < 0) {
+		if (poll(fds, WATCH_SLOTS, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			rc = ab_fail(e, errno, "poll");
 			supervise_kill(r);
 			break;
 		}
-		if ((fds[0].revents & POLLIN) && read(r->sigfd, &si, sizeof(si)) == sizeof(si))
-			on_signal(r, &s, &si);
-		/* at end of stream the socket stays readable: polling it again would spin while the
-		 * kernel tears pid 1's namespaces down, until SIGCHLD says it can be reaped */
-		if ((fds[1].revents & POLLIN) && !on_message(r, &s, e))
-			fds[1].fd = -1;
-		if (fds[2].revents & POLLIN && on_timer(r, &s, a, e) < 0) {
+		if (answer_slots(r, &s, fds, a, e) < 0) {
 			rc = -1;
 			supervise_kill(r);
 			break;
 		}
-		if ((fds[3].revents & POLLIN) && seccomp_monitor_handle(r->monitor, a, e) < 0) {
-			rc = -1;
-			supervise_kill(r);
-			break;
-		}
-		if ((fds[4].revents & POLLIN) && proxy_dispatch(r->proxy, e) < 0) {
-			rc = -1; /* the audit trail failed */
-			supervise_kill(r);
-			break;
-		}
-		if ((fds[5].revents & POLLIN) && supervise_disk_tick(r, &s.disk_full, a, e) < 0) {
-			rc = -1;
-			supervise_kill(r);
-			break;
-		}
-		/* an fd that hung up with nothing left to read is done: polling it again would spin
-		 * (the filter's listener once the command is gone, the socket once pid 1 is) until
-		 * SIGCHLD says pid 1 can be reaped */
-		for (size_t i = 1; i < 6; i++)
-			if ((fds[i].revents & (POLLHUP | POLLERR | POLLNVAL)) &&
-			    !(fds[i].revents & POLLIN))
-				fds[i].fd = -1;
 	}
 	if (r->monitor && seccomp_monitor_flush(r->monitor, a, e) < 0)
 		rc = -1;

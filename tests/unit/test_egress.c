@@ -604,7 +604,7 @@ static void test_sniff(void **state)
 
 	(void)state;
 	assert_int_equal(egress_sniff(b, n, &s), PARSE_DONE);
-	assert_string_equal(s.proto, "tls");
+	assert_int_equal(s.proto, SNIFF_TLS);
 	assert_string_equal(s.name, "api.example.com");
 	assert_false(s.odd);
 	/* every shorter prefix asks for more */
@@ -621,17 +621,17 @@ static void test_sniff(void **state)
 	assert_true(s.odd);
 
 	assert_int_equal(egress_sniff((const unsigned char *)get, strlen(get), &s), PARSE_DONE);
-	assert_string_equal(s.proto, "http");
+	assert_int_equal(s.proto, SNIFF_HTTP);
 	assert_string_equal(s.method, "GET");
 	assert_string_equal(s.name, "www.example.com");
 	assert_int_equal(egress_sniff((const unsigned char *)get, 20, &s), PARSE_MORE);
 	/* a protocol that is neither: decided at its first line (or a NUL), no name */
 	assert_int_equal(egress_sniff((const unsigned char *)"SSH-2.0-x\r\n", 11, &s), PARSE_DONE);
-	assert_string_equal(s.proto, "other");
+	assert_int_equal(s.proto, SNIFF_OTHER);
 	assert_false(s.odd);
 	assert_int_equal(egress_sniff((const unsigned char *)"SSH-2.0-x", 9, &s), PARSE_MORE);
 	assert_int_equal(egress_sniff((const unsigned char *)"\x00\x01", 2, &s), PARSE_DONE);
-	assert_string_equal(s.proto, "other");
+	assert_int_equal(s.proto, SNIFF_OTHER);
 	assert_false(s.odd);
 	/* request lines a lenient server would serve, which the strict parse does not read:
 	 * refused, however they arrive */
@@ -646,7 +646,7 @@ static void test_sniff(void **state)
 	assert_int_equal(egress_sniff((const unsigned char *)"e-capture-echo", 14, &s), PARSE_MORE);
 	assert_int_equal(egress_sniff_final((const unsigned char *)"e-capture-echo", 14, &s),
 			 PARSE_DONE);
-	assert_string_equal(s.proto, "other");
+	assert_int_equal(s.proto, SNIFF_OTHER);
 	assert_false(s.odd);
 	assert_int_equal(egress_sniff_final((const unsigned char *)"get /a http/1.1", 15, &s),
 			 PARSE_DONE);
