@@ -1,5 +1,5 @@
-/* defer_relocs BINARY: after the link of the static PIE agentbox, take the relative relocations
- * of OpenSSL's data (the sections tools/openssl_lazy.ld makes, .data.openssl_ro and
+/* defer_relocs [--check] BINARY: after the link of the static PIE agentbox, take the relative
+ * relocations of OpenSSL's data (the sections tools/openssl_lazy.ld makes, .data.openssl_ro and
  * .data.openssl_rw) out of the part of .rela.dyn that glibc applies at start-up, and record where
  * they now are in the binary's openssl_lazy_table (egress/openssl_lazy.h), for
  * egress/openssl_lazy.c to apply when OpenSSL is first initialised.
@@ -9,7 +9,8 @@
  * DT_RELASZ are lowered so that glibc's loop stops before the deferred ones; the file keeps them
  * all. Nothing is added or moved, so no address in the binary changes. A binary processed once
  * is left as it is. Exits non-zero, leaving the file untouched, on anything it does not expect:
- * then the build fails rather than ship a binary whose OpenSSL would run unrelocated. */
+ * then the build fails rather than ship a binary whose OpenSSL would run unrelocated. --check only
+ * says whether the binary has been processed (exit 0) or not (exit 1), and writes nothing. */
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -143,11 +144,13 @@ int main(int argc, char **argv)
 	uint64_t lo, hi;
 	Elf64_Rela *rela, *sorted;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: defer_relocs BINARY\n");
+	bool check = argc == 3 && !strcmp(argv[1], "--check");
+
+	if (argc != 2 + check) {
+		fprintf(stderr, "usage: defer_relocs [--check] BINARY\n");
 		return 2;
 	}
-	path = argv[1];
+	path = argv[1 + check];
 	load();
 	eh = at(0, sizeof(*eh));
 	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
@@ -177,6 +180,8 @@ int main(int argc, char **argv)
 		       (unsigned long long)tab->count);
 		return 0;
 	}
+	if (check)
+		die("OpenSSL's relocations are not deferred (defer_relocs has not run on it)");
 	if (!(ro = section(eh, ".data.openssl_ro")) || !(rw = section(eh, ".data.openssl_rw")))
 		die("no .data.openssl_ro or .data.openssl_rw section (tools/openssl_lazy.ld not "
 		    "used)");
