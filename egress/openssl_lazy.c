@@ -9,12 +9,12 @@
  * first initialises OpenSSL.
  *
  * Every use of OpenSSL in agentbox begins with OPENSSL_init_crypto (tls_ca_openssl_init) or
- * OPENSSL_init_ssl (intercept.c's contexts), and libssl's and libcrypto's own entry points call
- * OPENSSL_init_crypto before they use their tables: the link wraps both (-Wl,--wrap), so the
- * relocations are applied before OpenSSL's first real work. Until then its tables hold offsets,
- * not addresses, so a use that slipped past would fault, not go astray. OpenSSL's CPU probe,
- * which libcrypto runs from .init at every start (CPUID traps to the hypervisor in a VM: 0.09
- * ms there), is wrapped too and runs here, before OpenSSL's initialisation calls it again (a
+ * OPENSSL_init_ssl (intercept.c's contexts): the link wraps both (-Wl,--wrap), so the relocations
+ * are applied before OpenSSL's first real work. A new use must keep to that. Until then OpenSSL's
+ * tables hold offsets from the load address, not addresses: a use that slipped past would
+ * follow them into the first, unmapped megabytes of the address space and fault. OpenSSL's CPU
+ * probe, which libcrypto runs from .init at every start (CPUID traps to the hypervisor in a VM:
+ * 0.09 ms there), is wrapped too and runs here, before OpenSSL's initialisation calls it again (a
  * no-op the second time). Linked into the agentbox binary only, with those options. */
 #include <elf.h>
 #include <pthread.h>
