@@ -20,7 +20,6 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -55,11 +54,10 @@ static void apply(void)
 
 	for (uint64_t i = 0; i < n; i++)
 		*(uint64_t *)(base + r[i].r_offset) = base + (uint64_t)r[i].r_addend;
-	/* read-only again, as PT_GNU_RELRO would have left it; the section is page-aligned */
-	if (n && ro_end > ro && page > 0 && (ro | ro_end) % (uintptr_t)page == 0 &&
-	    mprotect((void *)ro, ro_end - ro, PROT_READ) < 0) {
-		perror("agentbox: OpenSSL's tables stay writable");
-	}
+	/* read-only again, as PT_GNU_RELRO would have left it (the section is page-aligned); if
+	 * the kernel refuses (ENOMEM only), they stay writable, as in a link with -z norelro */
+	if (n && ro_end > ro && page > 0 && (ro | ro_end) % (uintptr_t)page == 0)
+		(void)mprotect((void *)ro, ro_end - ro, PROT_READ);
 	ready = true;
 	__real_OPENSSL_cpuid_setup();
 }
