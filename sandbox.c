@@ -123,6 +123,11 @@ static int prepare(struct run *r, const struct mount_protect *protect, struct au
 	r->cgroup_mode = cgroup_probe(&p->limits);
 	if (env_build(p, environ, home, audit_run_id(a), &r->env, e) < 0)
 		return -1;
+	for (size_t i = 0; i < r->env.overruled.n; i++)
+		ab_say("warning: [env] pass = %s is kept out by deny = %s; a token belongs in a "
+		       "[credential] section (docs/profile.md), anything else needs that deny "
+		       "pattern narrowed\n",
+		       r->env.overruled.v[i], r->env.overruled_by.v[i]);
 	/* in proxy mode the command is pointed at the proxy, whatever the profile passed */
 	if ((p->net_mode == NET_PROXY && egress_proxy_env(set_env, &r->env) < 0) ||
 	    (trust_intercepts(p) && trust_env(set_env, &r->env) < 0))

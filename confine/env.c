@@ -8,12 +8,35 @@
 
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 
-static bool matches(const struct strv *globs, const char *name)
+/* The first glob of globs that matches name, or NULL. */
+static const char *first_match(const struct strv *globs, const char *name)
 {
 	for (size_t i = 0; i < globs->n; i++)
 		if (fnmatch(globs->v[i], name, 0) == 0)
-			return true;
-	return false;
+			return globs->v[i];
+	return NULL;
+}
+
+static bool matches(const struct strv *globs, const char *name)
+{
+	return first_match(globs, name) != NULL;
+}
+
+static bool is_glob(const char *s)
+{
+	return strpbrk(s, "*?[") != NULL;
+}
+
+/* A name pass writes out, refused by a deny pattern: the profile's author asked for it by
+ * name, and would not know why it is missing. */
+static int note_overruled(const struct policy *p, const char *name, struct env_result *out)
+{
+	const char *by = first_match(&p->env_deny, name);
+
+	if (!strv_has(&p->env_pass, name) || !by || !is_glob(by) || strv_has(&p->env_deny, name))
+		return 0;
+	return strv_push(&out->overruled, name) < 0 || strv_push(&out->overruled_by, by) < 0 ? -1
+											     : 0;
 }
 
 static ssize_t find(const struct strv *vars, const char *name, size_t len)
@@ -64,7 +87,7 @@ static int pass_caller(const struct policy *p, char *const *caller, struct env_r
 		if (!matches(&p->env_pass, name))
 			continue;
 		if (matches(&p->env_deny, name)) {
-			if (strv_push(&out->denied, name) < 0)
+			if (strv_push(&out->denied, name) < 0 || note_overruled(p, name, out) < 0)
 				return -1;
 			continue;
 		}
@@ -117,6 +140,8 @@ void env_result_free(struct env_result *r)
 	strv_free(&r->vars);
 	strv_free(&r->passed);
 	strv_free(&r->denied);
+	strv_free(&r->overruled);
+	strv_free(&r->overruled_by);
 }
 
 int env_override(struct env_result *r, const char *name, const char *value)

@@ -10,6 +10,9 @@ struct env_result {
 	struct strv vars;   /* NAME=VALUE, ready for exec */
 	struct strv passed; /* names copied from the caller */
 	struct strv denied; /* names a pass glob matched but a deny glob refused */
+	/* names [env] pass writes out (no glob) that a deny pattern (a glob) refused anyway, and
+	 * that pattern, index for index: said on stderr and in the trail, never silently */
+	struct strv overruled, overruled_by;
 };
 
 /* home: what HOME becomes when the profile does not set it. */

@@ -1,6 +1,7 @@
 /* A run's first audit events (see include/run_audit.h). */
 #include "run_audit.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -170,6 +171,14 @@ static int audit_warnings(const struct run *r, struct audit *a, struct ab_err *e
 	else if (!r->landlock_abi)
 		rc |=
 		    run_audit_warn(a, "landlock", "Landlock is not available: namespaces only", e);
+	for (size_t i = 0; i < r->env.overruled.n; i++) {
+		char msg[640];
+		snprintf(msg, sizeof(msg),
+			 "[env] pass = %.200s is kept out by deny = %.200s; a token belongs in a "
+			 "[credential] section",
+			 r->env.overruled.v[i], r->env.overruled_by.v[i]);
+		rc |= run_audit_warn(a, "env", msg, e);
+	}
 	if ((p->limits.memory || p->limits.processes) && r->cgroup_mode == CGROUP_NONE)
 		rc |= run_audit_warn(a, "limits",
 				     "no writable cgroup: memory and processes are rlimits only "

@@ -101,8 +101,31 @@ t_audit_env_names_only() {
 	return 0
 }
 
+# A variable [env] pass names outright that a deny pattern keeps out is said so: a warning line
+# on stderr with the way to get a token in (a [credential] section), and a warning event.
+# Control: a pass glob the pattern refuses (SECRET_* against *_TOKEN) is no such surprise.
+t_pass_overruled() {
+	local value="tok-$(unique)" audit="$META/overruled.jsonl"
+	export GH_ENTERPRISE_TOKEN=$value SECRET_TOKEN=$value
+	cat >overruled.ini <<-EOF
+		[sandbox]
+		include = $AGENTBOX_PROFILES/shell.ini
+		[env]
+		pass = GH_ENTERPRISE_TOKEN, SECRET_*
+	EOF
+	expect_exit 0 "$AGENTBOX" -p ./overruled.ini --audit "$audit" -- env
+	assert_not_contains "$OUT" "$value" "the token's value, kept out by shell.ini's deny = *_TOKEN"
+	assert_contains "$ERR" "agentbox: warning: [env] pass = GH_ENTERPRISE_TOKEN is kept out by deny = *_TOKEN" \
+		"the warning line names the pass and the pattern"
+	assert_contains "$ERR" "[credential] section" "the warning line says how to get a token in"
+	assert_not_contains "$ERR" "pass = SECRET_TOKEN" "no warning for a glob the pattern refuses"
+	grep -q '"event":"warning".*"what":"env".*GH_ENTERPRISE_TOKEN' "$audit" ||
+		fail "no env warning event" "$(cat "$audit")"
+}
+
 run_case fds_not_inherited t_fds_not_inherited
 run_case env_scrubbed t_env_scrubbed
 run_case env_profile_globs t_env_profile_globs
 run_case audit_env_names_only t_audit_env_names_only
+run_case pass_overruled t_pass_overruled
 finish
