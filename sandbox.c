@@ -129,6 +129,8 @@ static int prepare(struct run *r, const struct mount_protect *protect, struct au
 		       "pattern narrowed\n",
 		       r->env.overruled.v[i], r->env.overruled_by.v[i]);
 	/* in proxy mode the command is pointed at the proxy, whatever the profile passed */
+	if (trust_note_user_anchors(r, e) < 0)
+		return -1;
 	if ((p->net_mode == NET_PROXY && egress_proxy_env(set_env, &r->env) < 0) ||
 	    (trust_intercepts(p) && trust_env(set_env, &r->env) < 0))
 		return ab_fail(e, ENOMEM, "environment");
@@ -163,6 +165,7 @@ static void close_run(struct run *r)
 {
 	mount_plan_free(&r->plan);
 	env_result_free(&r->env);
+	strv_free(&r->user_anchors);
 	free(r->workdir);
 	for (int i = 0; i < 2; i++)
 		if (r->sock[i] >= 0)

@@ -28,6 +28,7 @@ struct run {
 	const struct policy *p;
 	struct mount_plan plan;
 	struct env_result env;
+	struct strv user_anchors; /* CA files the command's trust variables named (trust.h) */
 	char *workdir;
 	bool own_session; /* stdin is not a terminal: the command gets a session of its own */
 	bool session;	  /* agentbox session: pid 1 runs the execs the supervisor sends */

@@ -42,6 +42,12 @@ uint64_t trust_ca_lifetime(const struct policy *p);
  * variable, as egress_proxy_env does); -1 when set fails. */
 int trust_env(int (*set)(void *ctx, const char *name, const char *value), void *ctx);
 
+/* Before trust_env replaces them: notes the CA files the command's environment (the profile's
+ * [env] and the caller's passed variables) names in the trust variables (r->user_anchors), so
+ * that trust_stage adds their certificates to the run's bundle and ca.crt: intercepting one
+ * host must not break a tunnelled one that needs the user's own CA. */
+int trust_note_user_anchors(struct run *r, struct ab_err *e);
+
 /* ---------- the supervisor ---------- */
 
 /* Before the clone, with the caller's rights: checks that the CA can be named, and reads

@@ -30,6 +30,7 @@
 #include "run_audit.h"
 #include "run_result.h"
 #include "tls_ca.h"
+#include "trust_anchors.h"
 
 /* A system bundle is ~200 KiB; anything this big is not one (and must not fill memory). */
 #define TRUST_MAX_FILE (16ull * 1024 * 1024)
@@ -141,30 +142,18 @@ uint64_t trust_ca_lifetime(const struct policy *p)
 
 int trust_env(int (*set)(void *ctx, const char *name, const char *value), void *ctx)
 {
-	/* OpenSSL and what builds on it (Python's ssl, Go, Ruby, PHP, rustls-native-certs),
-	 * requests, curl, pip, git, the AWS SDKs and CLI, Deno, cargo, Nix, Hex/mix, bundler,
-	 * httplib2, gRPC: each reads its own variable, and each replaces its store with the file */
-	static const char *const bundle_vars[] = {
-	    "SSL_CERT_FILE",
-	    "REQUESTS_CA_BUNDLE",
-	    "CURL_CA_BUNDLE",
-	    "PIP_CERT",
-	    "GIT_SSL_CAINFO",
-	    "AWS_CA_BUNDLE",
-	    "DENO_CERT",
-	    "CARGO_HTTP_CAINFO",
-	    "NIX_SSL_CERT_FILE",
-	    "HEX_CACERTFILE",
-	    "BUNDLE_SSL_CA_CERT",
-	    "HTTPLIB2_CA_CERTS",
-	    "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH",
-	};
-
-	for (size_t i = 0; i < sizeof(bundle_vars) / sizeof(bundle_vars[0]); i++)
-		if (set(ctx, bundle_vars[i], TRUST_BUNDLE_FILE) < 0)
+	for (size_t i = 0; trust_bundle_vars[i]; i++)
+		if (set(ctx, trust_bundle_vars[i], TRUST_BUNDLE_FILE) < 0)
 			return -1;
 	/* node adds these to its own store (npm, yarn, pnpm too) */
 	return set(ctx, "NODE_EXTRA_CA_CERTS", TRUST_CA_FILE);
+}
+
+int trust_note_user_anchors(struct run *r, struct ab_err *e)
+{
+	if (!trust_intercepts(r->p))
+		return 0;
+	return trust_user_anchor_files(&r->env, &r->user_anchors, e);
 }
 
 /* ---------- the supervisor: [network] ca ---------- */
@@ -540,7 +529,9 @@ void trust_end(struct run *r)
 static struct {
 	int dir;    /* the tmpfs, not attached yet */
 	int bundle; /* its ca-bundle.crt, open for the CA's certificate to be appended */
-} staged = {-1, -1};
+	/* [network] ca's and the user's own CA files' certificates, for the bundle and ca.crt */
+	struct trust_extra extra;
+} staged = {-1, -1, {NULL, 0}};
 
 static int create_file(int dir, const char *name, struct ab_err *e)
 {
@@ -606,17 +597,34 @@ static int copy_system_bundle(int out, struct ab_err *e)
 	return 0;
 }
 
+/* What the run adds to the system's anchors besides its CA: [network] ca (as read before the
+ * clone) and the files the user's trust variables named, their certificates only; written
+ * after the CA (trust_install), so that ca.crt is the bundle's end. */
+static int stage_extra(struct run *r, struct ab_err *e)
+{
+	trust_extra_free(&staged.extra);
+	if (anchor.pem && trust_extra_add(&staged.extra, anchor.pem, anchor.len, e) < 0)
+		return ab_context(e, "[network] ca");
+	for (size_t i = 0; i < r->user_anchors.n; i++)
+		if (trust_extra_add_file(&staged.extra, r->user_anchors.v[i], e) < 0)
+			return ab_context(e, "the CA file a trust variable of the command names"),
+			       ab_hint(e, "point the variable at a readable PEM file, or leave it "
+					  "out: the run's bundle holds the system's CAs");
+	return 0;
+}
+
 int trust_stage(struct run *r, struct ab_err *e)
 {
 	if (!trust_intercepts(r->p))
 		return 0;
 	/* its size is a cap: the largest bundle, the CA, the credentials' files and a page each
 	 * for the directory and rounding */
-	staged.dir = mounts_new_tmpfs(
-	    TRUST_MAX_FILE + 2 * TRUST_CA_MAX + 4 * 4096 + creds_files_size(r->p), "0755", e);
+	staged.dir = mounts_new_tmpfs(TRUST_MAX_FILE + 2 * TRUST_CA_MAX + 2 * TRUST_EXTRA_MAX +
+					  4 * 4096 + creds_files_size(r->p),
+				      "0755", e);
 	if (staged.dir < 0 || creds_write_files(r->creds, staged.dir, e) < 0 ||
 	    (staged.bundle = create_file(staged.dir, "ca-bundle.crt", e)) < 0 ||
-	    copy_system_bundle(staged.bundle, e) < 0)
+	    copy_system_bundle(staged.bundle, e) < 0 || stage_extra(r, e) < 0)
 		return ab_context(e, "the run's trust files");
 	return 0;
 }
@@ -656,6 +664,13 @@ int trust_install(struct run *r, struct ab_err *e)
 	    append(crt, ca, size, "ca.crt", e) < 0 ||
 	    append(staged.bundle, ca, size, "ca-bundle.crt", e) < 0)
 		goto out;
+	/* node reads ca.crt as extra to its own store: the user's CAs go there too */
+	if (staged.extra.len &&
+	    (write_all(crt, staged.extra.pem, staged.extra.len) < 0 ||
+	     write_all(staged.bundle, staged.extra.pem, staged.extra.len) < 0)) {
+		ab_fail(e, errno, "the trust files");
+		goto out;
+	}
 	closed = close(crt) == 0;
 	closed = close(staged.bundle) == 0 && closed;
 	crt = staged.bundle = -1;
@@ -682,5 +697,6 @@ out:
 	if (staged.dir >= 0)
 		close(staged.dir);
 	staged.dir = staged.bundle = -1;
+	trust_extra_free(&staged.extra);
 	return rc < 0 ? ab_context(e, "the run's trust files") : 0;
 }

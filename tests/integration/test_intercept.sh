@@ -437,6 +437,25 @@ t_git_clone() {
 # the origin's own certificate (verified against the test CA alone; the sandbox's bundle does
 # not know it), and its requests are not decided by rules. Contrast: origin.test's certificate
 # comes from the run's CA and the test CA does not verify it.
+# A CA the user gives its clients through their own variable (SSL_CERT_FILE here) is kept
+# when the run intercepts another host: the run's bundle, which the variable now names, holds
+# its certificates, and so does ca.crt (node's extra store), so a tunnelled origin signed by it
+# verifies. [network] ca is the rogue CA here, so only the variable can bring the origin's in.
+# Control: without the variable the same client fails to verify.
+t_user_ca_kept() {
+	origin
+	UPSTREAM_CA=$META/pki/rogue.pem profile
+	run_cmd "$AGENTBOX" -p "$META/p.ini" --setenv "SSL_CERT_FILE=$CASE/origin-ca.pem" -- \
+		sh -c "printenv SSL_CERT_FILE; grep -c 'BEGIN CERTIFICATE' /run/agentbox/ca.crt
+			$PY intercept_client.py peer other.test $OP -"
+	assert_contains "$OUT" "/run/agentbox/ca-bundle.crt" "SSL_CERT_FILE names the run's bundle"
+	assert_contains "$OUT" "ISSUER:$ORIGIN_CA" "the tunnelled origin verifies with the user's CA"
+	assert_eq 3 "$(printf '%s\n' "$OUT" | sed -n 2p)" \
+		"ca.crt: the run's CA, [network] ca's and the user's"
+	run_cmd "$AGENTBOX" -p "$META/p.ini" -- "$PY" intercept_client.py peer other.test "$OP" -
+	assert_contains "$OUT" "CERTIFICATE_VERIFY_FAILED" "control: without the variable, no origin CA"
+}
+
 t_not_intercepted() {
 	origin
 	run_subject
@@ -446,9 +465,10 @@ t_not_intercepted() {
 		echo '== origin-test-ca'; $PY intercept_client.py peer origin.test $OP origin-ca.pem"
 	section other-test-ca
 	assert_eq "$ORIGIN_CA" "$(sec_of ISSUER)" "other.test: the origin's own certificate"
+	# [network] ca is the origin's CA: the run's bundle holds it, for tunnels too
 	section other-bundle
-	assert_contains "$(sec_of ERROR)" "CERTIFICATE_VERIFY_FAILED" \
-		"other.test: the sandbox's bundle does not verify the origin's certificate"
+	assert_eq "$ORIGIN_CA" "$(sec_of ISSUER)" \
+		"other.test: the sandbox's bundle (with [network] ca) verifies the tunnelled origin"
 	section origin-bundle
 	assert_eq "$RUN_CA" "$(sec_of ISSUER)" "origin.test: a leaf of the run's CA"
 	section origin-test-ca
@@ -642,6 +662,7 @@ run_case npm_install t_npm_install
 run_case node_fetch t_node_fetch
 run_case git_clone t_git_clone
 run_case not_intercepted t_not_intercepted
+run_case user_ca_kept t_user_ca_kept
 run_case star_rule t_star_rule
 run_case path_tricks t_path_tricks
 run_case smuggling t_smuggling

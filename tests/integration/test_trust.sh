@@ -76,10 +76,11 @@ print(\"python trusts:\", any(\"agentbox\" in str(x[\"subject\"]) for x in c.get
 	done
 	grep -qx "NODE_EXTRA_CA_CERTS=/run/agentbox/ca.crt" env.txt ||
 		fail "NODE_EXTRA_CA_CERTS is not the CA"
-	# a profile's own value is replaced: the bundle holds the system's anchors as well
+	# a profile's own value is replaced: the bundle holds the system's anchors as well (and
+	# the certificates of the file it named, when there is one: test_intercept user_ca_kept)
 	expect_exit 0 "$AGENTBOX" -p "$META/p.ini" --setenv SSL_CERT_FILE=/etc/mine.pem -- \
 		printenv SSL_CERT_FILE
-	assert_eq /run/agentbox/ca-bundle.crt "$OUT" "SSL_CERT_FILE set by the caller"
+	assert_eq /run/agentbox/ca-bundle.crt "$OUT" "SSL_CERT_FILE set by the caller, naming no file"
 }
 
 # A `*` rule covers every host [network] allow names: those are the CA's names.

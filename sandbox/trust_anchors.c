@@ -1,0 +1,135 @@
+/* The certificates a run adds to its trust files besides its own CA. A profile that intercepts
+ * one host and tunnels another whose CA the user gives through SSL_CERT_FILE,
+ * REQUESTS_CA_BUNDLE or NODE_EXTRA_CA_CERTS would lose that CA when trust_env points the
+ * variables at the run's bundle: so the bundle (and ca.crt, node's extra store) carries those
+ * files' certificates, and [network] ca's, as well. Only certificate blocks are copied: a
+ * variable naming some other file brings none of its bytes into the sandbox. */
+#include "trust_anchors.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define BEGIN_CERT "-----BEGIN CERTIFICATE-----"
+#define END_CERT "-----END CERTIFICATE-----"
+
+/* OpenSSL and what builds on it (Python's ssl, Go, Ruby, PHP, rustls-native-certs),
+ * requests, curl, pip, git, the AWS SDKs and CLI, Deno, cargo, Nix, Hex/mix, bundler,
+ * httplib2, gRPC: each reads its own variable, and each replaces its store with the file */
+const char *const trust_bundle_vars[] = {
+    "SSL_CERT_FILE",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "PIP_CERT",
+    "GIT_SSL_CAINFO",
+    "AWS_CA_BUNDLE",
+    "DENO_CERT",
+    "CARGO_HTTP_CAINFO",
+    "NIX_SSL_CERT_FILE",
+    "HEX_CACERTFILE",
+    "BUNDLE_SSL_CA_CERT",
+    "HTTPLIB2_CA_CERTS",
+    "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH",
+    NULL,
+};
+
+static const char *value_of(const struct env_result *env, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = 0; i < env->vars.n; i++)
+		if (!strncmp(env->vars.v[i], name, n) && env->vars.v[i][n] == '=')
+			return env->vars.v[i] + n + 1;
+	return NULL;
+}
+
+static int add_file(struct strv *files, const char *value, struct ab_err *e)
+{
+	if (!value || value[0] != '/' || strv_has(files, value))
+		return 0; /* unset, or relative (no directory to read it from): nothing to add */
+	return strv_push(files, value) < 0 ? ab_fail(e, ENOMEM, "the user's CA files") : 0;
+}
+
+int trust_user_anchor_files(const struct env_result *env, struct strv *files, struct ab_err *e)
+{
+	for (size_t i = 0; trust_bundle_vars[i]; i++)
+		if (add_file(files, value_of(env, trust_bundle_vars[i]), e) < 0)
+			return -1;
+	return add_file(files, value_of(env, "NODE_EXTRA_CA_CERTS"), e);
+}
+
+static int put(struct trust_extra *x, const char *s, size_t n, struct ab_err *e)
+{
+	char *nv;
+
+	if (n > TRUST_EXTRA_MAX - x->len)
+		return ab_fail(e, 0, "more than %u bytes of certificates", TRUST_EXTRA_MAX);
+	if (!(nv = realloc(x->pem, x->len + n + 1)))
+		return ab_fail(e, ENOMEM, "certificates");
+	x->pem = nv;
+	memcpy(x->pem + x->len, s, n);
+	x->len += n;
+	return 0;
+}
+
+int trust_extra_add(struct trust_extra *x, const char *pem, size_t len, struct ab_err *e)
+{
+	const char *p = pem, *end = pem + len;
+
+	while (p < end) {
+		const char *b = memmem(p, (size_t)(end - p), BEGIN_CERT, strlen(BEGIN_CERT));
+		const char *f = b ? memmem(b, (size_t)(end - b), END_CERT, strlen(END_CERT)) : NULL;
+		if (!f)
+			break;
+		f += strlen(END_CERT);
+		if (put(x, b, (size_t)(f - b), e) < 0 || put(x, "\n", 1, e) < 0)
+			return -1;
+		p = f;
+	}
+	return 0;
+}
+
+int trust_extra_add_file(struct trust_extra *x, const char *path, struct ab_err *e)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	struct stat st;
+	char *buf;
+	size_t off = 0;
+	int rc;
+
+	if (fd < 0 && errno == ENOENT)
+		return 0; /* names no file: a client had no CA from it either */
+	if (fd < 0)
+		return ab_fail(e, errno, "%s", path);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > TRUST_EXTRA_MAX) {
+		close(fd);
+		return ab_fail(e, 0, "%s is not a regular file of at most %u bytes", path,
+			       TRUST_EXTRA_MAX);
+	}
+	if (!(buf = malloc((size_t)st.st_size + 1))) {
+		close(fd);
+		return ab_fail(e, ENOMEM, "%s", path);
+	}
+	while (off < (size_t)st.st_size) {
+		ssize_t got = read(fd, buf + off, (size_t)st.st_size - off);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		off += (size_t)got;
+	}
+	close(fd);
+	rc = trust_extra_add(x, buf, off, e);
+	free(buf);
+	return rc;
+}
+
+void trust_extra_free(struct trust_extra *x)
+{
+	free(x->pem);
+	x->pem = NULL;
+	x->len = 0;
+}

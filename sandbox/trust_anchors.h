@@ -1,0 +1,42 @@
+/* The certificates a run adds to its trust files besides its own CA (trust_anchors.c): the
+ * [network] ca anchor and the CA files the user's own trust variables name. Private to
+ * sandbox/trust*.c. */
+#ifndef AGENTBOX_TRUST_ANCHORS_H
+#define AGENTBOX_TRUST_ANCHORS_H
+
+#include <stddef.h>
+
+#include "env.h"
+#include "error.h"
+#include "strv.h"
+
+/* At most this many bytes of added certificates, all sources together. */
+#define TRUST_EXTRA_MAX (4u * 1024 * 1024)
+
+/* The variables clients read a replacement trust store from, NULL-terminated: trust_env
+ * points each at the run's bundle. */
+extern const char *const trust_bundle_vars[];
+
+/* Certificates gathered for the trust files: PEM CERTIFICATE blocks only, each ending in a
+ * newline. */
+struct trust_extra {
+	char *pem;
+	size_t len;
+};
+
+/* The files the command's environment (as the profile and the caller made it, before
+ * trust_env) names in trust_bundle_vars and NODE_EXTRA_CA_CERTS: absolute paths, each once. */
+int trust_user_anchor_files(const struct env_result *env, struct strv *files, struct ab_err *e);
+
+/* Appends the CERTIFICATE blocks of pem[0, len) to x (what else the bytes hold is left out:
+ * a file named as a CA bundle reaches the sandbox only as certificates). -1 past
+ * TRUST_EXTRA_MAX or out of memory; what holds no block adds nothing. */
+int trust_extra_add(struct trust_extra *x, const char *pem, size_t len, struct ab_err *e);
+
+/* The same for a file, read with the caller's rights (pid 1 before the view is built); a
+ * missing file adds nothing. */
+int trust_extra_add_file(struct trust_extra *x, const char *path, struct ab_err *e);
+
+void trust_extra_free(struct trust_extra *x);
+
+#endif
