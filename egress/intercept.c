@@ -410,6 +410,7 @@ static bool plain_out(struct conn *c, bool upstream)
 		size_t n = 0;
 		int err;
 		if (SSL_read_ex(ssl, buf, sizeof(buf), &n) == 1) {
+			x->client_spoke |= !upstream;
 			if (!(upstream ? exchange_from_upstream(c, buf, n)
 				       : exchange_from_client(c, buf, n)))
 				return false;
@@ -481,6 +482,18 @@ bool intercept_pump(struct conn *c)
 	    !seal(c, x->cl, x->cl_ready, &x->to_cl, &c->to_client))
 		return false;
 	return relay_flush(c, &c->up, &c->to_up) && relay_flush(c, &c->cl, &c->to_client);
+}
+
+const char *intercept_end_reason(const struct conn *c)
+{
+	const struct intercept *x = c->tls;
+
+	/* Python and Java refuse a certificate with an alert (the handshake's failure names it);
+	 * curl --pinnedpubkey, node with a ca: of its own and others finish the handshake and
+	 * then hang up without a word */
+	if (x->cl_ready && x->client_ended && !x->client_spoke)
+		return INTERCEPT_SILENT_CLIENT;
+	return "closed";
 }
 
 void intercept_refusal(struct conn *c, int status, const char *data, size_t n)

@@ -35,6 +35,7 @@ struct intercept {
 	bool answered;	   /* its final response has ended */
 	bool closing;	   /* the connection ends once what is queued for the client is sent */
 	bool client_ended; /* the client closed: no request follows */
+	bool client_spoke; /* the client sent application data (any byte, after its handshake) */
 	bool interim;	   /* the response being read is a 1xx: the final one follows */
 	bool until_close;  /* ... it runs until the upstream closes */
 	char method[16];

@@ -302,7 +302,7 @@ static void send_then_close(struct conn *c)
 	if (n < 0 && errno != EAGAIN)
 		f->off = f->len;
 	if (f->off >= f->len) /* an intercepted connection's end is its exchange's */
-		conn_close(c, c->tls ? "closed" : "refused");
+		conn_close(c, c->tls ? intercept_end_reason(c) : "refused");
 }
 
 /* ST_RELAY: held first bytes, then intercepted or relayed bytes (see enum conn_state). false

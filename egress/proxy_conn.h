@@ -319,6 +319,13 @@ bool intercept_reads(const struct conn *c, bool client);
 /* An HTTP refusal (conn_http_refusal's bytes, with its status) as the answer to the request,
  * under TLS; the connection ends once it is sent. */
 void intercept_refusal(struct conn *c, int status, const char *data, size_t n);
+/* Why an intercepted connection ended, for its event: "closed", or INTERCEPT_SILENT_CLIENT
+ * when the client finished the handshake and hung up without sending anything. */
+#define INTERCEPT_SILENT_CLIENT                                                                    \
+	"the client hung up after the TLS handshake without a request: it likely refused the "     \
+	"run's certificate (a pinned key, or a CA list of its own); fix: point it at "             \
+	"/run/agentbox/ca.crt, or leave the host out of the [http] rules and credentials"
+const char *intercept_end_reason(const struct conn *c);
 /* The request being read was refused (http_check_refuse): its "http" event. */
 void exchange_refused(struct conn *c, const char *why);
 void intercept_free(struct conn *c);

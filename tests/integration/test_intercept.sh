@@ -456,6 +456,22 @@ t_user_ca_kept() {
 	assert_contains "$OUT" "CERTIFICATE_VERIFY_FAILED" "control: without the variable, no origin CA"
 }
 
+# A client that refuses the run's certificate after the handshake (curl pinning another key)
+# hangs up without a request: the connection's event says it likely refused the certificate,
+# and how to fix it. Control: a client that makes its request ends "closed".
+t_silent_refusal() {
+	origin
+	box pinned curl -sS --max-time 15 \
+		--pinnedpubkey "sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=" \
+		"https://origin.test:$OP/repos/acme/x"
+	[ "$RC" != 0 ] || fail "curl accepted a key it did not pin" "$(report)"
+	grep -q '"event":"net".*"host":"origin.test".*likely refused the run.s certificate.*fix: point it at /run/agentbox/ca.crt' "$AUDIT" ||
+		fail "no event names the likely refusal" "$(clip "$(cat "$AUDIT")" 3000)"
+	box spoke curl -sS --max-time 15 -o /dev/null "https://origin.test:$OP/repos/acme/x"
+	[ "$RC" = 0 ] || fail "the control request failed" "$(report)"
+	! grep -q "likely refused" "$AUDIT" || fail "a client that made its request was called a refusal" "$(cat "$AUDIT")"
+}
+
 t_not_intercepted() {
 	origin
 	run_subject
@@ -662,6 +678,7 @@ run_case npm_install t_npm_install
 run_case node_fetch t_node_fetch
 run_case git_clone t_git_clone
 run_case not_intercepted t_not_intercepted
+run_case silent_refusal t_silent_refusal
 run_case user_ca_kept t_user_ca_kept
 run_case star_rule t_star_rule
 run_case path_tricks t_path_tricks
