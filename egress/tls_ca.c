@@ -488,6 +488,11 @@ void tls_ca_free(struct tls_ca *ca)
 	free(ca);
 }
 
+void tls_ca_hash_name(const struct tls_ca *ca, char name[12])
+{
+	snprintf(name, 12, "%08lx.0", X509_subject_name_hash(ca->cert) & 0xffffffffUL);
+}
+
 int tls_ca_set_upstream(struct tls_ca *ca, const char *pem, size_t len)
 {
 	char *copy = malloc(len ? len : 1);

@@ -12,6 +12,8 @@
 #define TRUST_DIR AGENTBOX_RUN_DIR
 #define TRUST_CA_FILE TRUST_DIR "/ca.crt"
 #define TRUST_BUNDLE_FILE TRUST_DIR "/ca-bundle.crt"
+/* the run's CA by its subject hash (HASH.0), for clients that look CAs up in a directory */
+#define TRUST_CERT_DIR TRUST_DIR "/certs"
 #define TRUST_SYSTEM_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
 
 #endif

@@ -63,6 +63,10 @@ size_t tls_ca_leaf_count(const struct tls_ca *ca);
  * the cache. NULL is fine. */
 void tls_ca_free(struct tls_ca *ca);
 
+/* The name a hashed CA directory gives the CA's certificate (OpenSSL's subject hash, as
+ * `openssl rehash` names it): "%08lx.0", in name[12]. */
+void tls_ca_hash_name(const struct tls_ca *ca, char name[12]);
+
 /* The upstream trust anchor ([network] ca): its PEM as sandbox/trust.c read it, once, before the
  * run started; the proxy's upstream verification loads it from here, not from the path again.
  * A copy is kept; -1 when out of memory. */

@@ -145,6 +145,9 @@ int trust_env(int (*set)(void *ctx, const char *name, const char *value), void *
 	for (size_t i = 0; trust_bundle_vars[i]; i++)
 		if (set(ctx, trust_bundle_vars[i], TRUST_BUNDLE_FILE) < 0)
 			return -1;
+	/* OpenSSL and Go read a list of directories: the run's CA, then the system's */
+	if (set(ctx, "SSL_CERT_DIR", TRUST_CERT_DIR ":/etc/ssl/certs") < 0)
+		return -1;
 	/* node adds these to its own store (npm, yarn, pnpm too) */
 	return set(ctx, "NODE_EXTRA_CA_CERTS", TRUST_CA_FILE);
 }
@@ -406,6 +409,7 @@ static struct {
 	bool made;
 	char *pem;
 	size_t len;
+	char hash_name[12]; /* the certificate's name in a hashed CA directory */
 	int rc, anchor_rc;
 	struct ab_err err, anchor_err;
 } maker = {.lock = PTHREAD_MUTEX_INITIALIZER, .posted = PTHREAD_COND_INITIALIZER};
@@ -435,8 +439,10 @@ static void *make_ca(void *arg)
 	if (tls_ca_openssl_init(&maker.err) == 0 && trust_ca_names(r->p, &names, &maker.err) == 0 &&
 	    tls_ca_new(names.v, names.text.n, trust_ca_lifetime(r->p), &r->tls_ca, &maker.err) ==
 		0 &&
-	    tls_ca_cert_pem(r->tls_ca, &maker.pem, &maker.len, &maker.err) == 0)
+	    tls_ca_cert_pem(r->tls_ca, &maker.pem, &maker.len, &maker.err) == 0) {
+		tls_ca_hash_name(r->tls_ca, maker.hash_name);
 		maker.rc = 0;
+	}
 	egress_rule_list_free(&names);
 	post_made();
 	if (maker.rc == 0)
@@ -491,7 +497,7 @@ static int send_files(struct run *r, struct audit *a, struct ab_err *e)
 	if ((fd = ca_file(maker.pem, maker.len, e)) < 0)
 		return -1;
 	/* pid 1 gone: its reason is on the socket, for supervise_wait_ready */
-	if (channel_send_fds(r->sock[0], MSG_TRUST, 0, NULL, &fd, 1) < 0)
+	if (channel_send_fds(r->sock[0], MSG_TRUST, 0, maker.hash_name, &fd, 1) < 0)
 		shutdown(r->sock[0], SHUT_WR);
 	close(fd);
 	return 0;
@@ -630,7 +636,7 @@ int trust_stage(struct run *r, struct ab_err *e)
 }
 
 /* The CA's certificate from the supervisor: one sealed memfd, of a certificate's size. */
-static int receive(struct run *r, off_t *size, struct ab_err *e)
+static int receive(struct run *r, off_t *size, char hash_name[12], struct ab_err *e)
 {
 	int got[MAX_PASSED_FDS];
 	size_t n = 0;
@@ -648,21 +654,52 @@ static int receive(struct run *r, off_t *size, struct ab_err *e)
 		close(got[0]);
 		return ab_fail(e, EPROTO, "the supervisor's CA certificate");
 	}
+	/* the name the CA gets in the hashed directory: eight hex digits and ".0", nothing else */
+	if (strlen(m.text) != 10 || strspn(m.text, "0123456789abcdef") != 8 ||
+	    strcmp(m.text + 8, ".0")) {
+		close(got[0]);
+		return ab_fail(e, EPROTO, "the supervisor's CA certificate's name");
+	}
+	memcpy(hash_name, m.text, 11);
 	*size = st.st_size;
 	return got[0];
 }
 
+/* certs/HASH.0: the CA where clients that look CAs up in a directory (SSL_CERT_DIR, -CApath)
+ * find it by its subject's hash. */
+static int hashed_dir(int ca, off_t size, const char *hash_name, struct ab_err *e)
+{
+	int dir, fd, rc;
+
+	if (mkdirat(staged.dir, "certs", 0755) < 0)
+		return ab_fail(e, errno, "%s", TRUST_CERT_DIR);
+	if ((dir = openat(staged.dir, "certs", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)) <
+	    0)
+		return ab_fail(e, errno, "%s", TRUST_CERT_DIR);
+	fd = create_file(dir, hash_name, e);
+	close(dir);
+	if (fd < 0)
+		return -1;
+	rc = append(fd, ca, size, hash_name, e);
+	if (close(fd) < 0 && rc == 0)
+		rc = ab_fail(e, errno, "%s/%s", TRUST_CERT_DIR, hash_name);
+	return rc;
+}
+
 int trust_install(struct run *r, struct ab_err *e)
 {
+	char hash_name[12];
 	int ca = -1, crt = -1, rc = -1;
 	off_t size = 0;
 	bool closed;
 
 	if (!trust_intercepts(r->p))
 		return 0;
-	if ((ca = receive(r, &size, e)) < 0 || (crt = create_file(staged.dir, "ca.crt", e)) < 0 ||
+	if ((ca = receive(r, &size, hash_name, e)) < 0 ||
+	    (crt = create_file(staged.dir, "ca.crt", e)) < 0 ||
 	    append(crt, ca, size, "ca.crt", e) < 0 ||
-	    append(staged.bundle, ca, size, "ca-bundle.crt", e) < 0)
+	    append(staged.bundle, ca, size, "ca-bundle.crt", e) < 0 ||
+	    hashed_dir(ca, size, hash_name, e) < 0)
 		goto out;
 	/* node reads ca.crt as extra to its own store: the user's CAs go there too */
 	if (staged.extra.len &&

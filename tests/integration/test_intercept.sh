@@ -472,6 +472,34 @@ t_silent_refusal() {
 	! grep -q "likely refused" "$AUDIT" || fail "a client that made its request was called a refusal" "$(cat "$AUDIT")"
 }
 
+# A client that looks CAs up in a directory finds the run's CA by its subject hash: SSL_CERT_DIR
+# lists /run/agentbox/certs (HASH.0), then the system's directory. Control: the system's
+# directory alone does not verify an intercepted host.
+t_hashed_dir() {
+	origin
+	box hashed sh -c 'printf "DIR:%s\n" "$SSL_CERT_DIR"; ls /run/agentbox/certs
+		'"$PY"' -c "
+import os, socket, ssl, sys
+def peer(capath):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.load_verify_locations(capath=capath)
+    s = socket.create_connection((\"127.0.0.1\", 3128))
+    s.sendall(b\"CONNECT origin.test:'"$OP"' HTTP/1.1\\r\\nHost: origin.test:'"$OP"'\\r\\n\\r\\n\")
+    s.recv(4096)
+    try:
+        ctx.wrap_socket(s, server_hostname=\"origin.test\").close()
+        return \"ok\"
+    except ssl.SSLError as e:
+        return \"failed\"
+print(\"LIST:\" + peer(os.environ[\"SSL_CERT_DIR\"]))
+print(\"SYSTEM:\" + peer(\"/etc/ssl/certs\"))
+"'
+	assert_contains "$OUT" "DIR:/run/agentbox/certs:/etc/ssl/certs" "SSL_CERT_DIR lists the run's directory first"
+	printf '%s\n' "$OUT" | grep -qE '^[0-9a-f]{8}\.0$' || fail "no HASH.0 in /run/agentbox/certs" "$(report)"
+	assert_contains "$OUT" "LIST:ok" "the intercepted host verifies through SSL_CERT_DIR alone"
+	assert_contains "$OUT" "SYSTEM:failed" "control: the system's directory alone does not"
+}
+
 t_not_intercepted() {
 	origin
 	run_subject
@@ -678,6 +706,7 @@ run_case npm_install t_npm_install
 run_case node_fetch t_node_fetch
 run_case git_clone t_git_clone
 run_case not_intercepted t_not_intercepted
+run_case hashed_dir t_hashed_dir
 run_case silent_refusal t_silent_refusal
 run_case user_ca_kept t_user_ca_kept
 run_case star_rule t_star_rule

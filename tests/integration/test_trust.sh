@@ -76,6 +76,8 @@ print(\"python trusts:\", any(\"agentbox\" in str(x[\"subject\"]) for x in c.get
 	done
 	grep -qx "NODE_EXTRA_CA_CERTS=/run/agentbox/ca.crt" env.txt ||
 		fail "NODE_EXTRA_CA_CERTS is not the CA"
+	grep -qx "SSL_CERT_DIR=/run/agentbox/certs:/etc/ssl/certs" env.txt ||
+		fail "SSL_CERT_DIR does not list the run's hashed directory, then the system's"
 	# a profile's own value is replaced: the bundle holds the system's anchors as well (and
 	# the certificates of the file it named, when there is one: test_intercept user_ca_kept)
 	expect_exit 0 "$AGENTBOX" -p "$META/p.ini" --setenv SSL_CERT_FILE=/etc/mine.pem -- \
