@@ -202,11 +202,13 @@ static void test_env(void **state)
 	assert_true(strv_has(&sv, "AWS_CA_BUNDLE=" TRUST_BUNDLE_FILE));
 	assert_true(strv_has(&sv, "DENO_CERT=" TRUST_BUNDLE_FILE));
 	assert_true(strv_has(&sv, "CARGO_HTTP_CAINFO=" TRUST_BUNDLE_FILE));
-	/* node adds its extra certificates to its own store: the CA alone */
+	/* node adds its extra certificates to its own store: the CA (and the user's) */
 	assert_true(strv_has(&sv, "NODE_EXTRA_CA_CERTS=" TRUST_CA_FILE));
+	/* a directory list: the run's hashed CA, then the system's */
+	assert_true(strv_has(&sv, "SSL_CERT_DIR=" TRUST_CERT_DIR ":/etc/ssl/certs"));
 	for (size_t i = 0; i < sv.n; i++)
 		bundle += strstr(sv.v[i], "=" TRUST_BUNDLE_FILE) != NULL;
-	assert_int_equal(bundle, sv.n - 1);
+	assert_int_equal(bundle, sv.n - 2);
 	strv_free(&sv);
 	assert_int_equal(trust_env(refuse, NULL), -1);
 }
