@@ -27,9 +27,12 @@ struct http_rule {
 	bool any_host;		 /* host `*` */
 	struct egress_rule host; /* RULE_HOST, RULE_SUBDOMAINS, RULE_DOMAIN or RULE_ADDRESS */
 	struct http_glob path;	 /* over the canonical (decoded) path, '/' separates */
-	bool has_query;		 /* the rule has '?': the query must match too */
-	struct http_glob query;	 /* over the normalised query, '&' separates */
-	char *text;   /* the rule as written (trimmed), for X-Agentbox-Denied and audit */
+	/* the path glob with each %2F read as '/' (repeated slashes merged), as an origin that
+	 * decodes it reads the path; n == 0 when the rule writes no %2F */
+	struct http_glob slashed;
+	bool has_query;		/* the rule has '?': the query must match too */
+	struct http_glob query; /* over the normalised query, '&' separates */
+	char *text;		/* the rule as written (trimmed), for X-Agentbox-Denied and audit */
 	bool implied; /* made by the policy (a credential's host), not written in a profile */
 };
 
@@ -60,14 +63,17 @@ enum http_verdict {
 #define HTTP_RULES_BAD_HOST "not a host name the [http] rules can compare"
 
 /* Decides one request: deny rules first, then allow; a host that some allow rule names but no
- * allow rule matches is denied. Allow rules read the request strictly: method compared
- * case-sensitively (RFC 9110), path and query byte for byte. Deny rules read it as broadly as an
- * origin may: method, path and query in any ASCII letter case; and a request a deny rule's host
- * and method cover whose path holds a non-ASCII byte is denied (by that rule) unless an allow
- * rule names it, every non-ASCII byte written in the rule rather than matched by a star. host is
- * compared as the connection rules compare it (lower case, punycode, no trailing dot; an IPv6
- * address in brackets or not). *rule is the deciding rule's text (HTTP_RULES_NO_ALLOW or
- * HTTP_RULES_BAD_HOST for the default denials, NULL for HTTP_PASS); it lives as long as rs. */
+ * allow rule matches is denied. An encoded '/' (%2F) is data to some origins and a separator to
+ * others: a deny rule denies a request that either reading matches, an allow rule allows only
+ * one both readings match (the rule's own %2F read the same way as the request's). Allow rules read
+ * the request strictly: method compared case-sensitively (RFC 9110), path and query byte for byte.
+ * Deny rules read it as broadly as an origin may: method, path and query in any ASCII letter case;
+ * and a request a deny rule's host and method cover whose path holds a non-ASCII byte is denied (by
+ * that rule) unless an allow rule names it, every non-ASCII byte written in the rule rather than
+ * matched by a star. host is compared as the connection rules compare it (lower case, punycode, no
+ * trailing dot; an IPv6 address in brackets or not). *rule is the deciding rule's text
+ * (HTTP_RULES_NO_ALLOW or HTTP_RULES_BAD_HOST for the default denials, NULL for HTTP_PASS); it
+ * lives as long as rs. */
 enum http_verdict http_rules_decide(const struct http_rules *rs, const char *method,
 				    const char *host, const struct http_target *t,
 				    const char **rule);

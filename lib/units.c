@@ -56,6 +56,8 @@ static int scaled(const char *s, uint64_t n, uint64_t num, uint64_t den, uint64_
 	if (n * mul > UINT64_MAX - part)
 		return ab_fail(e, 0, "%s '%s' is too large", what, s);
 	*out = n * mul + part;
+	if (!*out && num)
+		return ab_fail(e, 0, "%s '%s' rounds down to nothing", what, s);
 	return 0;
 }
 

@@ -215,6 +215,29 @@ static int parse_host(const char *h, size_t n, struct http_rule *r, const char *
 	return 0;
 }
 
+/* path with each %2F read as '/' (repeated slashes merged) into out, as http_target.c reads a
+ * request's (as_slashes); out stays empty when path writes no %2F. A '%' in a compiled path
+ * always begins "%2F" or "%25" (compile_path keeps only those escaped). */
+static int slash_glob(const struct http_glob *path, struct http_glob *out)
+{
+	bool any = false;
+
+	for (size_t i = 0; i + 2 < path->n && !any; i++)
+		any = path->el[i] == '%' && path->el[i + 1] == '2' && path->el[i + 2] == 'F';
+	for (size_t i = 0; any && i < path->n; i++) {
+		uint16_t el = path->el[i];
+		/* %2F becomes '/'; %25 stays, its two digits following as they are */
+		if (el == '%' && i + 2 < path->n && path->el[i + 1] == '2' &&
+		    path->el[i + 2] == 'F')
+			el = '/', i += 2;
+		if (el == '/' && out->n && out->el[out->n - 1] == '/')
+			continue;
+		if (glob_push(out, el) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* The length of a leading "http://" or "https://" (any case), or 0. */
 static size_t url_scheme(const char *s, size_t n)
 {
@@ -270,6 +293,8 @@ static int parse_rule(const char *text, struct http_rule *r, struct ab_err *e)
 	q = memchr(slash, '?', (size_t)(end - slash));
 	if (compile_path(slash, (size_t)((q ? q : end) - slash), &r->path, r->text, e) < 0)
 		return -1;
+	if (slash_glob(&r->path, &r->slashed) < 0)
+		return oom(e);
 	r->has_query = q != NULL;
 	if (q && compile_query(q + 1, (size_t)(end - q - 1), &r->query, r->text, e) < 0)
 		return -1;
@@ -279,6 +304,7 @@ static int parse_rule(const char *text, struct http_rule *r, struct ab_err *e)
 static void rule_free(struct http_rule *r)
 {
 	free(r->path.el);
+	free(r->slashed.el);
 	free(r->query.el);
 	free(r->text);
 }
@@ -471,11 +497,29 @@ static bool method_match(const struct http_rule *r, const char *method, bool fol
 	return *m == *method;
 }
 
-static bool target_match(const struct http_rule *r, const struct http_target *t, unsigned how)
+/* The request read one way: as written (slashed false), or with each %2F read as '/' by the
+ * rule and the request alike. Without a %2F on either side the two readings are one. */
+static bool target_match_as(const struct http_rule *r, const struct http_target *t, unsigned how,
+			    bool slashed)
 {
-	if (!glob_match(&r->path, t->path, '/', how))
+	const struct http_glob *g = slashed && r->slashed.n ? &r->slashed : &r->path;
+	const char *path = slashed && t->as_slashes ? t->as_slashes : t->path;
+
+	if (!glob_match(g, path, '/', how))
 		return false;
 	return !r->has_query || glob_match(&r->query, t->query ? t->query : "", '&', how);
+}
+
+/* A deny rule covers the request if either reading matches: an origin reads it one way. */
+static bool deny_target(const struct http_rule *r, const struct http_target *t, unsigned how)
+{
+	return target_match_as(r, t, how, false) || target_match_as(r, t, how, true);
+}
+
+/* An allow rule covers it only if both do: whichever way the origin reads it, it is named. */
+static bool allow_target(const struct http_rule *r, const struct http_target *t, unsigned how)
+{
+	return target_match_as(r, t, how, false) && target_match_as(r, t, how, true);
 }
 
 static bool non_ascii(const char *s)
@@ -500,7 +544,7 @@ static const struct http_rule *deny_match(const struct http_rules *rs, const str
 			continue;
 		if (!*concerned)
 			*concerned = r;
-		if (target_match(r, t, how))
+		if (deny_target(r, t, how))
 			return r;
 	}
 	return NULL;
@@ -518,7 +562,7 @@ static const struct http_rule *allow_match(const struct http_rules *rs, const st
 		if (r->deny || !host_match(r, h))
 			continue;
 		*covered = true;
-		if (method_match(r, method, false) && target_match(r, t, how))
+		if (method_match(r, method, false) && allow_target(r, t, how))
 			return r;
 	}
 	return NULL;
@@ -541,18 +585,11 @@ enum http_verdict http_rules_decide_why(const struct http_rules *rs, const char 
 	}
 	if ((r = deny_match(rs, &h, method, t, MATCH_FOLD, &concerned))) {
 		*rule = r->text;
-		if (!method_match(r, method, false) || !target_match(r, t, 0))
+		if (!target_match_as(r, t, MATCH_FOLD, false))
+			*why = HTTP_RULES_WHY_SLASH;
+		else if (!method_match(r, method, false) || !target_match_as(r, t, 0, false))
 			*why = HTTP_RULES_WHY_CASE;
 		return HTTP_DENY;
-	}
-	if (t->as_slashes) {
-		const struct http_target slashed = {t->as_slashes, t->query, NULL};
-		const struct http_rule *ignored;
-		if ((r = deny_match(rs, &h, method, &slashed, MATCH_FOLD, &ignored))) {
-			*rule = r->text;
-			*why = HTTP_RULES_WHY_SLASH;
-			return HTTP_DENY;
-		}
 	}
 	/* A letter outside ASCII may be one to the origin (fullwidth 'a', dotless i, the Kelvin
 	 * sign, read as a, i, k by Unicode case folding or compatibility normalisation): a path

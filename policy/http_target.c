@@ -130,7 +130,11 @@ static const char *encoded_slash_dots(const char *path)
 		size_t len = 0;
 		while (p[len] && p[len] != '/' && strncmp(p + len, "%2F", 3))
 			len++;
-		if ((len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
+		/* "..;" and ".;" as remove_dots refuses them: read as ".." and "." by servlet
+		 * containers behind an origin that decodes the %2F */
+		if ((len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.') ||
+		    (len > 1 && p[0] == '.' &&
+		     (p[1] == ';' || (len > 2 && p[1] == '.' && p[2] == ';'))))
 			return "a dot segment beside an encoded '/' (%2F) is ambiguous";
 		p += len;
 		p += *p == '/' ? 1 : *p ? 3 : 0;

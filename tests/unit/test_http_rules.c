@@ -118,6 +118,10 @@ static void test_canon_refused_bytes(void **state)
 	expect_bad_target("/a/..%2Fadmin", 13, "dot segment beside an encoded '/'");
 	expect_bad_target("/a%2f.", 6, "dot segment beside an encoded '/'");
 	expect_bad_target("/.%2Fadmin", 10, "dot segment beside an encoded '/'");
+	/* and the path-parameter forms servlet containers read as dot segments */
+	expect_bad_target("/x%2F..;%2Fadmin%2Fx", 20, "dot segment beside an encoded '/'");
+	expect_bad_target("/x%2F..%3B%2Fadmin", 18, "dot segment beside an encoded '/'");
+	expect_bad_target("/x%2F.;%2Fadmin", 15, "dot segment beside an encoded '/'");
 	expect_bad_target("/a%5cb", 6, "'\\'");
 	expect_bad_target("/a\\b", 4, "'\\'");
 	expect_bad_target("/a%00b", 6, "NUL");
@@ -396,12 +400,19 @@ static void test_encoded_slash(void **state)
 	expect_canon("/@eco%2Fscoped/-/scoped-1.0.0.tgz", "/@eco%2Fscoped/-/scoped-1.0.0.tgz",
 		     NULL);
 	expect_canon("/a%2F%2Fb", "/a%2F%2Fb", NULL);
-	assert_true(matches("/*", "/@eco%2fscoped"));
+	/* an allow rule must name it both ways an origin may read it: as written, and with %2F
+	 * read as '/' (the rule's own %2F too) */
+	assert_true(matches("/**", "/@eco%2fscoped"));
 	assert_true(matches("/@eco%2F*", "/@eco%2fscoped"));
 	assert_true(matches("/@eco%2f*", "/@eco%2Fscoped"));
-	assert_false(matches("/@eco/*", "/@eco%2fscoped")); /* not a separator to allow rules */
+	assert_false(matches("/*", "/@eco%2fscoped"));	    /* two segments to a decoding origin */
+	assert_false(matches("/@eco/*", "/@eco%2fscoped")); /* one segment to another */
 	assert_false(matches("/*", "/a%252Fb%2Fc/d"));
-	assert_true(matches("/a%252Fb*", "/a%252Fb%2Fc"));
+	assert_false(matches("/a%252Fb*", "/a%252Fb%2Fc"));
+	assert_true(matches("/a%252Fb%2F*", "/a%252Fb%2Fc"));
+	/* a star reaches no deeper through %2F: /v1/users/admin/delete to a decoding origin */
+	assert_false(matches("/v1/*", "/v1/users%2Fadmin%2Fdelete"));
+	assert_false(matches("/repos/myorg/*/issues", "/repos/myorg/r%2Fpulls%2F1%2Fmerge/issues"));
 
 	/* upstream: escaped as it came (upper-case hex), a literal '%' still %25 */
 	assert_int_equal(http_target_canon("/@eco%2fscoped", 14, &t, &why), 0);
@@ -428,6 +439,20 @@ static void test_encoded_slash(void **state)
 	http_target_free(&t);
 	assert_int_equal(http_target_canon("/adm%2Fin", 9, &t, &why), 0);
 	assert_int_equal(http_rules_decide(&rs, "GET", "example.com", &t, &rule), HTTP_ALLOW);
+	http_target_free(&t);
+	/* a deny rule that writes %2F also denies the path written with '/': the same request to an
+	 * origin that decodes it */
+	add_ok(&rs, true, "GET example.com/@evil%2F*");
+	assert_int_equal(http_target_canon("/@evil/pkg", 10, &t, &why), 0);
+	assert_int_equal(http_rules_decide_why(&rs, "GET", "example.com", &t, &rule, &detail),
+			 HTTP_DENY);
+	assert_string_equal(rule, "GET example.com/@evil%2F*");
+	assert_string_equal(detail, HTTP_RULES_WHY_SLASH);
+	http_target_free(&t);
+	assert_int_equal(http_target_canon("/@evil%2fpkg", 12, &t, &why), 0);
+	assert_int_equal(http_rules_decide_why(&rs, "GET", "example.com", &t, &rule, &detail),
+			 HTTP_DENY);
+	assert_null(detail); /* as written */
 	http_target_free(&t);
 	http_rules_free(&rs);
 }

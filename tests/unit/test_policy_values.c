@@ -275,6 +275,7 @@ static void test_parse_size_errors(void **state)
 	expect_parse_error(parse_size, "1KK", "has an unknown size unit");
 	expect_parse_error(parse_size, "1P", "has an unknown size unit");
 	expect_parse_error(parse_size, "1.5", "'1.5' is a fraction of a byte");
+	expect_parse_error(parse_size, "0.0009K", "size '0.0009K' rounds down to nothing");
 	expect_parse_error(parse_size, "1.G", "'1.G' is not a size");
 	expect_parse_error(parse_size, ".5G", "'.5G' is not a size");
 	expect_parse_error(parse_size, "1.0000000001G", "is not a size");
@@ -299,7 +300,7 @@ static void test_parse_duration(void **state)
 	assert_int_equal(must_parse(parse_duration_ms, "1.5s"), 1500);
 	assert_int_equal(must_parse(parse_duration_ms, "1.5"), 1500);
 	assert_int_equal(must_parse(parse_duration_ms, "0.25h"), 900000);
-	assert_int_equal(must_parse(parse_duration_ms, "0.0001s"), 0);
+	expect_parse_error(parse_duration_ms, "0.0004s", "rounds down to nothing");
 	expect_parse_error(parse_duration_ms, "1.5ms", "'1.5ms' is a fraction of a millisecond");
 	expect_parse_error(parse_duration_ms, "1.s", "is not a duration");
 	expect_parse_error(parse_duration_ms, "18446744073709551616ms", "is too large");
