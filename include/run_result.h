@@ -13,9 +13,10 @@
 
 struct sandbox_result {
 	int status;	   /* agentbox's exit status: the command's, 128+N, or 124 */
-	const char *cause; /* "exited", "signaled", "timeout" */
+	const char *cause; /* "exited", "signaled", "timeout", "start-error" */
 	int code;	   /* exit code, or the signal number when signaled */
 	const char *limit; /* the limit that ended the run ("timeout", "disk", ...), or NULL */
+	const char *error; /* start-error: why the command never ran (not found, its cwd, ...) */
 	struct rusage ru;  /* of the whole sandbox */
 	uint64_t duration_ms;
 	char changes[PATH_MAX]; /* overlays: the changes directory, "" without */

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -150,6 +151,32 @@ static int child_setup(struct run *r, struct ab_err *e)
 	return 0;
 }
 
+/* Why the command's process ended before its exec (cwd, limits, not found, not executable):
+ * written by the vfork child, in the memory it shares with pid 1, which reads it once the
+ * child has died (the parent of a vfork resumes only then, or at the exec); text "" when the
+ * exec happened. The one thing of pid 1's memory the child writes. */
+static struct {
+	char text[AB_ERR_MAX];
+} start_failure;
+
+/* Said on the command's stderr (marked, as all of agentbox's lines) and kept for pid 1 to
+ * report: the command's own exit code and agentbox's failure look alike otherwise. */
+static _Noreturn void start_failed(int status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static _Noreturn void start_failed(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(start_failure.text, sizeof(start_failure.text), fmt, ap);
+	va_end(ap);
+	if (!start_failure.text[0])
+		snprintf(start_failure.text, sizeof(start_failure.text),
+			 "the command did not start");
+	ab_say("%s\n", start_failure.text);
+	_exit(status);
+}
+
 /* What a command's process does last, in a plain run and for each exec of a session. */
 static _Noreturn void exec_argv(struct run *r, char *const *argv, char **envp, bool own_session)
 {
@@ -157,25 +184,22 @@ static _Noreturn void exec_argv(struct run *r, char *const *argv, char **envp, b
 	int err;
 
 	/* the limits are the command's: pid 1 must not die of the command's memory cap */
-	if (!r->fallback && limits_apply(&r->p->limits, &e) < 0) {
-		ab_say("%s\n", e.msg);
-		_exit(125);
-	}
+	if (!r->fallback && limits_apply(&r->p->limits, &e) < 0)
+		start_failed(125, "%s", e.msg);
 	sigprocmask(SIG_SETMASK, &r->oldmask, NULL);
 	if (own_session && setsid() < 0)
-		_exit(125);
+		start_failed(125, "setsid for the command: %s", strerror(errno));
 	if (syscall(SYS_close_range, 3u, ~0u, 0u) < 0)
-		_exit(125);
+		start_failed(125, "close_range for the command: %s", strerror(errno));
 	environ = envp;
 	execvp(argv[0], argv);
 	err = errno;
 	if (err == ENOENT)
-		ab_say("%s: command not found in the sandbox; fix: check PATH and that "
-		       "its directory is listed in [filesystem]\n",
-		       argv[0]);
-	else
-		ab_say("%s: cannot execute: %s\n", argv[0], strerror(err));
-	_exit(err == ENOENT ? 127 : 126);
+		start_failed(127,
+			     "%s: command not found in the sandbox; fix: check PATH and that "
+			     "its directory is listed in [filesystem]",
+			     argv[0]);
+	start_failed(126, "%s: cannot execute: %s", argv[0], strerror(err));
 }
 
 _Noreturn void pid1_exec_command(struct run *r)
@@ -189,7 +213,10 @@ _Noreturn void pid1_exec_command(struct run *r)
  * signal handler is installed that could run in it. */
 static pid_t spawn_command(struct run *r)
 {
-	pid_t cmd = vfork();
+	pid_t cmd;
+
+	start_failure.text[0] = '\0';
+	cmd = vfork();
 
 	if (cmd == 0)
 		pid1_exec_command(r);
@@ -219,7 +246,9 @@ static _Noreturn void init_loop(struct run *r, pid_t cmd)
 		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 			if (pid != cmd)
 				continue;
-			channel_send(r->sock[1], MSG_EXIT, status, NULL);
+			/* the text, when the command never ran, says why (start_failure) */
+			channel_send(r->sock[1], MSG_EXIT, status,
+				     start_failure.text[0] ? start_failure.text : NULL);
 			_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 		}
 	}
@@ -230,6 +259,7 @@ static _Noreturn void init_loop(struct run *r, pid_t cmd)
 struct exec_slot {
 	pid_t pid;
 	unsigned id;
+	char *failure; /* why it ended before its exec (start_failure), NULL when it did not */
 };
 
 struct execs {
@@ -248,13 +278,16 @@ static _Noreturn void exec_child(struct run *r, unsigned id, const struct sessio
 
 	for (int i = 0; i < 3; i++)
 		if (dup2(fds[i], i) < 0)
-			_exit(125);
-	if (q->cwd && chdir(q->cwd) < 0) {
-		ab_say("cannot enter %s in the sandbox: %s\n", q->cwd, strerror(errno));
-		_exit(125);
-	}
+			start_failed(125, "the caller's stdio for the command: %s",
+				     strerror(errno));
+	if (q->cwd && chdir(q->cwd) < 0)
+		start_failed(125,
+			     "cannot enter %s in the sandbox: %s; fix: give --cwd a directory the "
+			     "session's view has",
+			     q->cwd, strerror(errno));
 	if (channel_send_data(r->sock[1], &m, NULL, 0, NULL, 0) < 0)
-		_exit(125);
+		start_failed(125, "cannot tell the supervisor the command's pid: %s",
+			     strerror(errno));
 	exec_argv(r, q->argv.v, q->env.v, true);
 }
 
@@ -262,6 +295,8 @@ static void exec_failed(struct run *r, unsigned id)
 {
 	struct msg m = {.type = MSG_EXEC_EXIT, .value = 125 << 8, .id = id};
 
+	snprintf(m.text, sizeof(m.text), "pid 1 could not start the command: %s",
+		 errno ? strerror(errno) : "a malformed request");
 	channel_send_data(r->sock[1], &m, NULL, 0, NULL, 0);
 }
 
@@ -285,7 +320,9 @@ static void start_exec(struct run *r, struct execs *x, const struct msg *m,
 	struct ab_err e = {0};
 	pid_t pid = -1;
 
+	errno = 0;
 	if (in->n == 3 && execs_room(x) && session_request_decode(in->data, in->len, &q, &e) == 0) {
+		start_failure.text[0] = '\0';
 		pid = vfork();
 		if (pid == 0)
 			exec_child(r, m->id, &q, in->fds);
@@ -297,7 +334,9 @@ static void start_exec(struct run *r, struct execs *x, const struct msg *m,
 		exec_failed(r, m->id);
 		return;
 	}
-	x->v[x->n++] = (struct exec_slot){pid, m->id};
+	/* out of memory here loses the reason, not the status */
+	x->v[x->n++] = (struct exec_slot){
+	    pid, m->id, start_failure.text[0] ? strdup(start_failure.text) : NULL};
 }
 
 static void signal_exec(const struct execs *x, const struct msg *m)
@@ -318,7 +357,10 @@ static void reap_execs(struct run *r, struct execs *x)
 			if (x->v[i].pid != pid)
 				continue;
 			struct msg m = {.type = MSG_EXEC_EXIT, .value = status, .id = x->v[i].id};
+			if (x->v[i].failure)
+				snprintf(m.text, sizeof(m.text), "%s", x->v[i].failure);
 			channel_send_data(r->sock[1], &m, NULL, 0, NULL, 0);
+			free(x->v[i].failure);
 			x->v[i] = x->v[--x->n];
 			break;
 		}

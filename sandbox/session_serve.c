@@ -233,6 +233,8 @@ static int audit_exec(struct serve *s, const struct exec *x, const struct sandbo
 	else
 		json_null(j);
 	result_outcome(j, res->status, res, NULL); /* the fields --result shares */
+	if (res->error)
+		json_kv_str(j, "error", res->error);
 	json_key(j, "denials");
 	json_obj_begin(j);
 	json_kv_uint(j, "syscall", x->denied);
@@ -326,12 +328,19 @@ static void signal_exec(struct serve *s, const struct exec *x, int sig)
 	channel_send_data(s->r->sock[0], &m, NULL, 0, NULL, 0);
 }
 
-static int exec_ended(struct serve *s, struct exec *x, int wait_status, struct ab_err *e)
+/* failure: pid 1's word that the command never ran (its exec or what comes before it
+ * failed), "" when it did. */
+static int exec_ended(struct serve *s, struct exec *x, int wait_status, const char *failure,
+		      struct ab_err *e)
 {
 	struct sandbox_result res = {0};
 	int rc;
 
 	supervise_status(wait_status, x->timeout_stage != 0, &res);
+	if (failure[0] && !x->timeout_stage) {
+		res.cause = "start-error";
+		res.error = failure;
+	}
 	res.limit = x->timeout_stage ? "timeout" : NULL;
 	res.duration_ms = now_ms() - x->t0;
 	rc = audit_exec(s, x, &res, e);
@@ -361,7 +370,7 @@ static int on_pid1(struct serve *s, struct ab_err *e)
 	if (m.type == MSG_EXEC_STARTED && x && !x->root && in.sender > 0)
 		x->root = in.sender;
 	else if (m.type == MSG_EXEC_EXIT && x)
-		return exec_ended(s, x, m.value, e) < 0 ? -2 : 0;
+		return exec_ended(s, x, m.value, m.text, e) < 0 ? -2 : 0;
 	return 0;
 }
 

@@ -351,6 +351,7 @@ struct run {
 	bool client_gone; /* the client hung up while the command ran */
 	int status;
 	char cause[AB_ERR_MAX];
+	char *error; /* start-error: why the command never ran (from the exec's result) */
 	uint64_t t0, t1;
 };
 
@@ -390,6 +391,20 @@ static int run_send(struct run *r, const struct session_request *q, struct ab_er
 	return rc;
 }
 
+/* The exec's --result object, for its error: set when agentbox could not start the command. */
+static void run_error(struct run *r, const char *result)
+{
+	struct ab_err ignored;
+	struct jnode j;
+	const char *error;
+
+	if (json_read(result, strlen(result), &j, &ignored) < 0)
+		return;
+	if ((error = jnode_str(&j, "error")) && !r->error)
+		r->error = strdup(error); /* out of memory: the cause still says it */
+	jnode_free(&j);
+}
+
 static void run_reply(struct mcp_session *s, struct run *r)
 {
 	struct msg m;
@@ -404,6 +419,8 @@ static void run_reply(struct mcp_session *s, struct run *r)
 	if (m.type == SESSION_REPLY_STARTED) {
 		r->started = true;
 		mcp_session_tally(s, m.id);
+	} else if (m.type == SESSION_REPLY_RESULT) {
+		run_error(r, m.text);
 	} else if (m.type == SESSION_REPLY_EXIT || m.type == SESSION_REPLY_ERROR) {
 		r->exited = true;
 		r->refused = m.type == SESSION_REPLY_ERROR;
@@ -584,6 +601,7 @@ static void run_result(struct json *j, const struct mcp_session *s, const struct
 	output(&o, "stdout", &r->o, "stdout_dropped");
 	output(&o, "stderr", &r->x, "stderr_dropped");
 	json_kv_uint(&o, "exec", s->tally.exec);
+	json_kv_str(&o, "error", r->error);
 	denials(&o, s);
 	json_obj_end(&o);
 	if (!json_text(&o))
@@ -626,6 +644,7 @@ static int tool_run(struct mcp_session *s, const struct jnode *args, struct json
 		close(r.err);
 	free(r.o.buf);
 	free(r.x.buf);
+	free(r.error);
 	session_request_free(&q);
 	return 0;
 }

@@ -225,6 +225,33 @@ finally:
 	done
 }
 
+# A run agentbox could not start (a cwd the view lacks, a command not found) says so: cause
+# start-error and its reason in error; control: a command that exits 127 itself is exited.
+case_start_error() {
+	MCP_STDERR="$META/server.err" run_cmd "$PY" -c '
+import sys
+sys.path.insert(0, sys.argv[1])
+from mcp_client import Server, Fail, check
+s = Server(sys.argv[2], ["-p", "shell"])
+try:
+    s.initialize()
+    for args, status, part in (({"command": ["true"], "cwd": "/nonexistent"}, 125, "/nonexistent"),
+                               ({"command": ["no-such-command-here"]}, 127, "not found")):
+        _, sc = s.run(args)
+        check(sc["status"] == status and sc["cause"] == "start-error" and part in (sc["error"] or ""),
+              "run %r: %r" % (args, sc))
+    _, sc = s.run({"command": "exit 127"})
+    check(sc["status"] == 127 and sc["cause"] == "exited" and sc["error"] is None,
+          "control: exit 127: %r" % sc)
+    s.close()
+    print("said")
+except Fail as e:
+    print("FAIL: %s" % e)
+    s.p.kill()' "$HELPERS" "$AGENTBOX"
+	[ "$OUT" = said ] || fail "runs that could not start: $OUT" \
+		"$(tail -n 5 "$META/server.err" 2>/dev/null)"
+}
+
 run_case basics case_basics
 run_case audit_file case_audit_file
 run_case versions case_versions
@@ -238,4 +265,5 @@ run_case bad_start case_bad_start
 run_case timeout_cap case_timeout_cap
 run_case busy case_busy
 run_case client_gone case_client_gone
+run_case start_error case_start_error
 finish
