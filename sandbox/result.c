@@ -29,7 +29,7 @@ void result_outcome(struct json *j, int status, const struct sandbox_result *res
 static const char *error_of(const struct sandbox_result *res, const struct ab_err *err)
 {
 	if (res)
-		return res->error;
+		return res->error[0] ? res->error : NULL;
 	return err ? err->msg : NULL;
 }
 
@@ -120,7 +120,7 @@ void result_exec(struct json *j, const struct sandbox_result *res, const struct 
 	audit_denials(a, j);
 	json_kv_str(j, "run", audit_run_id(a));
 	json_kv_uint(j, "exec", exec);
-	json_kv_str(j, "error", res->error);
+	json_kv_str(j, "error", res->error[0] ? res->error : NULL);
 	json_obj_end(j);
 }
 

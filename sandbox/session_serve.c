@@ -233,7 +233,7 @@ static int audit_exec(struct serve *s, const struct exec *x, const struct sandbo
 	else
 		json_null(j);
 	result_outcome(j, res->status, res, NULL); /* the fields --result shares */
-	if (res->error)
+	if (res->error[0])
 		json_kv_str(j, "error", res->error);
 	json_key(j, "denials");
 	json_obj_begin(j);
@@ -339,7 +339,7 @@ static int exec_ended(struct serve *s, struct exec *x, int wait_status, const ch
 	supervise_status(wait_status, x->timeout_stage != 0, &res);
 	if (failure[0] && !x->timeout_stage) {
 		res.cause = "start-error";
-		res.error = failure;
+		snprintf(res.error, sizeof(res.error), "%s", failure);
 	}
 	res.limit = x->timeout_stage ? "timeout" : NULL;
 	res.duration_ms = now_ms() - x->t0;
