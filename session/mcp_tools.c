@@ -495,8 +495,9 @@ static void run_wait(struct mcp_session *s, struct run *r)
 			close(r->out), r->out = -1;
 		if (p[RUN_ERR].revents && mcp_buf_read(&r->x, r->err) <= 0)
 			close(r->err), r->err = -1;
-		if (p[RUN_CTL].revents && !r->exited)
-			run_reply(s, r);
+		/* the trail's turn may have taken the replies already: only what is still there */
+		if (p[RUN_CTL].revents)
+			replies_now(&q);
 		if ((p[RUN_STDIN].revents & (POLLHUP | POLLRDHUP | POLLERR)) ||
 		    (p[RUN_STDOUT].revents & (POLLHUP | POLLERR))) {
 			client_gone(s, r);

@@ -160,9 +160,13 @@ s = Server(sys.argv[2], ["-p", "shell"])
 try:
     s.initialize()
     for i in range(int(sys.argv[3])):
-        _, sc = s.run({"command": "unshare -U true; echo %d" % i}, timeout=120)
+        # a refused call, then more output than a pipe holds: the reply, the trail and
+        # the output all come at once
+        _, sc = s.run({"command": "unshare -U true 2>/dev/null; head -c 300000 /dev/zero; echo %d >&2" % i},
+                      timeout=120)
         den = sc["denials"]
-        check(sc["stdout"] == "%d\n" % i, "run %d: output %r" % (i, sc["stdout"]))
+        check(sc["stderr"] == "%d\n" % i and sc["stdout_dropped"] == 300000 - 65536,
+              "run %d: output %r, %r dropped" % (i, sc["stderr"], sc["stdout_dropped"]))
         check(den.get("available") is True, "run %d: denials not available: %r" % (i, den))
         check(den.get("syscall_names", {}).get("unshare", 0) >= 1,
               "run %d: the refused unshare not counted: %r" % (i, den))
