@@ -209,8 +209,9 @@ _Noreturn void pid1_exec_command(struct run *r)
 
 /* The command, started with vfork: pid 1's page tables are not copied for a process that
  * execs at once (pid 1 waits the few system calls until then). The child changes nothing of
- * pid 1's memory that pid 1 reads again (it sets environ, which pid 1 no longer uses); no
- * signal handler is installed that could run in it. */
+ * pid 1's memory that pid 1 reads again (it sets environ, which pid 1 no longer uses) but
+ * start_failure, which is there for that; no signal handler is installed that could run in
+ * it. */
 static pid_t spawn_command(struct run *r)
 {
 	pid_t cmd;
@@ -270,7 +271,8 @@ struct execs {
 /* An exec's first process: the caller's stdio, the exec's cwd, then the kernel tells the
  * supervisor its pid (SCM_CREDENTIALS) before anything of the command runs; its own session
  * (and process group) so that its signals reach it alone and no terminal is shared. Started with
- * vfork like the plain run's command: it writes no memory of pid 1's that pid 1 reads again. */
+ * vfork like the plain run's command: it writes no memory of pid 1's that pid 1 reads again
+ * but start_failure. */
 static _Noreturn void exec_child(struct run *r, unsigned id, const struct session_request *q,
 				 const int fds[3])
 {
@@ -291,12 +293,11 @@ static _Noreturn void exec_child(struct run *r, unsigned id, const struct sessio
 	exec_argv(r, q->argv.v, q->env.v, true);
 }
 
-static void exec_failed(struct run *r, unsigned id)
+static void exec_failed(struct run *r, unsigned id, const char *why)
 {
 	struct msg m = {.type = MSG_EXEC_EXIT, .value = 125 << 8, .id = id};
 
-	snprintf(m.text, sizeof(m.text), "pid 1 could not start the command: %s",
-		 errno ? strerror(errno) : "a malformed request");
+	snprintf(m.text, sizeof(m.text), "pid 1 could not start the command: %.900s", why);
 	channel_send_data(r->sock[1], &m, NULL, 0, NULL, 0);
 }
 
@@ -320,10 +321,15 @@ static void start_exec(struct run *r, struct execs *x, const struct msg *m,
 	struct ab_err e = {0};
 	pid_t pid = -1;
 
-	errno = 0;
-	if (in->n == 3 && execs_room(x) && session_request_decode(in->data, in->len, &q, &e) == 0) {
+	if (in->n != 3)
+		ab_fail(&e, EPROTO, "the request came without stdin, stdout and stderr");
+	else if (!execs_room(x))
+		ab_fail(&e, ENOMEM, "exec");
+	else if (session_request_decode(in->data, in->len, &q, &e) == 0) {
 		start_failure.text[0] = '\0';
 		pid = vfork();
+		if (pid < 0)
+			ab_fail(&e, errno, "vfork");
 		if (pid == 0)
 			exec_child(r, m->id, &q, in->fds);
 		session_request_free(&q);
@@ -331,7 +337,7 @@ static void start_exec(struct run *r, struct execs *x, const struct msg *m,
 	for (size_t i = 0; i < in->n; i++)
 		close(in->fds[i]);
 	if (pid < 0) {
-		exec_failed(r, m->id);
+		exec_failed(r, m->id, e.msg);
 		return;
 	}
 	/* out of memory here loses the reason, not the status */
