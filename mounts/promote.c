@@ -144,17 +144,22 @@ static bool was_promoted(const struct promote_log *log, const struct change *c)
 	return false;
 }
 
-void promote_log_pending(const struct promote_log *log, struct changes *c)
+int promote_log_pending(const struct run_info *r, struct changes *c, struct ab_err *e)
 {
+	struct promote_log log;
 	size_t kept = 0;
 
+	if (promote_log_load(r, &log, e) < 0)
+		return -1;
 	for (size_t i = 0; i < c->n; i++) {
-		if (was_promoted(log, &c->v[i]))
+		if (was_promoted(&log, &c->v[i]))
 			free(c->v[i].rel);
 		else
 			c->v[kept++] = c->v[i];
 	}
 	c->n = kept;
+	promote_log_free(&log);
+	return 0;
 }
 
 /* The record, opened again for appending: the same file open_run checked, or nothing. */

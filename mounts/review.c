@@ -716,18 +716,6 @@ static int absolute_paths(char **paths, int n, struct ab_err *e)
 	return 0;
 }
 
-/* What earlier promotes applied is no longer a change to show, diff or promote. */
-static int pending_only(const struct run_info *r, struct changes *c, struct ab_err *e)
-{
-	struct promote_log log;
-
-	if (promote_log_load(r, &log, e) < 0)
-		return -1;
-	promote_log_pending(&log, c);
-	promote_log_free(&log);
-	return 0;
-}
-
 static int dispatch(const char *cmd, const struct run_info *r, char **paths, int n, struct audit *a,
 		    struct ab_err *e)
 {
@@ -743,7 +731,8 @@ static int dispatch(const char *cmd, const struct run_info *r, char **paths, int
 			return -1;
 		return overlay_audit_change(a, "discard", r, NULL, NULL, "applied", e);
 	}
-	if (list_changes(r, &c, e) < 0 || pending_only(r, &c, e) < 0) {
+	/* what earlier promotes applied is no longer a change to show, diff or promote */
+	if (list_changes(r, &c, e) < 0 || promote_log_pending(r, &c, e) < 0) {
 		changes_free(&c);
 		return -1;
 	}
