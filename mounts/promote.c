@@ -22,8 +22,203 @@
 #include "guarded.h"
 #include "overlay_internal.h"
 #include "printable.h"
+#include "promote_log.h"
 
 static const char *const kind_names[] = {"added", "modified", "deleted"};
+
+/* ---------- the log of earlier promotes (promote_log.h) ---------- */
+
+static const char hexdigits[] = "0123456789abcdef";
+
+static bool hex_decode(const char *hex, char *out, size_t size)
+{
+	size_t n = strlen(hex);
+
+	if (!strcmp(hex, "-")) {
+		out[0] = '\0';
+		return true;
+	}
+	if (!n || n % 2 || n / 2 >= size)
+		return false;
+	for (size_t i = 0; i < n / 2; i++) {
+		const char *hi = strchr(hexdigits, hex[2 * i]),
+			   *lo = strchr(hexdigits, hex[2 * i + 1]);
+		if (!hex[2 * i] || !hex[2 * i + 1] || !hi || !lo)
+			return false;
+		out[i] = (char)((hi - hexdigits) << 4 | (lo - hexdigits));
+		if (!out[i])
+			return false; /* a path holds no NUL */
+	}
+	out[n / 2] = '\0';
+	return true;
+}
+
+bool promote_log_line(const char *line)
+{
+	return !strncmp(line, "promoted ", 9) || !strncmp(line, "settled ", 8);
+}
+
+static int add_mark(struct promote_mark **v, size_t *n, unsigned tree, const char *rel,
+		    struct timespec ctime, struct ab_err *e)
+{
+	struct promote_mark *grown = realloc(*v, (*n + 1) * sizeof(**v));
+
+	if (!grown)
+		return ab_fail(e, ENOMEM, "promote");
+	*v = grown;
+	grown[*n] = (struct promote_mark){tree, strdup(rel), ctime};
+	if (!grown[*n].rel)
+		return ab_fail(e, ENOMEM, "promote");
+	(*n)++;
+	return 0;
+}
+
+/* One line of the log into log; a line that does not parse ends the load (an edited record). */
+static int parse_mark(const struct run_info *r, struct promote_log *log, const char *line,
+		      struct ab_err *e)
+{
+	static char hex[2 * PATH_MAX + 2], rel[PATH_MAX];
+	long long sec = 0;
+	long nsec = 0;
+	unsigned tree;
+	bool settled = line[0] == 's';
+	int fields = settled ? sscanf(line, "settled %u %8193s %lld.%ld", &tree, hex, &sec, &nsec)
+			     : sscanf(line, "promoted %u %8193s", &tree, hex);
+
+	if (strlen(line) > sizeof(hex) + 64 || fields != (settled ? 4 : 2) || tree >= r->trees.n ||
+	    !hex_decode(hex, rel, sizeof(rel)) || nsec < 0 || nsec > 999999999)
+		return ab_fail(e, 0, "%s/" RUN_FILE ": a promote line that does not parse", r->dir),
+		       ab_hint(e, "the record was edited; promote what is left by hand");
+	if (settled)
+		return add_mark(&log->settled, &log->n_settled, tree, rel,
+				(struct timespec){(time_t)sec, nsec}, e);
+	return add_mark(&log->promoted, &log->n_promoted, tree, rel, (struct timespec){0}, e);
+}
+
+int promote_log_load(const struct run_info *r, struct promote_log *log, struct ab_err *e)
+{
+	int fd = dup(r->fd), rc = 0;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	FILE *f;
+
+	*log = (struct promote_log){.fd = -1};
+	/* the dup shares r->fd's offset, which open_run left at the end */
+	if (fd < 0 || lseek(fd, 0, SEEK_SET) < 0 || !(f = fdopen(fd, "r"))) {
+		if (fd >= 0)
+			close(fd);
+		return ab_fail(e, errno, "%s/" RUN_FILE, r->dir);
+	}
+	while (rc == 0 && (n = getline(&line, &cap, f)) > 0) {
+		if (line[n - 1] == '\n')
+			line[n - 1] = '\0';
+		if (promote_log_line(line))
+			rc = parse_mark(r, log, line, e);
+	}
+	free(line);
+	fclose(f);
+	if (rc < 0)
+		promote_log_free(log);
+	return rc;
+}
+
+void promote_log_free(struct promote_log *log)
+{
+	for (size_t i = 0; i < log->n_promoted; i++)
+		free(log->promoted[i].rel);
+	for (size_t i = 0; i < log->n_settled; i++)
+		free(log->settled[i].rel);
+	free(log->promoted);
+	free(log->settled);
+	if (log->fd >= 0)
+		close(log->fd);
+	*log = (struct promote_log){.fd = -1};
+}
+
+static bool was_promoted(const struct promote_log *log, const struct change *c)
+{
+	for (size_t i = 0; i < log->n_promoted; i++)
+		if (log->promoted[i].tree == c->tree && !strcmp(log->promoted[i].rel, c->rel))
+			return true;
+	return false;
+}
+
+int promote_log_pending(const struct run_info *r, struct changes *c, struct ab_err *e)
+{
+	struct promote_log log;
+	size_t kept = 0;
+
+	if (promote_log_load(r, &log, e) < 0)
+		return -1;
+	for (size_t i = 0; i < c->n; i++) {
+		if (was_promoted(&log, &c->v[i]))
+			free(c->v[i].rel);
+		else
+			c->v[kept++] = c->v[i];
+	}
+	c->n = kept;
+	promote_log_free(&log);
+	return 0;
+}
+
+/* The record, opened again for appending: the same file open_run checked, or nothing. */
+static int log_open(const struct run_info *r, struct promote_log *log, struct ab_err *e)
+{
+	char path[PATH_MAX + 8];
+	struct stat a, b;
+
+	snprintf(path, sizeof(path), "%s/" RUN_FILE, r->dir);
+	log->fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	if (log->fd < 0 || fstat(log->fd, &a) < 0 || fstat(r->fd, &b) < 0 || a.st_dev != b.st_dev ||
+	    a.st_ino != b.st_ino)
+		return ab_fail(e, log->fd < 0 ? errno : EINVAL, "cannot record the promote in %s",
+			       path),
+		       ab_hint(e, "nothing was promoted; the changes record must stay writable");
+	return 0;
+}
+
+/* Appends a mark for rel's first len bytes, one line in one write (and to log, for the rest
+ * of this promote). */
+static int log_mark(struct promote_log *log, bool settled, unsigned tree, const char *rel,
+		    size_t len, struct timespec ctime, struct ab_err *e)
+{
+	static char line[2 * PATH_MAX + 96];
+	char part[PATH_MAX];
+	size_t n;
+
+	if (len >= sizeof(part))
+		return ab_fail(e, ENAMETOOLONG, "promote");
+	memcpy(part, rel, len);
+	part[len] = '\0';
+	n = (size_t)snprintf(line, sizeof(line), "%s %u ", settled ? "settled" : "promoted", tree);
+	if (!len)
+		line[n++] = '-';
+	for (size_t i = 0; i < len; i++) {
+		line[n++] = hexdigits[(unsigned char)rel[i] >> 4];
+		line[n++] = hexdigits[(unsigned char)rel[i] & 15];
+	}
+	if (settled)
+		n += (size_t)snprintf(line + n, sizeof(line) - n, " %lld.%09ld",
+				      (long long)ctime.tv_sec, ctime.tv_nsec);
+	line[n++] = '\n';
+	if (fs_write_all(log->fd, line, n) < 0)
+		return ab_fail(e, errno, "cannot record the promote of %s", part);
+	return settled ? add_mark(&log->settled, &log->n_settled, tree, part, ctime, e)
+		       : add_mark(&log->promoted, &log->n_promoted, tree, part, ctime, e);
+}
+
+/* The last settled mark for rel's first len bytes, or NULL. */
+static const struct promote_mark *settled_at(const struct promote_log *log, unsigned tree,
+					     const char *rel, size_t len)
+{
+	for (size_t i = log->n_settled; i-- > 0;) {
+		const struct promote_mark *m = &log->settled[i];
+		if (m->tree == tree && strlen(m->rel) == len && !strncmp(m->rel, rel, len))
+			return m;
+	}
+	return NULL;
+}
 
 /* A name the command chose, made safe in buf for a message (printable.h). */
 static const char *safe(const char *s, char *buf, size_t size)
@@ -36,6 +231,24 @@ static bool changed_since(const struct stat *st, const struct timespec *t0)
 {
 	return st->st_ctim.tv_sec > t0->tv_sec ||
 	       (st->st_ctim.tv_sec == t0->tv_sec && st->st_ctim.tv_nsec >= t0->tv_nsec);
+}
+
+static bool same_time(struct timespec a, struct timespec b)
+{
+	return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+}
+
+/* Whether the host changed the entry at rel's first len bytes since the run started: its
+ * ctime is not older than the start, nor the one an earlier promote of this run left. */
+static bool host_changed(const struct run_info *r, const struct promote_log *log, unsigned tree,
+			 const char *rel, size_t len, const struct stat *st)
+{
+	const struct promote_mark *m;
+
+	if (!changed_since(st, &r->started))
+		return false;
+	m = settled_at(log, tree, rel, len);
+	return !m || !same_time(m->ctime, st->st_ctim);
 }
 
 /* Whether anything in the host directory at dirfd/name changed since t0. */
@@ -101,7 +314,8 @@ static int open_parent(const struct run_info *r, unsigned tree, const char *rel,
 
 /* Whether the host changed rel (or, when it has no rel, its nearest directory) since the run
  * started; a change that replaces a directory needs all of it unchanged. */
-static bool conflicts(const struct run_info *r, const struct change *c)
+static bool conflicts(const struct run_info *r, const struct promote_log *log,
+		      const struct change *c)
 {
 	char buf[PATH_MAX];
 	struct stat st;
@@ -116,16 +330,18 @@ static bool conflicts(const struct run_info *r, const struct change *c)
 		next = strchr(part, '/');
 		if (next)
 			*next = '\0';
+		size_t at = (size_t)(part - buf);
 		if (fstatat(fd, part, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			/* not on the host: its nearest directory must be unchanged */
 			changed = errno != ENOENT || fstat(fd, &st) < 0 ||
-				  changed_since(&st, &r->started);
+				  host_changed(r, log, c->tree, c->rel, at ? at - 1 : 0, &st);
 			break;
 		}
 		if (!next || !S_ISDIR(st.st_mode)) {
-			changed = (S_ISDIR(st.st_mode) && !S_ISDIR(c->mode))
-				      ? subtree_changed(fd, part, &r->started)
-				      : changed_since(&st, &r->started);
+			changed =
+			    (S_ISDIR(st.st_mode) && !S_ISDIR(c->mode))
+				? subtree_changed(fd, part, &r->started)
+				: host_changed(r, log, c->tree, c->rel, at + strlen(part), &st);
 			break;
 		}
 		sub = fs_open_nolinks(fd, part, O_PATH | O_DIRECTORY);
@@ -259,9 +475,89 @@ static int apply(const struct run_info *r, const struct change *c, struct ab_err
 	return rc < 0 ? -1 : 1;
 }
 
+/* Where rel's i-th directory ends: 0 for the tree's root, then each '/'. */
+static size_t dir_len(const char *rel, size_t i)
+{
+	const char *p = rel;
+
+	for (size_t k = 0; k < i && p; k++)
+		p = strchr(k ? p + 1 : p, '/');
+	return i && p ? (size_t)(p - rel) : 0;
+}
+
+/* The ctimes of the host directories on rel's way, the tree's root first and rel's parent
+ * last, as far as they exist; their number. ct has room for one per component of rel. */
+static size_t dir_ctimes(const struct run_info *r, unsigned tree, const char *rel,
+			 struct timespec *ct)
+{
+	char buf[PATH_MAX];
+	struct stat st;
+	size_t n = 0;
+	int fd = overlay_open_root(r, tree), sub;
+	char *part = buf, *next;
+
+	snprintf(buf, sizeof(buf), "%s", rel);
+	while (fd >= 0 && fstat(fd, &st) == 0) {
+		ct[n++] = st.st_ctim;
+		if (!(next = strchr(part, '/')))
+			break;
+		*next = '\0';
+		sub = fs_open_nolinks(fd, part, O_PATH | O_DIRECTORY);
+		close(fd);
+		fd = sub;
+		part = next + 1;
+	}
+	if (fd >= 0)
+		close(fd);
+	return n;
+}
+
+/* apply, and the log: the change as promoted, and each directory on its way that promote
+ * changed (made, or wrote in) and the host had not changed before, as settled. */
+static int apply_logged(const struct run_info *r, const struct change *c, struct promote_log *log,
+			struct ab_err *e)
+{
+	size_t parts = 1, before, after;
+	struct timespec *t0, *t1;
+	bool *clean;
+	int rc = -1;
+
+	for (const char *p = c->rel; (p = strchr(p, '/')); p++)
+		parts++;
+	t0 = calloc(parts, sizeof(*t0)), t1 = calloc(parts, sizeof(*t1));
+	clean = calloc(parts, sizeof(*clean));
+	if (!t0 || !t1 || !clean) {
+		ab_fail(e, ENOMEM, "promote");
+		goto out;
+	}
+	before = dir_ctimes(r, c->tree, c->rel, t0);
+	for (size_t i = 0; i < before; i++) {
+		struct stat st = {.st_ctim = t0[i]};
+		clean[i] = !host_changed(r, log, c->tree, c->rel, dir_len(c->rel, i), &st);
+	}
+	if ((rc = apply(r, c, e)) <= 0)
+		goto out;
+	after = dir_ctimes(r, c->tree, c->rel, t1);
+	for (size_t i = 0; i < after; i++) {
+		if (i < before && (!clean[i] || same_time(t0[i], t1[i])))
+			continue;
+		if (log_mark(log, true, c->tree, c->rel, dir_len(c->rel, i), t1[i], e) < 0)
+			rc = -1;
+	}
+	if (rc > 0 &&
+	    log_mark(log, false, c->tree, c->rel, strlen(c->rel), (struct timespec){0}, e) < 0)
+		rc = -1;
+out:
+	free(t0);
+	free(t1);
+	free(clean);
+	return rc;
+}
+
 /* New directories were made writable for their contents; now they get their own modes,
- * deepest first. */
-static void set_dir_modes(const struct run_info *r, const struct changes *c, char **paths, int n)
+ * deepest first (each settled again: promote made it). */
+static void set_dir_modes(const struct run_info *r, const struct changes *c, char **paths, int n,
+			  struct promote_log *log)
 {
 	for (size_t i = c->n; i-- > 0;) {
 		const struct change *ch = &c->v[i];
@@ -274,9 +570,15 @@ static void set_dir_modes(const struct run_info *r, const struct changes *c, cha
 		parent = open_parent(r, ch->tree, ch->rel, false, &name, &ignored);
 		if (parent < 0)
 			continue;
+		struct stat st;
 		if (fchmodat(parent, name, ch->mode & 0777, 0) < 0)
 			ab_say("cannot set the mode of %s/%s: %s\n", r->trees.v[ch->tree], ch->rel,
 			       strerror(errno));
+		else if (was_promoted(log, ch) &&
+			 fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			 log_mark(log, true, ch->tree, ch->rel, strlen(ch->rel), st.st_ctim,
+				  &ignored) < 0)
+			ab_say("%s\n", ignored.msg);
 		close(parent);
 	}
 }
@@ -287,8 +589,9 @@ static void set_dir_modes(const struct run_info *r, const struct changes *c, cha
  * committed in a cloned repository, say, to a directory outside) with the command's directory,
  * and applying the rest without it would half-apply what the command did. Each is said and
  * audited; 1 when any stopped the promote. */
-static int check_all(const struct run_info *r, const struct changes *c, char **paths, int n,
-		     struct audit *a, struct ab_err *e)
+static int check_all(const struct run_info *r, const struct promote_log *log,
+		     const struct changes *c, char **paths, int n, struct audit *a,
+		     struct ab_err *e)
 {
 	char host[PATH_MAX], shown[PATH_MAX * 4];
 	size_t conflicted = 0, linked = 0;
@@ -298,7 +601,7 @@ static int check_all(const struct run_info *r, const struct changes *c, char **p
 		bool below_link;
 		if (!overlay_selected(r, ch, paths, n))
 			continue;
-		if (!(below_link = ch->beyond_link) && !conflicts(r, ch))
+		if (!(below_link = ch->beyond_link) && !conflicts(r, log, ch))
 			continue;
 		overlay_host_path(r, ch->tree, ch->rel, host, sizeof(host));
 		safe(host, shown, sizeof(shown));
@@ -331,11 +634,17 @@ int overlay_promote(const struct run_info *r, const struct changes *c, char **pa
 	char host[PATH_MAX], shown[PATH_MAX * 4];
 	size_t done = 0, skipped = 0, refused = 0;
 	struct strv gfiles = {0}, gdirs = {0};
-	int result = check_all(r, c, paths, n, a, e);
+	struct promote_log log;
+	int result = promote_log_load(r, &log, e);
 
-	if (result != 0)
+	if (result == 0)
+		result = check_all(r, &log, c, paths, n, a, e);
+	if (result != 0) {
+		promote_log_free(&log);
 		return result;
-	if (guarded_paths_here(&gfiles, &gdirs, e) < 0)
+	}
+	if ((result = log_open(r, &log, e)) < 0 ||
+	    (result = guarded_paths_here(&gfiles, &gdirs, e)) < 0)
 		goto out;
 	for (size_t i = 0; i < c->n; i++) {
 		const struct change *ch = &c->v[i];
@@ -354,7 +663,7 @@ int overlay_promote(const struct run_info *r, const struct changes *c, char **pa
 				goto out;
 			continue;
 		}
-		if ((rc = apply(r, ch, e)) < 0) {
+		if ((rc = apply_logged(r, ch, &log, e)) < 0) {
 			result = ab_context(e, "promote %s (%zu change%s applied before it)", host,
 					    done, done == 1 ? "" : "s");
 			goto out;
@@ -367,7 +676,7 @@ int overlay_promote(const struct run_info *r, const struct changes *c, char **pa
 						   rc ? "applied" : "skipped", e)) < 0)
 			goto out;
 	}
-	set_dir_modes(r, c, paths, n);
+	set_dir_modes(r, c, paths, n, &log);
 	printf("promoted %zu change%s", done, done == 1 ? "" : "s");
 	if (skipped)
 		printf(", skipped %zu special file%s", skipped, skipped == 1 ? "" : "s");
@@ -375,6 +684,7 @@ int overlay_promote(const struct run_info *r, const struct changes *c, char **pa
 		printf(", refused %zu protected path%s", refused, refused == 1 ? "" : "s");
 	printf("\n");
 out:
+	promote_log_free(&log);
 	strv_free(&gfiles);
 	strv_free(&gdirs);
 	return result;

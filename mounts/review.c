@@ -21,6 +21,7 @@
 #include "fsops.h"
 #include "overlay_internal.h"
 #include "printable.h"
+#include "promote_log.h"
 
 extern char **environ;
 
@@ -84,6 +85,8 @@ static int parse_run_line(struct run_info *r, const char *line, struct ab_err *e
 	unsigned n;
 	int off = 0;
 
+	if (promote_log_line(line)) /* promote_log_load reads those */
+		return 0;
 	if (sscanf(line, "run %63s", r->id) == 1)
 		return 0;
 	if (sscanf(line, "started %lld.%ld", &sec, &nsec) == 2) {
@@ -104,8 +107,10 @@ static int parse_run_line(struct run_info *r, const char *line, struct ab_err *e
 /* RUN_ID (under the runs directory) or a path to a changes directory. */
 static int open_run(const char *arg, struct run_info *r, struct ab_err *e)
 {
-	char path[PATH_MAX + 8], line[PATH_MAX + 32];
+	char path[PATH_MAX + 8], *line = NULL;
 	bool magic = false;
+	size_t cap = 0;
+	ssize_t len;
 	FILE *f;
 	int fd, rc = 0;
 
@@ -133,13 +138,18 @@ static int open_run(const char *arg, struct run_info *r, struct ab_err *e)
 		       ab_hint(e, "give a run id from the audit trail, or the --changes directory");
 	}
 	rc = check_record(r, e);
-	while (rc == 0 && fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = '\0';
-		if (!magic)
+	/* a promote's lines (hex) can be longer than any path */
+	while (rc == 0 && (len = getline(&line, &cap, f)) > 0) {
+		if (line[len - 1] == '\n')
+			line[len - 1] = '\0';
+		if (strlen(line) > 2 * PATH_MAX + 64)
+			rc = ab_fail(e, 0, "%s: a line too long", path);
+		else if (!magic)
 			magic = !strcmp(line, RUN_MAGIC);
 		else
 			rc = parse_run_line(r, line, e);
 	}
+	free(line);
 	fclose(f);
 	if (rc == 0 && (!magic || !r->trees.n))
 		rc = ab_fail(e, 0, "%s is not a complete changes record", path);
@@ -721,7 +731,8 @@ static int dispatch(const char *cmd, const struct run_info *r, char **paths, int
 			return -1;
 		return overlay_audit_change(a, "discard", r, NULL, NULL, "applied", e);
 	}
-	if (list_changes(r, &c, e) < 0) {
+	/* what earlier promotes applied is no longer a change to show, diff or promote */
+	if (list_changes(r, &c, e) < 0 || promote_log_pending(r, &c, e) < 0) {
 		changes_free(&c);
 		return -1;
 	}

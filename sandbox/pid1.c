@@ -2,8 +2,10 @@
 #include "pid1.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -150,6 +152,79 @@ static int child_setup(struct run *r, struct ab_err *e)
 	return 0;
 }
 
+/* Why the command's process ended before its exec (cwd, limits, not found, not executable)
+ * goes to pid 1 through a close-on-exec pipe: nothing comes when the exec happened. A pipe
+ * rather than the memory a vfork child shares: under a memory checker vfork is a fork. The
+ * write end, for the command's process; -1 when nobody reads it (the fallback's child). */
+static int failure_fd = -1;
+
+/* Said on the command's stderr (marked, as all of agentbox's lines) and to pid 1: the
+ * command's own exit code and agentbox's failure look alike otherwise. */
+static _Noreturn void start_failed(int status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static _Noreturn void start_failed(int status, const char *fmt, ...)
+{
+	char text[AB_ERR_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (!text[0])
+		snprintf(text, sizeof(text), "the command did not start");
+	ab_say("%s\n", text);
+	/* the pipe is empty and holds far more than a line: this write does not block */
+	if (failure_fd >= 0)
+		(void)!write(failure_fd, text, strlen(text));
+	_exit(status);
+}
+
+/* Every fd past stdio but keep (-1: none) is closed. */
+static int close_above_stdio(int keep)
+{
+	if (keep < 3)
+		return syscall(SYS_close_range, 3u, ~0u, 0u) < 0 ? -1 : 0;
+	if (keep > 3 && syscall(SYS_close_range, 3u, (unsigned)keep - 1, 0u) < 0)
+		return -1;
+	return syscall(SYS_close_range, (unsigned)keep + 1, ~0u, 0u) < 0 ? -1 : 0;
+}
+
+/* What the child wrote before it exec'd or died (EOF then: the write end was its only one). */
+static void read_failure(int fd, char *text, size_t size)
+{
+	size_t n = 0;
+	ssize_t got;
+
+	while (n < size - 1 &&
+	       ((got = read(fd, text + n, size - 1 - n)) > 0 || (got < 0 && errno == EINTR)))
+		n += got > 0 ? (size_t)got : 0;
+	text[n] = '\0';
+}
+
+/* vfork, with the pipe start_failed writes to: the parent gets the child's reason in text
+ * ("" when it exec'd), read once the child has exec'd or died. child(arg) runs in the child. */
+static pid_t spawn(void (*child)(void *), void *arg, char *text, size_t size)
+{
+	int fds[2];
+	pid_t pid;
+
+	text[0] = '\0';
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -1;
+	failure_fd = fds[1];
+	pid = vfork();
+	if (pid == 0) {
+		child(arg);
+		_exit(125); /* child never returns */
+	}
+	failure_fd = -1;
+	close(fds[1]);
+	if (pid > 0)
+		read_failure(fds[0], text, size);
+	close(fds[0]);
+	return pid;
+}
+
 /* What a command's process does last, in a plain run and for each exec of a session. */
 static _Noreturn void exec_argv(struct run *r, char *const *argv, char **envp, bool own_session)
 {
@@ -157,30 +232,35 @@ static _Noreturn void exec_argv(struct run *r, char *const *argv, char **envp, b
 	int err;
 
 	/* the limits are the command's: pid 1 must not die of the command's memory cap */
-	if (!r->fallback && limits_apply(&r->p->limits, &e) < 0) {
-		ab_say("%s\n", e.msg);
-		_exit(125);
-	}
+	if (!r->fallback && limits_apply(&r->p->limits, &e) < 0)
+		start_failed(125, "%s", e.msg);
 	sigprocmask(SIG_SETMASK, &r->oldmask, NULL);
 	if (own_session && setsid() < 0)
-		_exit(125);
-	if (syscall(SYS_close_range, 3u, ~0u, 0u) < 0)
-		_exit(125);
+		start_failed(125, "setsid for the command: %s", strerror(errno));
+	if (close_above_stdio(failure_fd) < 0)
+		start_failed(125, "close_range for the command: %s", strerror(errno));
 	environ = envp;
 	execvp(argv[0], argv);
 	err = errno;
 	if (err == ENOENT)
-		ab_say("%s: command not found in the sandbox; fix: check PATH and that "
-		       "its directory is listed in [filesystem]\n",
-		       argv[0]);
-	else
-		ab_say("%s: cannot execute: %s\n", argv[0], strerror(err));
-	_exit(err == ENOENT ? 127 : 126);
+		start_failed(127,
+			     "%s: command not found in the sandbox; fix: check PATH and that "
+			     "its directory is listed in [filesystem]",
+			     argv[0]);
+	start_failed(126, "%s: cannot execute: %s", argv[0], strerror(err));
 }
 
 _Noreturn void pid1_exec_command(struct run *r)
 {
 	exec_argv(r, r->p->command.v, r->env.vars.v, r->own_session);
+}
+
+/* Why the plain run's command never ran, "" when it did (spawn). */
+static char command_failure[AB_ERR_MAX];
+
+static void command_child(void *r)
+{
+	pid1_exec_command(r);
 }
 
 /* The command, started with vfork: pid 1's page tables are not copied for a process that
@@ -189,11 +269,7 @@ _Noreturn void pid1_exec_command(struct run *r)
  * signal handler is installed that could run in it. */
 static pid_t spawn_command(struct run *r)
 {
-	pid_t cmd = vfork();
-
-	if (cmd == 0)
-		pid1_exec_command(r);
-	return cmd;
+	return spawn(command_child, r, command_failure, sizeof(command_failure));
 }
 
 /* Reaps every orphan, passes signals on, and leaves with the command. */
@@ -219,7 +295,9 @@ static _Noreturn void init_loop(struct run *r, pid_t cmd)
 		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 			if (pid != cmd)
 				continue;
-			channel_send(r->sock[1], MSG_EXIT, status, NULL);
+			/* the text, when the command never ran, says why */
+			channel_send(r->sock[1], MSG_EXIT, status,
+				     command_failure[0] ? command_failure : NULL);
 			_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 		}
 	}
@@ -230,6 +308,7 @@ static _Noreturn void init_loop(struct run *r, pid_t cmd)
 struct exec_slot {
 	pid_t pid;
 	unsigned id;
+	char *failure; /* why it ended before its exec (start_failed), NULL when it did not */
 };
 
 struct execs {
@@ -248,20 +327,38 @@ static _Noreturn void exec_child(struct run *r, unsigned id, const struct sessio
 
 	for (int i = 0; i < 3; i++)
 		if (dup2(fds[i], i) < 0)
-			_exit(125);
-	if (q->cwd && chdir(q->cwd) < 0) {
-		ab_say("cannot enter %s in the sandbox: %s\n", q->cwd, strerror(errno));
-		_exit(125);
-	}
+			start_failed(125, "the caller's stdio for the command: %s",
+				     strerror(errno));
+	if (q->cwd && chdir(q->cwd) < 0)
+		start_failed(125,
+			     "cannot enter %s in the sandbox: %s; fix: give --cwd a directory the "
+			     "session's view has",
+			     q->cwd, strerror(errno));
 	if (channel_send_data(r->sock[1], &m, NULL, 0, NULL, 0) < 0)
-		_exit(125);
+		start_failed(125, "cannot tell the supervisor the command's pid: %s",
+			     strerror(errno));
 	exec_argv(r, q->argv.v, q->env.v, true);
 }
 
-static void exec_failed(struct run *r, unsigned id)
+struct exec_start {
+	struct run *r;
+	unsigned id;
+	const struct session_request *q;
+	const int *fds;
+};
+
+static void exec_child_start(void *arg)
+{
+	const struct exec_start *x = arg;
+
+	exec_child(x->r, x->id, x->q, x->fds);
+}
+
+static void exec_failed(struct run *r, unsigned id, const char *why)
 {
 	struct msg m = {.type = MSG_EXEC_EXIT, .value = 125 << 8, .id = id};
 
+	snprintf(m.text, sizeof(m.text), "pid 1 could not start the command: %.900s", why);
 	channel_send_data(r->sock[1], &m, NULL, 0, NULL, 0);
 }
 
@@ -281,23 +378,30 @@ static bool execs_room(struct execs *x)
 static void start_exec(struct run *r, struct execs *x, const struct msg *m,
 		       const struct channel_extra *in)
 {
+	struct exec_start start = {r, m->id, NULL, in->fds};
 	struct session_request q;
 	struct ab_err e = {0};
+	char failure[AB_ERR_MAX];
 	pid_t pid = -1;
 
-	if (in->n == 3 && execs_room(x) && session_request_decode(in->data, in->len, &q, &e) == 0) {
-		pid = vfork();
-		if (pid == 0)
-			exec_child(r, m->id, &q, in->fds);
+	if (in->n != 3)
+		ab_fail(&e, EPROTO, "the request came without stdin, stdout and stderr");
+	else if (!execs_room(x))
+		ab_fail(&e, ENOMEM, "exec");
+	else if (session_request_decode(in->data, in->len, &q, &e) == 0) {
+		start.q = &q;
+		if ((pid = spawn(exec_child_start, &start, failure, sizeof(failure))) < 0)
+			ab_fail(&e, errno, "the command's process");
 		session_request_free(&q);
 	}
 	for (size_t i = 0; i < in->n; i++)
 		close(in->fds[i]);
 	if (pid < 0) {
-		exec_failed(r, m->id);
+		exec_failed(r, m->id, e.msg);
 		return;
 	}
-	x->v[x->n++] = (struct exec_slot){pid, m->id};
+	/* out of memory here loses the reason, not the status */
+	x->v[x->n++] = (struct exec_slot){pid, m->id, failure[0] ? strdup(failure) : NULL};
 }
 
 static void signal_exec(const struct execs *x, const struct msg *m)
@@ -318,7 +422,10 @@ static void reap_execs(struct run *r, struct execs *x)
 			if (x->v[i].pid != pid)
 				continue;
 			struct msg m = {.type = MSG_EXEC_EXIT, .value = status, .id = x->v[i].id};
+			if (x->v[i].failure)
+				snprintf(m.text, sizeof(m.text), "%s", x->v[i].failure);
 			channel_send_data(r->sock[1], &m, NULL, 0, NULL, 0);
+			free(x->v[i].failure);
 			x->v[i] = x->v[--x->n];
 			break;
 		}

@@ -25,6 +25,14 @@ void result_outcome(struct json *j, int status, const struct sandbox_result *res
 		json_kv_uint(j, "duration_ms", res->duration_ms);
 }
 
+/* The error field: the setup error's message, or why the command never ran. */
+static const char *error_of(const struct sandbox_result *res, const struct ab_err *err)
+{
+	if (res)
+		return res->error[0] ? res->error : NULL;
+	return err ? err->msg : NULL;
+}
+
 static int open_fd(const char *dest, struct ab_err *e)
 {
 	uint64_t n;
@@ -94,7 +102,7 @@ void result_run(struct json *j, int status, const struct sandbox_result *res, co
 	json_kv_str(j, "run", a ? audit_run_id(a) : NULL);
 	json_kv_str(j, "audit", a ? audit_path(a) : NULL);
 	json_kv_str(j, "changes", res && res->changes[0] ? res->changes : NULL);
-	json_kv_str(j, "error", res || !err ? NULL : err->msg);
+	json_kv_str(j, "error", error_of(res, err));
 	json_obj_end(j);
 }
 
@@ -112,7 +120,7 @@ void result_exec(struct json *j, const struct sandbox_result *res, const struct 
 	audit_denials(a, j);
 	json_kv_str(j, "run", audit_run_id(a));
 	json_kv_uint(j, "exec", exec);
-	json_kv_str(j, "error", NULL);
+	json_kv_str(j, "error", res->error[0] ? res->error : NULL);
 	json_obj_end(j);
 }
 

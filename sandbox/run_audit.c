@@ -203,6 +203,8 @@ static int exit_event(struct audit *a, const struct sandbox_result *res, int sta
 	struct json *j = audit_begin(a, "exit");
 
 	result_outcome(j, status, res, cause); /* the fields --result shares */
+	if (res && res->error[0])
+		json_kv_str(j, "error", res->error);
 	if (res) {
 		json_key(j, "rusage");
 		json_obj_begin(j);

@@ -30,7 +30,8 @@
 #include "supervise.h"
 
 #define MAX_CLIENTS 256
-#define FIXED_FDS 6 /* signals, pid 1, listener, filter, proxy, disk */
+/* The poll set of one round: these, then one slot per client. */
+enum { SLOT_SIGNALS, SLOT_PID1, SLOT_LISTENER, SLOT_FILTER, SLOT_PROXY, SLOT_DISK, FIXED_FDS };
 
 struct client {
 	int fd;
@@ -233,6 +234,8 @@ static int audit_exec(struct serve *s, const struct exec *x, const struct sandbo
 	else
 		json_null(j);
 	result_outcome(j, res->status, res, NULL); /* the fields --result shares */
+	if (res->error[0])
+		json_kv_str(j, "error", res->error);
 	json_key(j, "denials");
 	json_obj_begin(j);
 	json_kv_uint(j, "syscall", x->denied);
@@ -326,12 +329,19 @@ static void signal_exec(struct serve *s, const struct exec *x, int sig)
 	channel_send_data(s->r->sock[0], &m, NULL, 0, NULL, 0);
 }
 
-static int exec_ended(struct serve *s, struct exec *x, int wait_status, struct ab_err *e)
+/* failure: pid 1's word that the command never ran (its exec or what comes before it
+ * failed), "" when it did. */
+static int exec_ended(struct serve *s, struct exec *x, int wait_status, const char *failure,
+		      struct ab_err *e)
 {
 	struct sandbox_result res = {0};
 	int rc;
 
 	supervise_status(wait_status, x->timeout_stage != 0, &res);
+	if (failure[0] && !x->timeout_stage) {
+		res.cause = "start-error";
+		snprintf(res.error, sizeof(res.error), "%s", failure);
+	}
 	res.limit = x->timeout_stage ? "timeout" : NULL;
 	res.duration_ms = now_ms() - x->t0;
 	rc = audit_exec(s, x, &res, e);
@@ -361,7 +371,7 @@ static int on_pid1(struct serve *s, struct ab_err *e)
 	if (m.type == MSG_EXEC_STARTED && x && !x->root && in.sender > 0)
 		x->root = in.sender;
 	else if (m.type == MSG_EXEC_EXIT && x)
-		return exec_ended(s, x, m.value, e) < 0 ? -2 : 0;
+		return exec_ended(s, x, m.value, m.text, e) < 0 ? -2 : 0;
 	return 0;
 }
 
@@ -588,23 +598,24 @@ static int round_trip(struct serve *s, struct ab_err *e)
 
 	if (timeout == -2 || s->end_reason)
 		return timeout == -2 ? -1 : 0;
-	pfd[0] = (struct pollfd){r->sigfd, POLLIN, 0};
-	pfd[1] = (struct pollfd){r->sock[0], POLLIN, 0};
-	pfd[2] = (struct pollfd){s->lfd, POLLIN, 0};
-	pfd[3] = (struct pollfd){r->monitor ? seccomp_monitor_fd(r->monitor) : -1, POLLIN, 0};
-	pfd[4] = (struct pollfd){r->proxy ? proxy_fd(r->proxy) : -1, POLLIN, 0};
-	pfd[5] = (struct pollfd){r->disk ? disk_limit_fd(r->disk) : -1, POLLIN, 0};
+	pfd[SLOT_SIGNALS] = (struct pollfd){r->sigfd, POLLIN, 0};
+	pfd[SLOT_PID1] = (struct pollfd){r->sock[0], POLLIN, 0};
+	pfd[SLOT_LISTENER] = (struct pollfd){s->lfd, POLLIN, 0};
+	pfd[SLOT_FILTER] =
+	    (struct pollfd){r->monitor ? seccomp_monitor_fd(r->monitor) : -1, POLLIN, 0};
+	pfd[SLOT_PROXY] = (struct pollfd){r->proxy ? proxy_fd(r->proxy) : -1, POLLIN, 0};
+	pfd[SLOT_DISK] = (struct pollfd){r->disk ? disk_limit_fd(r->disk) : -1, POLLIN, 0};
 	for (size_t i = 0; i < nc; i++) {
 		fds[i] = s->clients[i].fd;
 		pfd[n++] = (struct pollfd){fds[i], POLLIN, 0};
 	}
 	if (poll(pfd, n, timeout) < 0)
 		return errno == EINTR ? 0 : ab_fail(e, errno, "poll");
-	if (pfd[0].revents & POLLIN)
+	if (pfd[SLOT_SIGNALS].revents & POLLIN)
 		on_signal(s);
 	/* pid 1's messages first, all of them: an exec's root pid is known before any
 	 * notification its processes can cause, since it was sent before the exec */
-	if (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+	if (pfd[SLOT_PID1].revents & (POLLIN | POLLHUP | POLLERR)) {
 		while (poll(&(struct pollfd){r->sock[0], POLLIN, 0}, 1, 0) == 1) {
 			int rc = on_pid1(s, e);
 			if (rc == -2)
@@ -615,11 +626,11 @@ static int round_trip(struct serve *s, struct ab_err *e)
 			}
 		}
 	}
-	if ((pfd[3].revents & POLLIN) && seccomp_monitor_handle(r->monitor, s->a, e) < 0)
+	if ((pfd[SLOT_FILTER].revents & POLLIN) && seccomp_monitor_handle(r->monitor, s->a, e) < 0)
 		return -1;
-	if ((pfd[4].revents & POLLIN) && proxy_dispatch(r->proxy, e) < 0)
+	if ((pfd[SLOT_PROXY].revents & POLLIN) && proxy_dispatch(r->proxy, e) < 0)
 		return -1;
-	if ((pfd[5].revents & POLLIN) && supervise_disk_tick(r, &s->disk_full, s->a, e) < 0)
+	if ((pfd[SLOT_DISK].revents & POLLIN) && supervise_disk_tick(r, &s->disk_full, s->a, e) < 0)
 		return -1;
 	if (s->disk_full)
 		s->end_reason = "disk";
@@ -630,7 +641,7 @@ static int round_trip(struct serve *s, struct ab_err *e)
 		if ((c = find_client(s, fds[i])) && on_client(s, c, e) < 0)
 			return -1;
 	}
-	if ((pfd[2].revents & POLLIN) && on_accept(s, e) < 0)
+	if ((pfd[SLOT_LISTENER].revents & POLLIN) && on_accept(s, e) < 0)
 		return -1;
 	return 0;
 }

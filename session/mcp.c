@@ -273,7 +273,7 @@ static void lines(struct server *sv)
 
 	for (;;) {
 		char *nl = memchr(sv->in + sv->scanned, '\n', sv->len - sv->scanned);
-		if (!nl)
+		if (!nl || sv->s.client_gone)
 			break;
 		size_t end = (size_t)(nl - sv->in);
 		if (sv->discard)
@@ -300,7 +300,8 @@ static void serve(struct server *sv)
 {
 	const size_t chunk = 64 * 1024;
 
-	while (!sv->broken) {
+	/* a client that hung up during a run sent nothing more that should run */
+	while (!sv->broken && !sv->s.client_gone) {
 		struct pollfd p[2] = {{0, POLLIN, 0},
 				      {sv->s.audit_pipe ? sv->s.audit_fd : -1, POLLIN, 0}};
 		if (poll(p, 2, -1) < 0) {
@@ -338,7 +339,10 @@ int mcp_command(int argc, char **argv, struct ab_err *e)
 	ab_print("agentbox mcp: serving session %s\n", sv.s.id);
 	serve(&sv);
 	ab_print("agentbox mcp: %s; stopping session %s\n",
-		 sv.broken ? "stdout closed" : "stdin ended", sv.s.id);
+		 sv.s.client_gone ? "the client hung up during a run"
+		 : sv.broken	  ? "stdout closed"
+				  : "stdin ended",
+		 sv.s.id);
 	mcp_session_stop(&sv.s);
 	free(sv.in);
 	return 0;

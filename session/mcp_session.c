@@ -134,7 +134,7 @@ static void audit_chunk(struct mcp_session *s, const char *p, size_t n)
 	}
 }
 
-void mcp_session_audit(struct mcp_session *s)
+void mcp_session_audit_then(struct mcp_session *s, void (*before)(void *), void *arg)
 {
 	char chunk[16384];
 
@@ -151,8 +151,15 @@ void mcp_session_audit(struct mcp_session *s)
 			}
 			return;
 		}
+		if (before)
+			before(arg);
 		audit_chunk(s, chunk, (size_t)n);
 	}
+}
+
+void mcp_session_audit(struct mcp_session *s)
+{
+	mcp_session_audit_then(s, NULL, NULL);
 }
 
 void mcp_session_tally(struct mcp_session *s, unsigned long exec)

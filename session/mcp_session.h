@@ -49,8 +49,9 @@ struct mcp_session {
 	struct mcp_buf line; /* a partial line of the trail */
 	bool line_skip;	     /* the line being read is past the cap: skipped */
 	struct mcp_tally tally;
-	bool ended; /* the trail said the session ended */
-	int watch;  /* the watcher's pipe: closing it ends the session */
+	bool ended;	  /* the trail said the session ended */
+	bool client_gone; /* the client hung up during a run: serve no more */
+	int watch;	  /* the watcher's pipe: closing it ends the session */
 	pid_t watcher;
 };
 
@@ -61,6 +62,9 @@ void mcp_session_stop(struct mcp_session *s);
 
 /* Reads the trail that has come so far and tallies it. */
 void mcp_session_audit(struct mcp_session *s);
+/* The same, calling before(arg) after each read and before its lines are tallied: whatever
+ * the session sent elsewhere before writing those lines has arrived by then. */
+void mcp_session_audit_then(struct mcp_session *s, void (*before)(void *), void *arg);
 /* Starts tallying for exec (reset), or stops (0). */
 void mcp_session_tally(struct mcp_session *s, unsigned long exec);
 

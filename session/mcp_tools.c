@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -347,8 +348,10 @@ struct run {
 	int ctl, out, err;
 	struct mcp_buf o, x;
 	bool started, exited, refused;
+	bool client_gone; /* the client hung up while the command ran */
 	int status;
 	char cause[AB_ERR_MAX];
+	char *error; /* start-error: why the command never ran (from the exec's result) */
 	uint64_t t0, t1;
 };
 
@@ -388,6 +391,20 @@ static int run_send(struct run *r, const struct session_request *q, struct ab_er
 	return rc;
 }
 
+/* The exec's --result object, for its error: set when agentbox could not start the command. */
+static void run_error(struct run *r, const char *result)
+{
+	struct ab_err ignored;
+	struct jnode j;
+	const char *error;
+
+	if (json_read(result, strlen(result), &j, &ignored) < 0)
+		return;
+	if ((error = jnode_str(&j, "error")) && !r->error)
+		r->error = strdup(error); /* out of memory: the cause still says it */
+	jnode_free(&j);
+}
+
 static void run_reply(struct mcp_session *s, struct run *r)
 {
 	struct msg m;
@@ -402,6 +419,8 @@ static void run_reply(struct mcp_session *s, struct run *r)
 	if (m.type == SESSION_REPLY_STARTED) {
 		r->started = true;
 		mcp_session_tally(s, m.id);
+	} else if (m.type == SESSION_REPLY_RESULT) {
+		run_error(r, m.text);
 	} else if (m.type == SESSION_REPLY_EXIT || m.type == SESSION_REPLY_ERROR) {
 		r->exited = true;
 		r->refused = m.type == SESSION_REPLY_ERROR;
@@ -411,17 +430,54 @@ static void run_reply(struct mcp_session *s, struct run *r)
 	}
 }
 
+struct replies {
+	struct mcp_session *s;
+	struct run *r;
+};
+
+/* The supervisor sends "started" before it writes any event of that exec: taking every reply
+ * that has come before tallying the trail read just now means the exec's number is known when
+ * its first event is tallied, however the two fds were scheduled. */
+static void replies_now(void *arg)
+{
+	struct replies *q = arg;
+
+	while (!q->r->exited && poll(&(struct pollfd){q->r->ctl, POLLIN, 0}, 1, 0) == 1)
+		run_reply(q->s, q->r);
+}
+
+/* The client hung up (stdin at its end, stdout's reader gone): nobody waits for this command,
+ * so it must not go on running. Closing the connection makes the supervisor kill it. */
+static void client_gone(struct mcp_session *s, struct run *r)
+{
+	close(r->ctl);
+	r->ctl = -1;
+	r->client_gone = r->exited = r->refused = true;
+	r->status = 128 + SIGKILL;
+	r->t1 = now_ms();
+	snprintf(r->cause, sizeof(r->cause), "the client hung up: the command was killed");
+	s->client_gone = true;
+}
+
+enum { RUN_CTL, RUN_OUT, RUN_ERR, RUN_TRAIL, RUN_STDIN, RUN_STDOUT, RUN_SLOTS };
+
 /* Until the command ends, then its output's end (or a short while, for what it left behind
- * holding the pipes), reading the trail all along so the session never waits on it. */
+ * holding the pipes), reading the trail all along so the session never waits on it, and
+ * watching the client's end of stdin and stdout. */
 static void run_wait(struct mcp_session *s, struct run *r)
 {
+	struct replies q = {s, r};
 	uint64_t deadline = 0;
 
 	while (r->out >= 0 || r->err >= 0 || !r->exited) {
-		struct pollfd p[4] = {{r->exited ? -1 : r->ctl, POLLIN, 0},
-				      {r->out, POLLIN, 0},
-				      {r->err, POLLIN, 0},
-				      {s->audit_pipe ? s->audit_fd : -1, POLLIN, 0}};
+		/* no POLLIN on stdin: the next message waits its turn; a hang-up is seen anyway */
+		struct pollfd p[RUN_SLOTS] = {
+		    [RUN_CTL] = {r->exited ? -1 : r->ctl, POLLIN, 0},
+		    [RUN_OUT] = {r->out, POLLIN, 0},
+		    [RUN_ERR] = {r->err, POLLIN, 0},
+		    [RUN_TRAIL] = {s->audit_pipe ? s->audit_fd : -1, POLLIN, 0},
+		    [RUN_STDIN] = {r->exited ? -1 : 0, POLLRDHUP, 0},
+		    [RUN_STDOUT] = {r->exited ? -1 : 1, 0, 0}};
 		int wait = -1;
 		if (r->exited) {
 			uint64_t now = now_ms();
@@ -431,16 +487,22 @@ static void run_wait(struct mcp_session *s, struct run *r)
 				break;
 			wait = (int)(deadline - now);
 		}
-		if (poll(p, 4, wait) < 0 && errno != EINTR)
+		if (poll(p, RUN_SLOTS, wait) < 0 && errno != EINTR)
 			break;
-		if (p[3].revents)
-			mcp_session_audit(s);
-		if (p[1].revents && mcp_buf_read(&r->o, r->out) <= 0)
+		if (p[RUN_TRAIL].revents)
+			mcp_session_audit_then(s, replies_now, &q);
+		if (p[RUN_OUT].revents && mcp_buf_read(&r->o, r->out) <= 0)
 			close(r->out), r->out = -1;
-		if (p[2].revents && mcp_buf_read(&r->x, r->err) <= 0)
+		if (p[RUN_ERR].revents && mcp_buf_read(&r->x, r->err) <= 0)
 			close(r->err), r->err = -1;
-		if (p[0].revents)
-			run_reply(s, r);
+		/* the trail's turn may have taken the replies already: only what is still there */
+		if (p[RUN_CTL].revents)
+			replies_now(&q);
+		if ((p[RUN_STDIN].revents & (POLLHUP | POLLRDHUP | POLLERR)) ||
+		    (p[RUN_STDOUT].revents & (POLLHUP | POLLERR))) {
+			client_gone(s, r);
+			return;
+		}
 	}
 }
 
@@ -540,6 +602,7 @@ static void run_result(struct json *j, const struct mcp_session *s, const struct
 	output(&o, "stdout", &r->o, "stdout_dropped");
 	output(&o, "stderr", &r->x, "stderr_dropped");
 	json_kv_uint(&o, "exec", s->tally.exec);
+	json_kv_str(&o, "error", r->error);
 	denials(&o, s);
 	json_obj_end(&o);
 	if (!json_text(&o))
@@ -582,6 +645,7 @@ static int tool_run(struct mcp_session *s, const struct jnode *args, struct json
 		close(r.err);
 	free(r.o.buf);
 	free(r.x.buf);
+	free(r.error);
 	session_request_free(&q);
 	return 0;
 }

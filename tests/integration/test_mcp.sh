@@ -144,6 +144,118 @@ except Fail as e:
 		"$(tail -n 5 "$META/server.err" 2>/dev/null)"
 }
 
+# Two busy processes beside the server: every run's own trail events are in its result
+# (denials available, its refused call counted) however the scheduler interleaves the
+# supervisor's reply and its trail; control: the refused unshare is seen in each.
+case_busy() {
+	local n=40
+	under_memcheck && n=8
+	bg sh -c 'while :; do :; done'
+	bg sh -c 'while :; do :; done'
+	MCP_STDERR="$META/server.err" run_cmd "$PY" -c '
+import sys
+sys.path.insert(0, sys.argv[1])
+from mcp_client import Server, Fail, check
+s = Server(sys.argv[2], ["-p", "shell"])
+try:
+    s.initialize()
+    for i in range(int(sys.argv[3])):
+        # a refused call, then more output than a pipe holds: the reply, the trail and
+        # the output all come at once
+        _, sc = s.run({"command": "unshare -U true 2>/dev/null; head -c 300000 /dev/zero; echo %d >&2" % i},
+                      timeout=120)
+        den = sc["denials"]
+        check(sc["stderr"] == "%d\n" % i and sc["stdout_dropped"] == 300000 - 65536,
+              "run %d: output %r, %r dropped" % (i, sc["stderr"], sc["stdout_dropped"]))
+        check(den.get("available") is True, "run %d: denials not available: %r" % (i, den))
+        check(den.get("syscall_names", {}).get("unshare", 0) >= 1,
+              "run %d: the refused unshare not counted: %r" % (i, den))
+    s.close()
+    print("complete")
+except Fail as e:
+    print("FAIL: %s" % e)
+    s.p.kill()' "$HELPERS" "$AGENTBOX" "$n"
+	[ "$OUT" = complete ] || fail "runs beside two busy processes: $OUT" \
+		"$(tail -n 5 "$META/server.err" 2>/dev/null)"
+}
+
+# A client that hangs up while a run goes: by closing the server's stdin (its end), or by
+# no longer reading its stdout (a dead peer). The command must not live on until its own
+# timeout (300 s): it is gone, and the server with its session, well before that (the
+# deadline is generous for a loaded machine; the bug was 300 s). Control: the command ran.
+case_client_gone() {
+	local how m
+	for how in stdin stdout; do
+		m=agentbox-mcp-gone-$$-$RANDOM
+		# the marker goes in the environment: in argv, pgrep would find this client too
+		GONE_MARKER=$m MCP_STDERR="$META/server.err" run_cmd "$PY" -c '
+import os, subprocess, sys, time
+sys.path.insert(0, sys.argv[1])
+from mcp_client import Server, Fail, check
+s = Server(sys.argv[2], ["-p", "shell"])
+how, marker = sys.argv[3], os.environ["GONE_MARKER"]
+def running():
+    return subprocess.run(["pgrep", "-f", marker], capture_output=True).returncode == 0
+try:
+    s.initialize()
+    s.send({"jsonrpc": "2.0", "id": 99, "method": "tools/call",
+            "params": {"name": "run", "arguments": {"command": "sleep 300; true %s" % marker}}})
+    for _ in range(300):
+        if running():
+            break
+        time.sleep(0.1)
+    else:
+        raise Fail("control: the command never ran")
+    if how == "stdin":
+        s.p.stdin.close()
+    else:
+        s.p.stdout.close()
+    t0 = time.monotonic()
+    while running() and time.monotonic() - t0 < float(sys.argv[4]):
+        time.sleep(0.05)
+    check(not running(), "the command still runs %.0f s after the client hung up (%s)"
+          % (time.monotonic() - t0, how))
+    try:
+        s.p.wait(float(sys.argv[4]))
+    except subprocess.TimeoutExpired:
+        raise Fail("the server did not end after its client hung up (%s)" % how)
+    print("gone")
+except Fail as e:
+    print("FAIL: %s" % e)
+finally:
+    s.p.kill()' "$HELPERS" "$AGENTBOX" "$how" "$(under_memcheck && echo 60 || echo 10)"
+		[ "$OUT" = gone ] || fail "client hung up ($how): $OUT $ERR" \
+			"$(tail -n 5 "$META/server.err" 2>/dev/null)"
+	done
+}
+
+# A run agentbox could not start (a cwd the view lacks, a command not found) says so: cause
+# start-error and its reason in error; control: a command that exits 127 itself is exited.
+case_start_error() {
+	MCP_STDERR="$META/server.err" run_cmd "$PY" -c '
+import sys
+sys.path.insert(0, sys.argv[1])
+from mcp_client import Server, Fail, check
+s = Server(sys.argv[2], ["-p", "shell"])
+try:
+    s.initialize()
+    for args, status, part in (({"command": ["true"], "cwd": "/nonexistent"}, 125, "/nonexistent"),
+                               ({"command": ["no-such-command-here"]}, 127, "not found")):
+        _, sc = s.run(args)
+        check(sc["status"] == status and sc["cause"] == "start-error" and part in (sc["error"] or ""),
+              "run %r: %r" % (args, sc))
+    _, sc = s.run({"command": "exit 127"})
+    check(sc["status"] == 127 and sc["cause"] == "exited" and sc["error"] is None,
+          "control: exit 127: %r" % sc)
+    s.close()
+    print("said")
+except Fail as e:
+    print("FAIL: %s" % e)
+    s.p.kill()' "$HELPERS" "$AGENTBOX"
+	[ "$OUT" = said ] || fail "runs that could not start: $OUT" \
+		"$(tail -n 5 "$META/server.err" 2>/dev/null)"
+}
+
 run_case basics case_basics
 run_case audit_file case_audit_file
 run_case versions case_versions
@@ -155,4 +267,7 @@ run_case end_of_input case_end_of_input
 run_case killed case_killed
 run_case bad_start case_bad_start
 run_case timeout_cap case_timeout_cap
+run_case busy case_busy
+run_case client_gone case_client_gone
+run_case start_error case_start_error
 finish

@@ -598,6 +598,47 @@ t_promote_hard_cases() {
 	assert_eq x "$(cat "$PROJ/live.txt")" "promote after the run ended"
 }
 
+# A per-file review loop: promote any subset of the changes, in any order, then the rest. A
+# change promoted is no longer pending (changes and diff leave it out, and it is not applied
+# again); the host directories promote itself wrote to are no conflict for the next promote,
+# while a host change made in between still is one (the control).
+t_promote_piecewise() {
+	mk_project
+	expect_exit 0 "$AGENTBOX" -p shell --overlay "$PROJ" --changes "$META/ch" -- sh -c '
+		cd "$1" && echo a >src/a.txt && echo b >src/b.txt && echo c >src/c.txt &&
+		mkdir -p new/deep && echo d >new/deep/d.txt && echo e >new/e.txt &&
+		echo changed >src/main.txt && rm gone.txt' sh "$PROJ"
+	expect_exit 0 "$AGENTBOX" promote "$META/ch" "$PROJ/src/b.txt"
+	assert_eq "promoted 1 change" "$OUT" "the first file"
+	expect_exit 0 "$AGENTBOX" promote "$META/ch" "$PROJ/src/a.txt"
+	assert_eq "promoted 1 change" "$OUT" "a second new file in the same directory"
+	expect_exit 0 "$AGENTBOX" promote "$META/ch" "$PROJ/new/deep/d.txt"
+	expect_exit 0 "$AGENTBOX" promote "$META/ch" "$PROJ/new/e.txt"
+	expect_exit 0 "$AGENTBOX" changes "$META/ch"
+	assert_eq "A $PROJ/src/c.txt
+D $PROJ/gone.txt
+M $PROJ/src/main.txt" "$(printf '%s\n' "$OUT" | LC_ALL=C sort)" "changes: only what is pending"
+	expect_exit 0 "$AGENTBOX" diff "$META/ch"
+	assert_not_contains "$OUT" "src/a.txt" "diff of a promoted file"
+	assert_contains "$OUT" "src/c.txt" "diff of a pending file"
+	# the control: the host changes the directory now, and the next promote there conflicts
+	echo host >"$PROJ/src/host.txt"
+	expect_exit 1 "$AGENTBOX" promote "$META/ch" "$PROJ/src/c.txt"
+	assert_contains "$ERR" "conflict: $PROJ/src/c.txt" "a host change after a partial promote"
+	assert_absent "$PROJ/src/c.txt" "the conflicting file"
+	rm "$PROJ/src/host.txt"
+	expect_exit 0 "$AGENTBOX" promote "$META/ch" "$PROJ/gone.txt" "$PROJ/src/main.txt"
+	assert_eq "promoted 2 changes" "$OUT" "a deletion and a modification"
+	expect_exit 0 "$AGENTBOX" promote "$META/ch" "$PROJ/new"
+	assert_eq "promoted 0 changes" "$OUT" "promoted already: not applied again"
+	expect_exit 0 "$AGENTBOX" changes "$META/ch"
+	assert_eq "A $PROJ/src/c.txt" "$OUT" "changes after all but one were promoted"
+	assert_eq "a b d e changed" "$(cat "$PROJ/src/a.txt" "$PROJ/src/b.txt" \
+		"$PROJ/new/deep/d.txt" "$PROJ/new/e.txt" "$PROJ/src/main.txt" | tr '\n' ' ' |
+		sed 's/ $//')" "the promoted files"
+	assert_absent "$PROJ/gone.txt" "the promoted deletion"
+}
+
 run_case host_untouched t_host_untouched
 run_case changes_and_diff t_changes_and_diff
 run_case promote t_promote
@@ -618,4 +659,5 @@ run_case review_output_cannot_lie t_review_output_cannot_lie
 run_case unreadable_directory t_unreadable_directory
 run_case record_validated t_record_validated
 run_case foreign_group_said_before t_foreign_group_said_before
+run_case promote_piecewise t_promote_piecewise
 finish

@@ -247,6 +247,47 @@ t_exec() {
 	assert_contains "$(rget "$r" 'd["error"]')" "no live session" "the error"
 }
 
+# An exec that never ran (a cwd the view lacks, a command not found, a file that cannot be
+# executed) is agentbox's failure, not the command's: cause start-error, the reason in error
+# (and in the exec event), no code; agentbox's line on stderr is marked. Controls: commands
+# that exit 125, 127 and 126 themselves are exited, with their code and no error.
+t_exec_start_error() {
+	local r=$META/r.json sid
+	"$AGENTBOX" -p minimal -- true 2>/dev/null || not_applicable "no user namespaces (sessions)"
+	trap stop_session EXIT
+	run_cmd "$AGENTBOX" session start -p shell --audit "$META/audit"
+	assert_eq 0 "$RC" "session start"
+	sid=$OUT
+	echo "$sid" >"$META/sid"
+	printf 'echo hi\n' >"$CASE/noexec.sh" && chmod 644 "$CASE/noexec.sh"
+	# STATUS WHAT ARGS...: an exec agentbox could not start
+	start_error() {
+		local status=$1 what=$2
+		shift 2
+		run_cmd "$AGENTBOX" exec "$sid" --result fd:3 "$@" 3>"$r"
+		assert_eq "$status" "$RC" "the status of $what"
+		result_is "$r" "$status" start-error
+		assert_contains "$(rget "$r" 'd["error"]')" "$what" "the error of $what"
+		assert_eq false "$(rget "$r" '"code" in d')" "a code for $what (nothing ran)"
+		assert_contains "$ERR" "agentbox: " "agentbox's line on stderr for $what"
+	}
+	start_error 125 /nonexistent --cwd /nonexistent -- true
+	start_error 127 "not found" -- /nonexistent-command
+	start_error 126 "cannot execute" -- "$CASE/noexec.sh"
+	for code in 125 127 126; do
+		run_cmd "$AGENTBOX" exec "$sid" --result fd:3 -- sh -c "exit $code" 3>"$r"
+		assert_eq "$code" "$RC" "control: a command exiting $code"
+		result_is "$r" "$code" exited
+		assert_eq "$code" "$(rget "$r" 'd["code"]')" "control: the code $code"
+		assert_eq null "$(rget "$r" 'd["error"]')" "control: no error for exit $code"
+		assert_eq "" "$ERR" "control: nothing of agentbox's on stderr for exit $code"
+	done
+	assert_contains "$(grep '"event":"exec"' "$META/audit" | head -n 1)" \
+		'"cause":"start-error"' "the exec event of the bad cwd"
+	assert_contains "$(grep '"event":"exec"' "$META/audit" | head -n 1)" \
+		'"error":"cannot enter /nonexistent' "the exec event's error"
+}
+
 run_case exited t_exited
 run_case signaled t_signaled
 run_case timeout t_timeout
@@ -257,4 +298,5 @@ run_case fd_not_inherited t_fd_not_inherited
 run_case result_file t_result_file
 run_case bad_result t_bad_result
 run_case exec t_exec
+run_case exec_start_error t_exec_start_error
 finish

@@ -785,6 +785,30 @@ case_planted_rundir() {
 	done
 }
 
+# An exec whose client is killed (kill -9: no signal forwarded) takes its command with it, at
+# once rather than at the command's own timeout; the session serves on. Control: the command
+# ran while its client lived.
+case_client_killed() {
+	trap stop_all EXIT
+	m=agentbox-marker-$$-$RANDOM
+	start -p shell
+	"$AGENTBOX" exec "$SID" -- sh -c "echo >'$CASE/c.started'; sleep 300; true $m" &
+	c=$!
+	wait_for_file "$CASE/c.started" 60 || fail "control: the exec did not start"
+	pgrep -f "$m" >/dev/null || fail "control: the command does not run"
+	kill -KILL "$c"
+	wait "$c" 2>/dev/null
+	local limit=10
+	under_memcheck && limit=60
+	for ((i = 0; i < limit * 10; i++)); do
+		pgrep -f "$m" >/dev/null || break
+		sleep 0.1
+	done
+	pgrep -f "$m" >/dev/null && fail "the command outlived its killed client by ${limit} s"
+	ex -- echo still-serving
+	assert_eq still-serving "$OUT" "the session after the client was killed"
+}
+
 run_case overlay_task case_overlay_task
 run_case background_server case_background_server
 run_case concurrent case_concurrent
@@ -805,4 +829,5 @@ run_case refused_flood case_refused_flood
 run_case refused_budget case_refused_budget
 run_case timeout_cap case_timeout_cap
 run_case planted_rundir case_planted_rundir
+run_case client_killed case_client_killed
 finish
