@@ -170,6 +170,9 @@ struct supervision {
 	int cmd_status;
 	bool setup_failed; /* pid 1 could not start the command (after READY): e says why */
 	bool disk_full;	   /* [limits] disk stopped the run */
+	/* pid 1's word with the exit when the command never ran (its cwd, not found, not
+	 * executable): the result's start-error */
+	char never_ran[AB_ERR_MAX];
 };
 
 static void on_signal(struct run *r, struct supervision *s, const struct signalfd_siginfo *si)
@@ -232,6 +235,7 @@ static bool on_message(struct run *r, struct supervision *s, struct ab_err *e)
 	if (rc == 1 && m.type == MSG_EXIT) {
 		s->have_exit = true;
 		s->cmd_status = m.value;
+		snprintf(s->never_ran, sizeof(s->never_ran), "%s", m.text);
 	}
 	if (rc == 1 && m.type == MSG_ERROR) {
 		s->setup_failed = true;
@@ -268,6 +272,11 @@ static void fill_result(const struct run *r, const struct supervision *s, int pi
 	if (!res->limit && cgroup_memory_killed(&r->cgroup))
 		res->limit = "memory";
 	supervise_status(st, s->timeout_stage != 0, res);
+	/* agentbox's side, not the command's own exit 125/126/127 */
+	if (s->never_ran[0] && !s->timeout_stage) {
+		res->cause = "start-error";
+		snprintf(res->error, sizeof(res->error), "%s", s->never_ran);
+	}
 }
 
 void supervise_status(int st, bool timed_out, struct sandbox_result *res)

@@ -288,6 +288,28 @@ t_exec_start_error() {
 		'"error":"cannot enter /nonexistent' "the exec event's error"
 }
 
+# A plain run whose command agentbox could not start says so, apart from a command's own exit
+# 127/126: cause start-error with the reason in error, in --result and the exit event.
+t_plain_start_error() {
+	local r=$META/r.json audit=$META/plain.jsonl
+	printf 'echo hi\n' >"$CASE/noexec.sh" && chmod 644 "$CASE/noexec.sh"
+	run_cmd "$AGENTBOX" -p shell --audit "$audit" --result fd:3 -- /nonexistent-command 3>"$r"
+	assert_eq 127 "$RC" "the status of a command not found"
+	result_is "$r" 127 start-error
+	assert_contains "$(rget "$r" 'd["error"]')" "not found" "the error of a command not found"
+	assert_contains "$(grep '"event":"exit"' "$audit")" '"cause":"start-error"' "the exit event's cause"
+	assert_contains "$(grep '"event":"exit"' "$audit")" '"error":"' "the exit event's error"
+	run_cmd "$AGENTBOX" -p shell --result fd:3 -- "$CASE/noexec.sh" 3>"$r"
+	assert_eq 126 "$RC" "the status of a command that cannot execute"
+	result_is "$r" 126 start-error
+	for code in 127 126; do
+		run_cmd "$AGENTBOX" -p shell --result fd:3 -- sh -c "exit $code" 3>"$r"
+		assert_eq "$code" "$RC" "control: a command exiting $code"
+		result_is "$r" "$code" exited
+		assert_eq null "$(rget "$r" 'd["error"]')" "control: no error for exit $code"
+	done
+}
+
 run_case exited t_exited
 run_case signaled t_signaled
 run_case timeout t_timeout
@@ -299,4 +321,5 @@ run_case result_file t_result_file
 run_case bad_result t_bad_result
 run_case exec t_exec
 run_case exec_start_error t_exec_start_error
+run_case plain_start_error t_plain_start_error
 finish
