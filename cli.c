@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The command line: options → policy → run. The one place an error becomes a message on stderr
  * and exit status 125. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 #include "egress.h"
 
 #include <arpa/inet.h>

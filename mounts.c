@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The filesystem view, applied. The plan is made in the supervisor (mount_plan.c,
  * mount_protect.c); the sandbox's pid 1 applies it here with the new mount API, holding every
  * source and destination by fd so no path is resolved twice: a symlink swapped in after the plan

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* struct policy: its names for the words of a profile, the names kept read-only in writable
  * trees, and its lifetime. Reading profiles into it is policy_load.c's (with policy_parse.h);
  * --explain is policy_explain.c's. */

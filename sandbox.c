@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The story of a run, top to bottom:
  *   plan the view (prepare) → clone into new namespaces → write the id maps → pid 1 sets up the
  *   view and confinement and forks the command (pid1.c) → the supervisor relays signals and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* agentbox audit summary: what each run in a trail was, and what it was refused. Each run gets
  * a header (start time, duration, command, profile, network) and a line with its refusals by
  * kind, then its rows: every refusal grouped (the same host, call, name...) and counted, then

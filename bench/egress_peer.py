@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # egress_peer.py: the client end of bench/egress (standard library only, /usr/bin/python3);
 # the server end, a sink and echo server on the host's 127.0.0.1, is the test suite's
 # tests/integration/helpers/egress_sink.py.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # bench/intercept.sh: the cost of HTTPS interception (issue 18), against mitmproxy and against
 # no proxy, in one run, so that every figure shares the machine's conditions. The origin is
 # nginx (Debian's nginx-light, one worker) serving HTTPS on 127.0.0.1 as origin.test, with a

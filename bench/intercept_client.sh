@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # intercept_client.sh: the client end of bench/intercept.sh, run on the host (direct, mitmproxy)
 # and inside the sandbox (agentbox). curl does the HTTP and the TLS; bash times it
 # ($EPOCHREALTIME), so the sandbox's start-up is not counted. Every response must be a 200.

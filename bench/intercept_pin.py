@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # intercept_pin.py: a mitmproxy addon for bench/intercept.sh. mitmproxy has no option to pin a
 # name to an address (its resolver is the host's, and /etc/hosts is not the benchmark's to
 # change), so this sends its connections for origin.test to BENCH_ORIGIN ("127.0.0.1:PORT"), as

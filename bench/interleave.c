@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* bench/interleave.c: times commands round-robin, so that load on a shared machine falls on
  * all of them alike (hyperfine runs one command after the other, and a burst of load can land
  * on one of them only).

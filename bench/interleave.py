@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # interleave.py ROUNDS NAME=COMMAND...: start-up times measured round-robin. Each round runs
 # every command once, the order rotated by one each round, so a drift in the machine's load
 # (other jobs starting or stopping) falls on all of them alike, which hyperfine's one block per

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # bench/session.sh [PATH/TO/agentbox]: an exec into a live session against a fresh sandbox's
 # floor and bwrap, and a leak check of the session's supervisor.
 #

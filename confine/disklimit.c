@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The disk budget of a run's writable host trees (see include/disklimit.h). */
 #include "disklimit.h"
 

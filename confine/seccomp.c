@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The system call filter: built from the policy with libseccomp (seccomp_build.c, from the
  * names in seccomp_lists.c) or copied from the program compiled at build time, sent to pid 1
  * and loaded there. seccomp_monitor.c answers it. */

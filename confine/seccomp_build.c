@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The filter's rules, made with libseccomp from the policy: the default preset's refusals and
  * argument rules, the strict preset's allowlist (the names are in seccomp_lists.c), the
  * profile's own allow and deny lists; and which policies the build-time program fits (the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Internal to the filter's three files, not an interface for anything else (the rest of agentbox
  * sees seccomp.h): seccomp_lists.c holds the presets' system call names, seccomp_build.c makes
  * the rules from them and the policy, seccomp.c exports and loads the result. It includes no

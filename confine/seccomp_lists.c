@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The system call names of the two presets: what the default preset refuses outright and what
  * the strict preset allows (seccomp_build.c makes the rules from them, seccomp.c loads them). */
 #include "seccomp_internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The supervisor's side of the system call filter: it answers the filter's notifications,
  * names each refused call in the audit trail, and lets through what the run may have after
  * all (see seccomp_uncounted_memory). */

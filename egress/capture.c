@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Transparent capture, the sandbox side: routes and nftables rules written over netlink by hand
  * (a few fixed messages do not justify libmnl and libnftnl), then the sockets they lead to. */
 #include "capture.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The proxy's side of credential brokering (credential.h decides): an intercepted request to a
  * bound host, once the [http] rules allowed it, gets the real value in its credential's place;
  * a placeholder anywhere else (another host, header, the query, the body, a plain-HTTP request,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The encodings credential brokering looks for a value in (include/cred_encode.h): a growing
  * buffer that wipes what it held, base64 in both alphabets, percent-encoding, hex digits. */
 #include "cred_encode.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The encodings credential brokering looks for a value in, shared by the request side
  * (credential.c: placeholders) and the response side (cred_scrub.c: real values): a growing
  * buffer that wipes what it held when freed, base64 in both alphabets, percent-encoding and

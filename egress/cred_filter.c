@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The first pass of the response scrub (include/cred_filter.h): where in a body a form of a
  * real value may start. Most of a body is no such place, and the scrub is on the path of every
  * byte a bound host sends, so this pass must run near memory speed: 16 bytes at a time with

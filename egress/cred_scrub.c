@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The response side of credential brokering (include/credential.h): a real value is never
  * handed to the command. Each credential's value is looked for in the forms the request side
  * recognises a placeholder in (as written in any case, base64 in both alphabets at the three

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Credential brokering's pure part (include/credential.h): placeholders, the leak scan, the
  * request head rewritten and the response head redacted. No sockets, no policy files. */
 #include "credential.h"

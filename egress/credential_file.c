@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Token files with the placeholder in them, made inside by pid 1 (credential_file.h). */
 #include "credential_file.h"
 

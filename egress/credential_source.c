@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Credentials' real values, read outside the sandbox (include/credential_source.h). */
 #include "credential_source.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The proxy's decisions and dials: a request's host against the rules and the run's and host's
  * limits, then its address (literal, pinned, or resolved off the loop and checked by the SSRF
  * guard), the connect, and the first bytes of a tunnel held until they agree with its host. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The DNS stub's protocol (pure): queries from inside the sandbox are parsed, answered from the
  * egress rules without asking any real resolver, and every allowed name gets an address of a
  * reserved range (198.18.0.0/15, RFC 2544) that the capture maps back to the name. A denied name

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The transparent capture's DNS stub, served by the proxy's loop: each query is answered from the
  * egress rules (an allowed name gets an address of the reserved range, dns.h) and audited; none
  * is ever passed to a real resolver. */

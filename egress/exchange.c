@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The HTTP exchanges on an intercepted connection: the client's plaintext cut into requests
  * (http_stream.c), each checked (its Host against the connection's host, [network] methods, the
  * [http] rules in http_check.c) before it goes up with the target the rules saw; the server's

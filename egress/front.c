@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The proxy's front ends: what a client sends first, read into its connection until the host it
  * wants is known. The HTTP proxy's request head, the SOCKS5 greeting and request, and a captured
  * connection's redirected destination and first bytes, which must agree with it. */

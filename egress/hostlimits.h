@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Per-host egress limits ([network] *-per-host): open connections, new connections per second,
  * and bytes each way, counted per requested host name in a table of bounded size. Pure: the
  * caller passes the time, so the decisions are unit-testable. */

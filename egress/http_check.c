@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The proxy's side of the [http] rules (http_rules.c decides): each plain-HTTP or intercepted
  * HTTPS request is checked on its method, host and canonical target before it goes up, and goes
  * up with that canonical target, so the origin reads the path the rules saw. A connection the

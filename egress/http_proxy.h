@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The HTTP proxy's requests (pure): a client's request head (CONNECT host:port, or an absolute
  * http:// URL), the framing checks that keep a second request from hiding in its body, and the
  * heads sent upstream. The proxy (front.c, dial.c) and the sniffer (sniff.c) use them. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* A client's HTTP/1.1 request stream cut into messages: heads, bodies and their exact ends. */
 #include "http_stream.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The request side of an HTTP/1.1 connection cut into its messages (http_stream.c), so that a
  * proxy checks every request on a connection, not only the first: pipelined and kept-alive
  * requests each come out as their own head, and a body's end is found exactly (Content-Length,

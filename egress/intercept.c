@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* TLS interception: for a connection to a host the [http] rules cover, the proxy is the TLS
  * server the client talks to (a leaf certificate for that host, minted by the run's CA) and a
  * TLS client of the real host (verified against the system's trust store and [network] ca, with

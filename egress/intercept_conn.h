@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* TLS interception's own header, internal to intercept.c (the TLS on both sides of a connection)
  * and exchange.c (the HTTP requests and responses in between); included by no other module. The
  * rest of the proxy engine reaches interception through proxy_conn.h. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* OpenSSL's data relocated at its first use, not at every start (issue 30).
  *
  * In the static PIE, OpenSSL's pointer tables need about 18,500 relative relocations over some

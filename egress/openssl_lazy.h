@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The table tools/defer_relocs.c fills in after the agentbox link and egress/openssl_lazy.c reads:
  * where the relocations of OpenSSL's data that glibc no longer applies at start-up are, and which
  * pages become read-only once they are applied (see tools/openssl_lazy.ld). Offsets are from the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The egress proxy engine: one epoll loop in the supervisor, non-blocking sockets, names resolved
  * by short-lived threads so the loop never blocks. Each connection moves through the states of
  * enum conn_state (proxy_conn.h):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The proxy engine's internal interface: what its files offer one another, and the connection
  * they share. No other module includes it; proxy.h is the engine's public surface.
  *

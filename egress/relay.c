@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The proxy's relay: a connection's bytes from one side to the other once it is allowed, copied
  * through the loop's shared chunk or, for bulk flows, spliced through a pipe; counted against the
  * run's and the host's byte budgets on the way. */

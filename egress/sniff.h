@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* What the first bytes of a captured connection (or a tunnel) name (pure): a TLS ClientHello's
  * server name, or a plain HTTP request's Host. */
 #ifndef AGENTBOX_SNIFF_H

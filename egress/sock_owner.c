@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The process holding a connection's other end (sock_owner.h). */
 #include "sock_owner.h"
 

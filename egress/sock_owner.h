@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Which process of a sandbox holds the other end of a TCP connection the proxy accepted, so
  * that a session's trail can say which exec made it. Read from /proc: the connection's socket
  * in the sandbox's network namespace (/proc/PID1/net/tcp and tcp6), then the process among pid

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 #include "socks5.h"
 
 #include <arpa/inet.h>

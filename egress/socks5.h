@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The SOCKS5 proxy's greeting and request (pure), as a client sends them to the proxy. */
 #ifndef AGENTBOX_SOCKS5_H
 #define AGENTBOX_SOCKS5_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The per-run CA for TLS interception: keys, the CA certificate with its name constraints, and
  * the per-name leaf cache (bounded: least recently used out). Everything is built with OpenSSL's
  * X.509 objects; the only bytes this file ever holds are certificates (public). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The audit trail: one JSON object per line, written whole with a single write(). Every module
  * reports through here; this is the only writer. See docs/audit.md. */
 #ifndef AGENTBOX_AUDIT_H

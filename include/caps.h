@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Capabilities and privilege: everything dropped, no way back. */
 #ifndef AGENTBOX_CAPS_H
 #define AGENTBOX_CAPS_H

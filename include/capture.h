@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Transparent capture, the sandbox side: inside the sandbox's own network namespace (pid 1,
  * before it drops its capabilities) every address is made local and nftables rules send every
  * TCP connection that does not go to loopback to one listener, and every UDP query to port 53

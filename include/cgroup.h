@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* cgroup limits for the whole sandbox: pids.max and memory limits in a cgroup of the run's own,
  * on cgroup v2 when it is delegated to the caller, else on the v1 pids and memory controllers
  * when they are writable (as root). rlimits stay in force either way. */

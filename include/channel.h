@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The supervisor and pid 1 (or the fallback child) talk over one SOCK_SEQPACKET pair:
  * fixed-size messages, with fds passed by SCM_RIGHTS. pid 1 never talks to anything else. */
 #ifndef AGENTBOX_CHANNEL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Where in a body a form of a real value may start (cred_filter.c): the response scrub's first
  * pass, so that it costs little on bytes that start none. Pure. */
 #ifndef AGENTBOX_CRED_FILTER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Credential brokering: the command holds a per-run placeholder, the proxy puts the real value
  * in its place on requests to the hosts the credential is bound to, refuses the placeholder
  * anywhere else, and scrubs the real value out of those hosts' responses. This file is the pure

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* A credential's token file (`file` in [credential NAME]): the text the profile gives, with the
  * run's placeholder for each {}, made by pid 1 in the run's directory inside (run_dir.h, with the
  * trust files), so that a tool which reads its token from a file (npm's .npmrc, gh's hosts.yml)

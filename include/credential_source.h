@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Where credentials' real values come from (credential_source.c): env:NAME, file:PATH
  * (owner-only), cmd:PROGRAM ARGS (run without a shell). Read in the supervisor after the
  * clone, so pid 1 (a copy of the supervisor) never holds a value it did not already have in its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* SHA-256 (Nettle), as lowercase hex. */
 #ifndef AGENTBOX_DIGEST_H
 #define AGENTBOX_DIGEST_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* [limits] disk: how much the file systems under a run's writable host trees may grow while it
  * runs. No quota needs privilege, so the supervisor samples the file systems' free space every
  * DISK_LIMIT_TICK_MS and stops the run past the budget: a writer overshoots by what it writes

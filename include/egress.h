@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The egress filter: domain/address rules, and (in proxy mode) the sandbox side of the proxy that
  * enforces them. The protocols the proxy speaks are http_proxy.h, socks5.h and sniff.h. */
 #ifndef AGENTBOX_EGRESS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Egress rules and resolve pins as profiles write them (egress_rule.c): parsed once, by the
  * profile parser, into the typed values the egress filter decides with. */
 #ifndef AGENTBOX_EGRESS_RULE_H

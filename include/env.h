@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The command's environment: starts empty; [env] pass copies matching variables from the caller,
  * deny globs win over pass, set adds values, and safe defaults fill the rest. */
 #ifndef AGENTBOX_ENV_H

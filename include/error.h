@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* One error value that every module fills and the CLI reports: what failed, on which path,
  * the errno text, and how to fix it; and the one place that writes agentbox's own lines to
  * stderr (ab_say, ab_print). Nothing else writes to stderr (tools/check-prints). */

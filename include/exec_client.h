@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* `agentbox exec SESSION [--cwd DIR] [--env NAME=VALUE] [--timeout D] -- CMD...`: the client
  * side of an exec into a session (session.h). It sends the command and its own stdin, stdout
  * and stderr to the session's supervisor (a terminal among them as a pty of the exec's own,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* File operations shared by the modules that touch host trees: one way to remove a tree, one
  * way to write a whole buffer, one way to open a path no symlink may redirect, one place for
  * agentbox's state. */

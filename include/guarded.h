@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Paths outside any profile that a command must never be able to change, when a writable tree
  * of the profile holds them (a workspace at $HOME or above it, say): agentbox's own inputs
  * (profile search directories, its state directory of overlay runs and placeholders) and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Per-request HTTP rules, `METHOD HOST/PATH-GLOB` (http_rules.c), and the one canonical form of
  * a request-target they are matched against. Pure: no sockets, no policy. The profile's [http]
  * rules and a credential's rules are these; the proxy checks each request with them

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The one canonical form of a request-target the [http] rules are matched against and the
  * proxy sends upstream (policy/http_target.c). Pure. */
 #ifndef AGENTBOX_HTTP_TARGET_H

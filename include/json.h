@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* A small streaming JSON writer used by --explain and the audit trail. Output is pure ASCII:
  * control characters and every non-ASCII code point are written as \u escapes, and bytes that
  * are not valid UTF-8 become U+FFFD, so any line can be read by any JSON parser. */

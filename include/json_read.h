@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* A small JSON reader for untrusted input (the MCP server's messages, policy --explain text):
  * the whole text is parsed into a tree, strictly (RFC 8259: no trailing commas, comments,
  * leading zeros, lone surrogates, strings that are not UTF-8, raw control characters in strings,

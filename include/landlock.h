@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Landlock: defence in depth under the namespaces. pid 1 restricts itself to the view the mount
  * plan built (read and execute everywhere in it, writes only under rw binds and tmpfs mounts,
  * device files usable) and, on ABI >= 6, scopes abstract unix sockets and signals to the

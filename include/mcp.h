@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* `agentbox mcp -p PROFILE [OPTIONS]`: a Model Context Protocol server on stdin/stdout (JSON-RPC
  * 2.0, one message per line; stdout carries nothing else, logs go to stderr) that owns one task
  * session (session.h) for its client's lifetime: started with the options before the first

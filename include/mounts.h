@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The filesystem view: the policy's [filesystem] entries become a mount plan (built in the
  * supervisor, where host paths are resolved once), which the sandbox's pid 1 applies by fd onto
  * an empty tmpfs root before pivoting into it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Quarantined writes: `[filesystem] overlay` trees keep every change in a per-run changes
  * directory outside the sandbox, which `agentbox changes|diff|promote|discard` then act on. */
 #ifndef AGENTBOX_OVERLAY_H

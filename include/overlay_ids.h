@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Before an overlay run: the entries of its trees the command could change but overlayfs could
  * not copy up. A copy-up keeps the owner and group, which must exist in the sandbox's user
  * namespace; it maps one uid and one gid (an unprivileged user can map no other), so a file or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The profile: INI files (with includes, variables and command-line overrides) parsed into one
  * struct policy. Every other module reads the policy; nothing else parses a profile. */
 #ifndef AGENTBOX_POLICY_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Text the command chose (file names, link targets, messages it caused), made safe to print
  * for a person: it cannot forge or hide a line, move the cursor, recolour the terminal or
  * reorder what is shown. C0 and C1 controls, DEL, the backslash, bidirectional overrides and

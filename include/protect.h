@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Protected paths that a rw tree does not have. The read-only bind that keeps the command from
  * creating one needs something to be mounted on, and in a rw tree that can only be the host's
  * own directory: an empty placeholder is made there before the run and removed after it. */

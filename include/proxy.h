@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The egress proxy engine, in the supervisor: accepts on the listeners pid 1 made inside the
  * sandbox's network namespace, speaks HTTP (CONNECT and absolute-URI requests) and SOCKS5,
  * decides with the egress rules, resolves names off the event loop, refuses addresses the SSRF

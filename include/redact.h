@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Redaction: secrets never reach the audit trail. Every string value written to it passes
  * through here; URL credentials and query values, Authorization/Cookie header values, the
  * built-in secret shapes (AWS keys, GitHub/GitLab/Slack tokens, sk-... API keys, PEM private

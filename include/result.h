@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* How a run or an exec ended, as JSON: the fields the audit trail's exit and exec events share
  * with the one-line object `--result DEST` writes for a harness (result.c, docs/harness.md). */
 #ifndef AGENTBOX_RESULT_H

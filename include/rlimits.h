@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Resource limits from [limits] as rlimits (the wall-clock timeout is the supervisor's). */
 #ifndef AGENTBOX_RLIMITS_H
 #define AGENTBOX_RLIMITS_H

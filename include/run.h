@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* One run's state, shared by the files that tell its story (sandbox/): sandbox.c (the plan and
  * the start), pid1.c (inside), supervise.c (outside, while it runs), run_audit.c (what the trail
  * says of it), fallback.c (the run without namespaces), trust.c (its trust files) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* What the audit trail says of a run before the command starts: start (the policy in force),
  * warnings (everything weaker than a careful reader would assume), mounts, environment. */
 #ifndef AGENTBOX_RUN_AUDIT_H

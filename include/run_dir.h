@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The sandbox's own directory for what agentbox makes inside for one run: a read-only tmpfs
  * pid 1 mounts when the run needs one (the trust files, trust.h; credentials' token files,
  * credential_file.h), and the paths in it. Header only. */

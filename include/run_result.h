@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* How a run ended: what sandbox_run reports and the supervisor fills in (supervise.c). */
 #ifndef AGENTBOX_RUN_RESULT_H
 #define AGENTBOX_RUN_RESULT_H

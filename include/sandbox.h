@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* A run: the supervisor (outside every namespace) clones the sandbox, whose pid 1 sets up the
  * view and confinement, forks the command and reaps; the supervisor relays signals, enforces
  * the wall-clock timeout and reports the outcome. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* System call filtering (libseccomp). Denied calls are sent to the supervisor through a seccomp
  * user-notification fd: it names each one in the audit trail, then answers EPERM (or kills the
  * caller under action = kill). Works unprivileged; needs no kernel log. */

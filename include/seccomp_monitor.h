@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The supervisor's side of the system call filter (seccomp_monitor.c). Denied calls reach it
  * through the filter's user-notification fd: it names each one in the audit trail, then answers
  * EPERM or ENOSYS (or kills the caller under action = kill). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Task sessions: one sandbox for many commands. `agentbox session start` builds the sandbox
  * with no command and leaves a detached supervisor serving a control socket; `agentbox exec`
  * (exec_client.h) runs commands in it; `session stop` ends it, `session list` shows the live

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* What a session's client and supervisor say to each other, pure (no I/O): session ids, and a
  * request (exec, stop, info or a signal for a running exec) encoded into one SOCK_SEQPACKET
  * message. The supervisor hands an exec to pid 1 in the same encoding. See session.h. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* A session's detached supervisor (session_serve.c): it builds the sandbox, says whether that
  * worked, then serves the control socket, pid 1's channel, the filter, the proxy and the
  * timeouts until the session ends, and exits. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* String vectors: the list type every module shares (profile lists, rule texts, argv). A leaf:
  * it includes nothing of ours. */
 #ifndef AGENTBOX_STRV_H

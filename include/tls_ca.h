@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The per-run certificate authority for TLS interception (tls_ca.c), on OpenSSL 3: an ECDSA
  * P-256 key made in memory, a self-signed CA certificate whose X.509 name constraints permit only
  * the intercepted names, and leaf certificates minted per name and cached (a bounded cache). The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* What the sandbox trusts when the egress proxy intercepts HTTPS: the run's CA
  * (tls_ca.h), made in the supervisor after the clone, so that pid 1 (a fork-like copy of the
  * supervisor) never holds its key; its certificate, alone and appended to the host's system

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Sizes (512M, 2G), durations (500ms, 30s, 5m) and counts as profiles and options write them.
  * A leaf: it includes nothing of ours but the error type. */
 #ifndef AGENTBOX_UNITS_H

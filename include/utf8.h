@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* UTF-8 as RFC 3629 defines it: one decoder for the JSON writer and reader and for text shown
  * to people (json.c, json_read.c, printable.c). */
 #ifndef AGENTBOX_UTF8_H

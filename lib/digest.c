@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* SHA-256 from Nettle: direct functions, no run-time initialisation (OpenSSL 3's provider
  * fetch cost more than the rest of agentbox's start-up together). */
 #include "digest.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The JSON reader (see include/json_read.h): recursive descent over a bounded text, the depth
  * bounded, so the stack is too. */
 #include "json_read.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Safe text for people (see include/printable.h). */
 #include "printable.h"
 

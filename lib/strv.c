@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* String vectors: a growable, NULL-terminated array of owned strings. */
 #include "strv.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Sizes, durations and counts as profiles and options write them. */
 #include "units.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The UTF-8 decoder (include/utf8.h). */
 #include "utf8.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* What stays read-only whatever the workspace is (see include/guarded.h). */
 #include "guarded.h"
 

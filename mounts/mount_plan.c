@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The mount plan: the policy's [filesystem] entries, and what agentbox adds itself (/proc, /dev,
  * a private /tmp), as a list of mount ops sorted parents first. Made in the supervisor, where
  * every bind's host path is resolved once; the protected, hidden and guarded paths it adds are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The paths a writable tree must not let the command change, added to the mount plan: agentbox's
  * own files (read-only), its audit trail (hidden), the guarded paths (guarded.h), the protected
  * names at the root of every rw and overlay tree, and the pins that keep them in place. A

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The host trees a run shows, opened and cloned before pid 1 builds the view (mounts.h:
  * mounts_open_sources): each bind source opened without following a symlink and cloned with
  * its mount flags set, each overlay made, and the changes-size tmpfs under the overlays. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Internal to the filesystem view's four files, not an interface for anything else (the rest of
  * agentbox sees mounts.h): mount_plan.c makes the plan, mount_protect.c adds the protected,
  * hidden and guarded paths to it, mount_sources.c opens the host trees it binds, mounts.c

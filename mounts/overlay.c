@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Quarantined writes, set up for a run. An overlay tree is the host directory as overlayfs's lower
  * layer, with the upper layer in a changes directory the command never sees:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Ownership that overlayfs could not copy up (see include/overlay_ids.h). */
 #include "overlay_ids.h"
 

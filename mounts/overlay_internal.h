@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Internal to the files of quarantined writes, not an interface for anything else (the rest of
  * agentbox sees overlay.h): overlay.c writes a run's changes record (and reopens its trees),
  * review.c reads it back and lists the changes in it (`changes`, `diff`, `discard`), promote.c

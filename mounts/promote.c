@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* `agentbox promote`: a run's changes applied to the host, all or nothing as to conflicts.
  * promote refuses a path when the host changed it after the run started: its entry's ctime (or,
  * for a path the host does not have, its nearest existing directory's) is not older than the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* What earlier promotes of a run did, kept in its changes record (promote.c appends, review.c
  * reads), so that a run's changes can be promoted a few at a time, in any order:
  *   promoted TREE HEX             a change promote applied: no longer pending

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Placeholders for protected paths a rw tree does not have.
  *
  * Each rw tree has a record, $XDG_STATE_HOME/agentbox/protect/SHA256(ROOT), a line per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The review commands: `agentbox changes|diff|promote|discard` read a run's changes record
  * (overlay.c wrote it), list what the command changed from the upper layers, and print or
  * discard it; promote.c applies it. Names the command chose are printed made safe

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Egress rules as profiles write them: host names (IDN in punycode), wildcards, addresses,
  * ranges and ports, and resolve pins. Pure: no sockets, no policy. */
 #include "egress_rule.h"

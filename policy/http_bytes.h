@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The byte classes and escapes the rules' compiler (http_rules.c) shares with the canonical
  * request-target (http_target.c, which defines them), so that a rule and a request read a byte
  * the same way. Private to policy/. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Per-request HTTP rules: `METHOD HOST/PATH-GLOB[?QUERY-GLOB]` parsed and compiled, and the
  * deny-first decision over the canonical request-target (http_target.c). Pure: no sockets, no
  * policy. */

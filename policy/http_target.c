@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The canonical form of a request-target (http_target.h): the path percent-decoded once, dot
  * segments removed, slashes merged; the query's escapes normalised. Computed exactly once per
  * request, and the same form is what goes upstream (http_target_format), so the origin cannot

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* [audit]: where the trail goes, what it redacts, what a failure to write it does, the
  * event budget. */
 #include "policy_parse.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* [credential NAME]: one section per secret agentbox keeps outside and adds at the proxy
  * (credential.c). The section's name is part of its header, so this file, not a key table,
  * takes the keys of every `[credential ...]` section (policy_load.c hands them over). */

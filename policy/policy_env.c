@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* [env]: the variables passed, set and denied. */
 #include "policy_parse.h"
 

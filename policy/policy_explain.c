@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* --explain: the effective policy as one JSON object, section by section as in a profile. */
 #include "policy.h"
 

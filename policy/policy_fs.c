@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* [filesystem]: what the command sees of the host's files: binds, tmpfs, hidden paths,
  * symlinks, overlays, protected paths. */
 #include "policy_parse.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* [http]: per-request rules, `METHOD HOST/PATH-GLOB` (docs/http-rules.md). One rule per line,
  * since a path or query glob may hold a comma; each is parsed here, once, by the rules' own
  * parser (http_rules.c), so a profile with a rule that cannot match fails at load with its

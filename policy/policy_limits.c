@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* [limits]: time, CPU, memory, processes, files, tmpfs, changes, disk and a session's life. */
 #include "policy_parse.h"
 

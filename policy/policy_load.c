@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Profile parsing: INI (inih) → struct policy. Strict by design: an unknown section or key, a bad
  * value, a missing include or a scalar set twice in one file is an error naming FILE:LINE. */
 #include "policy_parse.h"

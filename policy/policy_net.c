@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* [network]: the mode, the egress rules and pins, the methods, capture, the upstream trust
  * anchor (ca), the limits. */
 #include "policy_parse.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The value helpers the keys of every section share: paths, variables, scalars set once per
  * layer, list items, limits (policy_parse.h). */
 #include "policy_parse.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Internal to the policy files, not an interface for anything else (the rest of agentbox
  * sees policy.h): how one key of a profile becomes a field of struct policy. policy_load.c
  * reads the files and hands each key to its section's table; policy_SECTION.c holds a

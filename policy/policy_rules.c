@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* What the written rules imply, added once every layer is in (policy_finish): the connections
  * an [http] allow rule or a credential's host needs, a credential's rules when it names none.
  * Made here, once, so that the proxy, the CA and the credentials read one typed form. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* [sandbox]: the host name, the working directory, the fallback, nesting and the ids
  * inside. (include is the loader's, policy_load.c.) */
 #include "policy_parse.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* [seccomp]: the preset, the system calls denied or allowed on top, the action. */
 #include "policy_parse.h"
 

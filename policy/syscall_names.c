@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* System call names (see include/syscall_names.h). */
 #include "syscall_names.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The supervisor's and pid 1's messages (see include/channel.h). */
 #include "channel.h"
 

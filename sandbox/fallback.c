@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The run without namespaces (see include/fallback.h). */
 #include "fallback.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* fallback = landlock: where user namespaces are unavailable, the command runs as a child of
  * the supervisor in its own process group, confined by Landlock, seccomp and rlimits only. */
 #ifndef AGENTBOX_FALLBACK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The sandbox's id maps (see include/idmap.h). */
 #include "idmap.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The sandbox's id maps: the caller's uid and gid (or [sandbox] uid/gid) mapped to
  * themselves, one id each, setgroups denied unless root gives the command other ids. */
 #ifndef AGENTBOX_IDMAP_H

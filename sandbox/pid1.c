@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Inside the sandbox (see include/pid1.h). pid 1 never talks to anything but the supervisor. */
 #include "pid1.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Inside the sandbox: pid 1 builds the view and the confinement, hands its listeners to the
  * supervisor (READY), starts the command and reaps until it ends. */
 #ifndef AGENTBOX_PID1_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* A run's or an exec's outcome as JSON (see include/result.h). */
 #include "result.h"
 

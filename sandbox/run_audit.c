@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* A run's first audit events (see include/run_audit.h). */
 #include "run_audit.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* A session's requests on the wire (see include/session_proto.h). Layout: a fixed header
  * (magic, kind, signal, timeout, counts, a cwd flag), then NUL-terminated strings: the cwd when
  * present, argv, env. Every string must end exactly where the buffer does. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Who may talk to a session's control socket, and its refusals in the trail
  * (include/session_refusals.h). */
 #include "session_refusals.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Who may talk to a session's control socket, and how the refusals are written
  * (session_refusals.c). Refused connections are the one event anyone who can reach the socket
  * causes at will: in each window the first few are written one by one, the rest summed up in

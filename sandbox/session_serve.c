@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* A session's supervisor (see include/session_serve.h). One poll loop, like a run's
  * (supervise.c), over: its signals, pid 1's channel, the control socket and its clients, the
  * filter's notifications, the proxy, the disk budget, and the deadlines (the session's, its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The supervisor while the sandbox runs (see include/supervise.h). */
 #include "supervise.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Outside the sandbox, while it runs: the supervisor hands pid 1 its filter, takes over what
  * READY passes, relays signals, keeps the timeout and the disk budget, answers the filter and
  * the proxy, and reaps. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* What the sandbox trusts when the proxy intercepts HTTPS (see include/trust.h). The CA's key
  * exists only in the supervisor, from after the clone to the end of the run: the files pid 1
  * gets hold certificates only, and reach it as sealed memfds, never as files on the host. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The certificates a run adds to its trust files besides its own CA. A profile that intercepts
  * one host and tunnels another whose CA the user gives through SSL_CERT_FILE,
  * REQUESTS_CA_BUNDLE or NODE_EXTRA_CA_CERTS would lose that CA when trust_env points the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The certificates a run adds to its trust files besides its own CA (trust_anchors.c): the
  * [network] ca anchor and the CA files the user's own trust variables name. Private to
  * sandbox/trust*.c. */

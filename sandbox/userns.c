@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* User namespaces on this host (see include/userns.h). */
 #include "userns.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* What the host allows about user namespaces, and what to tell the user when it does not. */
 #ifndef AGENTBOX_USERNS_H
 #define AGENTBOX_USERNS_H

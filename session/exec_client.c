@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* `agentbox exec` (see include/exec_client.h). */
 #include "exec_client.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The MCP server's protocol (see include/mcp.h): lines in, JSON-RPC dispatch, lines out. One
  * message is handled at a time, in the order received: a run blocks the reading of the next
  * message (the pipe holds what the client sends meanwhile), so memory stays bounded by one

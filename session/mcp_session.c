@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The session an MCP server owns (see include/mcp_session.h). Everything it does to the session
  * goes through this binary's own subcommands (session start, session stop, --explain), so the
  * server has no second copy of how a session is built or ended. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The task session an `agentbox mcp` server owns (see mcp.h): started with the server's options
  * through `agentbox session start --json` (the same code path as the command line), stopped
  * when the server ends, and by a watcher process when the server dies without ending it. The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The MCP server's tools (see include/mcp_tools.h). A run is an exec like `agentbox exec`'s:
  * the same request, with /dev/null and two pipes of this server's as its stdio. */
 #include "mcp_tools.h"

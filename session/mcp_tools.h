@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The tools an `agentbox mcp` server offers (see mcp.h): `run`, a command in the session, and
  * with overlays in the profile `changes` and `diff` (read-only; promoting stays a human's
  * step). Their descriptions are written from the session's policy. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Task sessions, the caller's side (see include/session.h): the control-socket directory,
  * `session start` (which forks the supervisor, session_serve.c), `session stop` and `list`. */
 #include "session.h"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # Soak and faults: many runs in a row, concurrent runs through the proxy, SIGKILL of the
 # supervisor at random points of setup, and a large output through a pipe. After each part
 # nothing may be left behind: no sandbox process, no new mount in the caller's namespace, no

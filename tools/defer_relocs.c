@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* defer_relocs [--check] BINARY: after the link of the static PIE agentbox, take the relative
  * relocations of OpenSSL's data (the sections tools/openssl_lazy.ld makes, .data.openssl_ro and
  * .data.openssl_rw) out of the part of .rela.dyn that glibc applies at start-up, and record where

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # explain_corpus_gen: the corpus generator of tools/explain-corpus (which see): the key tables
 # read from this repository's policy/*.c, the values each key is tried with, the fixed
 # profiles (bundled, single-key, special) and the seeded random combinations, and generate(),

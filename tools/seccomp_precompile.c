@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* seccomp_precompile: writes, as C, the filter seccomp_export would compile for the default
  * preset (seccomp_precompiled_fits), compiled with the libseccomp agentbox links. Run at build
  * time; agentbox then copies this program instead of spending about 200 us in libseccomp on

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # inside.sh MODE: runs inside the container podman.sh starts; agentbox is /opt/agentbox/bin/agentbox,
 # the profiles and the integration tests are under /opt/agentbox/src. Prints `ok WHAT` or
 # `FAIL WHAT: why` per check and, when every check passed, the last line `inside: ok`.

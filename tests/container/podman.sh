@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # podman.sh AGENTBOX [SOURCE]: docs/deploying.md's claims, tested in a real container engine.
 #
 # For rootful podman (when run as root) and rootless podman (as the unprivileged user

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # check-docs.sh AGENTBOX DOC_KEYS SOURCE_DIR: the reference documents say what the binary does.
 #
 #   - every profile key the parser knows (DOC_KEYS prints them from its tables) has an entry in

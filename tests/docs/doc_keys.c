@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Prints every key the profile parser knows, one "SECTION KEY" a line, for the docs check
  * (tests/docs/check-docs.sh): the key tables of the policy files as the binary has them, the
  * loader's own [sandbox] include, and the keys of a [credential NAME] section. Those have no

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # tests/escape/run.sh: the escape suite. Each case in cases/ is one attack, run inside agentbox
 # under a bundled profile, together with its positive control: the same action, on the host or
 # under a profile that allows it, must demonstrably work, so a case whose probe is broken (a

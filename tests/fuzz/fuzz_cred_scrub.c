@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* libFuzzer target: the response side of credential brokering (cred_scrub.c) on arbitrary bodies
  * with a real value planted in them in one of its forms, read in pieces the input cuts.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* libFuzzer target: credential brokering's substitution and leak scan (credential.h) on
  * arbitrary request heads and bodies.
  *

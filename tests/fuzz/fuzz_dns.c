@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The DNS stub's query parser and answer builder take datagrams straight from the sandboxed
  * command; the answer must echo exactly the question the parser measured, and the name table
  * must give one name one address and map it back. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* libFuzzer target: the [network] allow/deny rule parser (egress_rule_parse).
  *
  * The input, cut at its first NUL and NUL-terminated in a buffer of exactly its size, is parsed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* libFuzzer target: [http] rules (http_rules_add), request-target canonicalisation
  * (http_target_canon, http_target_format) and the decision (http_rules_decide).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* libFuzzer target: a client's byte stream to the request stream (http_stream_feed).
  *
  * The input is fed three ways, as a proxy would read it: in one piece, one byte at a time, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* libFuzzer target: the two plaintext streams of an intercepted HTTPS connection, driven as
  * exchange.c drives them, without the TLS and the sockets.
  *

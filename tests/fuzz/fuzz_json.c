@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* libFuzzer target: the JSON string escaper (json_key, json_strn).
  *
  * Writes {"KEY":"VALUE"} where KEY is the input up to its first NUL and VALUE is every input

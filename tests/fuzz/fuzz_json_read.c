@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* libFuzzer target: the JSON reader (json_read.h), fed the MCP server's untrusted messages.
  *
  * Parses the input; what parses is written back with the JSON writer (json.h) and must parse

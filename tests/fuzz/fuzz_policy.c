@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* libFuzzer target: the profile parser, with includes served from an in-memory file set.
  *
  * Input format: the bytes up to the first separator line are "main.ini". A separator is a line

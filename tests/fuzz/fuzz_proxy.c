@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The proxy's parsers take bytes straight from the sandboxed command: the HTTP request head
  * (and the upstream head built from it), the SOCKS5 greeting and request, the sniffer of a
  * captured connection's first bytes (TLS server name, HTTP Host), and the rule decision and SSRF

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* libFuzzer target: the audit trail's redactor (built-in patterns only) on arbitrary bytes.
  *
  * Checks the contract in redact.h: NULL for empty or NUL-embedded input and when nothing

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # Runs every fuzz target for SECONDS each, on its seed corpus, and reports one line per target:
 #   run.sh BUILD_DIR SECONDS [extra libFuzzer options...]
 # BUILD_DIR is a build configured with CC=clang -DAGENTBOX_FUZZ=ON. New corpus inputs go to

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # lib.sh: shared helpers for the integration tests; sourced by every test_*.sh.
 #
 # A test script defines one shell function per case and calls `run_case NAME FUNCTION` for

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # run.sh SCRIPT AGENTBOX: runs one integration test script against the agentbox binary.
 #
 # The script runs as the current user; when that is root it runs a second time as an

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # The audit trail: every event of real runs is valid against docs/audit.schema.json; strings
 # are escaped and secrets redacted; env values never appear; `audit verify` finds edits,
 # deletions, reordering and truncation; the trail is out of the sandbox's reach; a trail that

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # Transparent capture ([network] mode = proxy, capture = auto): clients that ignore the proxy
 # variables (urllib without proxies, Node's fetch, raw sockets, a raw DNS query to any server)
 # are filtered by the same rules, not merely cut off. Names resolve through the in-sandbox DNS

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # The command line: --explain, --check, --version, --help and errors in the options.
 . "$(dirname "$0")/lib.sh"
 

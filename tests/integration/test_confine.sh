@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # Confinement: the system calls the default seccomp preset refuses (each refused with EPERM and
 # named in the audit trail, while the same program gets through without the filter), the
 # strict preset, the resource limits, capabilities and setuid, and Landlock as the fallback

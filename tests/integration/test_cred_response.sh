@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # A credential's real value never comes back to the command. A hostile HTTPS origin
 # (helpers/reflect_origin.py) hands back whatever credential a request carried, in every way an
 # origin can: request headers reflected in a JSON body, TRACE, response headers holding it

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # Egress filter ([network] mode = proxy): real clients (curl, python urllib, git, pip, npm)
 # through agentbox's HTTP proxy (127.0.0.1:3128) and SOCKS5 proxy (127.0.0.1:1080) to test
 # servers on the host's 127.0.0.1; the rules (host, *.suffix, **.suffix, address, CIDR, port,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # What the command inherits from its caller: no file descriptors beyond 0-2, and only the
 # environment variables the profile passes (deny globs win), with values kept out of the audit.
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # The escape suite (tests/escape/run.sh) as one integration test, so that run.sh runs it as the
 # current user and, when that is root, again as an unprivileged user. Each attack case prints
 # one line (NAME blocked / ESCAPED / CONTROL-FAILED / not-protected-yet / n/a: reason); they are

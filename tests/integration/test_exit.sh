@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # Exit statuses: the command's own, 125 when agentbox fails (and then nothing ran), 126 not
 # executable, 127 not found, 128+N on a signal, 124 on timeout (and nothing left running).
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # [http] rules on plain HTTP (docs/http-rules.md): each request is decided on its method, host
 # and canonical target, through the HTTP proxy, a CONNECT tunnel, a SOCKS5 tunnel and a captured
 # connection; a refusal is a 403 naming the rule (or a 400 for a target that cannot be compared)

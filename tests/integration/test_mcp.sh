@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # `agentbox mcp`: an MCP server on stdio owning one task session, driven by a stdlib-only
 # client (helpers/mcp_client.py). Lifecycle and version negotiation; runs that succeed, fail,
 # time out, flood their output (capped, the rest counted, no hang) or leave a process holding

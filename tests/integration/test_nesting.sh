@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # agentbox inside agentbox: the outer sandbox shows the agentbox binary and the profiles
 # read-only, and the inner agentbox builds a sandbox of its own and runs /bin/true in it.
 . "$(dirname "$0")/lib.sh"

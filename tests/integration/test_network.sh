@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # Network: mode none is a namespace of its own with a working loopback and no way to the
 # host's; mode host shares the host's network (the positive control).
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # Quarantined writes ([filesystem] overlay / --overlay): the command writes, deletes, renames
 # and chmods in a real project tree, the host tree stays byte-identical, and `agentbox changes`,
 # `diff`, `promote` and `discard` do what they say: promote refuses a path the host changed

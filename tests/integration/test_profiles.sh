@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # Every bundled profile runs its real tool on a workspace, and refuses what it should: reading
 # ~/.ssh, writing outside the workspace, reaching a host no rule allows.
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # Every request on a plain-HTTP connection is checked, not only the first (issue 22 point 6):
 # through the HTTP proxy, a CONNECT tunnel and a SOCKS5 tunnel, a second request on the same
 # connection (pipelined, kept alive after the first response, or hidden right after the first

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # --result DEST: one JSON line saying how a run (or an exec in a session) ended, for a harness.
 # Each way a run ends (exit 0, exit 3, a signal, the timeout, a setup error) gives its status,
 # cause and code/signal; refused connections and system calls are counted by kind, the same

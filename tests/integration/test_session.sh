@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # Task sessions (`agentbox session start|stop|list`, `agentbox exec`): one sandbox for many
 # commands. Writes of one exec are seen by the next (one overlay for the session), diff and
 # promote cover them all and the host is untouched before; a background server one exec starts

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # Signals and process lifetime: a signal sent to agentbox reaches the command, pid 1 reaps
 # orphans, and killing agentbox itself leaves nothing of the sandbox running.
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # The short soak for CI (tests/soak.sh runs the long one): 500 runs in a row, 20 concurrent
 # runs through the proxy, 20 supervisors SIGKILLed during setup, 1 GiB through a pipe; nothing
 # may be left behind. Under memcheck (AGENTBOX is then a wrapper) the counts are smaller.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # The filesystem and process view: what the command can see and change. Every security case
 # first shows the same action succeeding where the policy allows it (a positive control), so a
 # check that can never succeed (a typo, a missing tool) cannot make a case pass.

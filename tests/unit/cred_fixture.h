@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* For tests that build a credential by hand: its source, host and rules as the profile parser
  * and policy_finish make them (typed; a rule allowing every request to the host when the
  * credential names none). abort() on a bad argument: the fixture is the test's own text. */

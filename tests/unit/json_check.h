@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* A strict JSON (RFC 8259) syntax checker for the unit tests: the whole text must be exactly one
  * value, strings may hold no raw control characters, and every escape must be valid. It also
  * reports whether the text is pure printable ASCII, which is what json.c promises. */

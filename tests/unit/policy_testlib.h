@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The profile parser's unit tests share this: the test variables, an in-memory file system
  * that serves profiles through a struct policy_io (includes, cycles and missing files need
  * no disk), loading a profile text or files, and the checks on a load's errors and results. */

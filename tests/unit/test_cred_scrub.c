@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The response side of credential brokering (cred_scrub.c): a real value is overwritten in every
  * form the request side recognises a placeholder in (as written in any case, percent-encoded once
  * or twice, base64 in both alphabets at every alignment, hex in either case), in heads and in

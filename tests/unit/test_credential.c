@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Credential brokering's pure part: the placeholder's shape, the substitution in each place,
  * the leak scan (as written, percent-encoded, base64 at every alignment in both alphabets,
  * hex in either case; across the reads of a stream), a response head redacted, and the

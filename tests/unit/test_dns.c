@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Unit tests for the DNS stub's protocol: query parsing (what is answered, what is refused),
  * the answers built, and the table of names and reserved addresses. */
 #include <setjmp.h>

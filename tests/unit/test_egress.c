@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Unit tests for egress_rule_parse: host names, wildcards, ports, IPv4/IPv6 addresses and ranges,
  * international names (kept as punycode), and the inputs it must refuse; for resolve pins
  * (egress_pin_parse, egress_pinned); and for rule matching of Unicode and punycode names. The

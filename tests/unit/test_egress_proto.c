@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Unit tests for the egress proxy's protocol parsers: the first bytes of a connection (TLS
  * ClientHello, HTTP request; egress_sniff), the request heads sent up (http_closing_head,
  * http_kept_head), the proxy's request line and the framing checks every head passes. The rules

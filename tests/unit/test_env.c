@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Unit tests for env_build: the command's environment starts empty, [env] pass copies, deny wins
  * over pass, set overrides, defaults fill in, TERM follows the caller, the run id is always set. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Unit tests for guarded_paths: what stays read-only whatever the workspace is, from the
  * environment: the start-up files under HOME, its ssh, bin and agentbox directories, git's and
  * agentbox's XDG directories, agentbox's state directory, the profile path and PATH. */

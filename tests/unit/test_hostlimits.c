@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Unit tests for the per-host egress limits: each limit counted for its host only, the token
  * bucket refilling with time, byte budgets, and the bounded table (idle entries given to new
  * hosts, a new host refused when every entry holds state). */

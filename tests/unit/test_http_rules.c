@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Unit tests for the [http] rules (http_rules.c): request-target canonicalisation (percent-
  * decoding once, the refused escapes, dot segments, repeated slashes, UTF-8, the query), the
  * rule syntax and its errors, glob matching, and the deny-first decision with its positive

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Unit tests for the request stream (http_stream.c): pipelined requests each come out as their
  * own head, whatever the reads' boundaries; Content-Length and chunked bodies end exactly; the
  * smuggling shapes and malformed framing are refused, and nothing after a refusal is reported.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Unit tests for json.c: escaping (quotes, backslashes, control characters, DEL, UTF-8 and
  * invalid UTF-8), nesting and separators, and the unbalanced/overflow cases. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Unit tests for json_read: the bounded JSON reader the MCP server parses its messages with. */
 #include <setjmp.h>
 #include <stdarg.h>

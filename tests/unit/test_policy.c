@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Unit tests for the profile parser (policy_load.c and the section files): an empty profile
  * and the defaults, the [sandbox], [filesystem], [seccomp], [env] and [audit] sections,
  * policy_finish and --explain. The other subjects have test_policy_*.c of their own; the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Unit tests for the profile parser on real files: policy_find_profile's search, and the
  * default policy_io (symlinks, refused files, a FIFO that must not block), in temporary
  * directories. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Unit tests for the profile parser's format and errors: structure errors, hostile input (NUL
  * bytes, huge lines, garbage) and what the profile reference promises about the format. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Unit tests for the profile parser's layers: includes (relative, absolute, cycles, depth,
  * bombs, which value wins) and the command line's overrides over the profile. */
 #include <setjmp.h>

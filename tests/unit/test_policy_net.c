@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Unit tests for the profile parser's [network] and [http] sections: the HTTP rules, the CA,
  * resolve pins, protected ports and the egress limits (policy_testlib.h serves the profiles). */
 #include <setjmp.h>

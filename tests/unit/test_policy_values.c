@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Unit tests for the profile parser's values: the [limits] section, the variables of a profile
  * and policy_expand_vars, and the value parsers (sizes, durations, counts, paths). */
 #include <setjmp.h>

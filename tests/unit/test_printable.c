@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Unit tests for printable: what reaches a person's terminal from names the command chose. */
 #include <setjmp.h>
 #include <stdarg.h>

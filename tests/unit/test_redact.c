@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Redaction: each built-in secret shape, URL parts, header values, profile patterns, and
  * secrets that overlap other rules' matches. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Unit tests for result.c: the outcome fields the exit event shares with --result, a run's
  * and an exec's objects (and the denials an audit trail tallies for them), and which --result
  * destinations are refused. */

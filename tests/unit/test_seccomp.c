@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* The precompiled default filter: the same program libseccomp compiles at run time, and used
  * for the default preset only. */
 #include <setjmp.h>

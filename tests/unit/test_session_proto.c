@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Unit tests for session_proto: session ids and the requests a session's client sends. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Unit tests for the per-run interception CA (tls_ca.c): leaves verify against the CA for their
  * name (OpenSSL's chain and hostname checks), the CA's name constraints stop a certificate made
  * by hand for any other name (and for any IP address), the refusals, the leaf cache and its bound,

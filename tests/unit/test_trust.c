@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Unit tests for trust.c's pure parts and its check of [network] ca: when the proxy intercepts,
  * the names its CA is made for, the CA's lifetime, the variables that point clients at the
  * trust files, and the errors a bad anchor file gives (real files in a temporary directory). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* abi: system calls through another ABI, which a filter written for x86_64 numbers would not
  * recognise.
  *   abi x32     getpid with the x32 bit set (0x40000000 | 39)

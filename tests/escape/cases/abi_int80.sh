@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # abi_int80: the 32-bit entry point (int $0x80) uses the i386 numbers: 20 is getpid there, but
 # would be writev to an x86_64 filter, and every i386 number means something else.
 # Defence: seccomp: the architecture check kills the process on any call of another ABI

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # abi_x32: a system call with the x32 bit set (0x40000000 | nr) is a different number to a
 # filter written for x86_64 numbers, and the same call to a kernel with x32 support.
 # Defence: seccomp: the filter's architecture check kills the process on any call of another

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # audit_file_swap: the audit trail is written to logs/audit.jsonl inside the writable workspace.
 # agentbox binds the file read-only on top of itself, so the command cannot write it; but its
 # directory is an ordinary directory of the workspace. The command renames logs away and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # audit_read_inside: the command reads the audit trail the run is writing, and with it the
 # earlier runs appended to the same file: their argv, hosts, denials. The trail is placed where
 # users put it: in the rw workspace, in a directory the profile binds read-only, and reached

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # dev_absent: the host's devices: virtual machines (/dev/kvm), disks read raw (/dev/sda,
 # /dev/vda, /dev/nvme0n1: every file of every user), FUSE, input devices (keyloggers), kernel
 # memory and log, consoles, loop devices, tun, userfaultfd.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # dev_bind_nodev: a profile (or --ro) that binds a device node into the view. The case uses
 # every device of a list (raw disks, /dev/kvm, /dev/fuse, /dev/net/tun, /dev/autofs) that the
 # user running it can open on the host (for instance as root /dev/kvm, /dev/fuse, /dev/net/tun

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # env_secrets: credentials in the caller's environment (AWS_SECRET_ACCESS_KEY, GITHUB_TOKEN,
 # OPENAI_API_KEY, DB_PASSWORD) would be the first thing an agent's command sends away. The
 # probe prints its environment, under -p shell, and under a profile that includes shell.ini and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* escape.h: what the probe programs of tests/escape share. Not a case: run.sh compiles every
  * cases/NAME.c with -I cases, and each program includes this header.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # fd_inherited_dir: a file descriptor the caller left open (here fd 5, a directory holding a
 # secret, outside the view) would be a way around every mount: openat(5, "secret"), or
 # openat(5, "..") to climb further. The probe also lists every fd from 3 to 1023 it has.

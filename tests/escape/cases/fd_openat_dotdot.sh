@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # fd_openat_dotdot: climb out of a bind mount with openat(fd, "..") from the workspace: the
 # host directory above the workspace holds a secret next to it.
 # Defence: the mount namespace: ".." of a bind mount's root is the directory it is mounted on

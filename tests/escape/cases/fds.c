@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* fds: reach files outside the view through a directory fd.
  *   fds inherited FD NAME MARKER  an fd FD the caller left open to a directory: openat(FD, NAME)
  *                                 and openat(FD, "..") then NAME there; also lists every fd from

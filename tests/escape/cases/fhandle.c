@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* fhandle: open a directory by its handle (inode number and generation), never by path: the
  * "shocker" escape. A handle made on the host names a directory outside the view;
  * open_by_handle_at with any directory of the same file system as the mount would open it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* kapi: kernel interfaces a sandbox has no use for and that have been the way out of many.
  *   kapi keyctl       add a key to the process keyring and read it back
  *   kapi bpf          create a BPF array map; when the kernel refuses an unprivileged caller

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # kapi_bpf: BPF programs and maps reach deep into the kernel (and, with privilege, other
 # processes); the probe creates an array map.
 # Defence: seccomp: bpf is refused (EPERM, named in the audit).

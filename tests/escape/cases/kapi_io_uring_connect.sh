@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # kapi_io_uring_connect: the network half of io_uring: IORING_OP_CONNECT would open connections
 # no filter on connect/socket sees. Run under offline-strict, whose allowlist must not contain
 # io_uring either.

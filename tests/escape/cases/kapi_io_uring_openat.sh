@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # kapi_io_uring_openat: io_uring performs file operations inside the kernel; a filter sees only
 # io_uring_enter, never the openat it carries. The probe opens and reads a file with
 # IORING_OP_OPENAT and IORING_OP_READ, so io_uring_setup itself must fail.

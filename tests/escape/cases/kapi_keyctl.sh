@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # kapi_keyctl: the command inherits the caller's session keyring (where Kerberos tickets,
 # filesystem encryption keys and other credentials live), and the keyring code has been a long
 # line of kernel bugs. The probe stores a key in its process keyring and reads it back.

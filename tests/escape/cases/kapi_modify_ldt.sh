@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # kapi_modify_ldt: install a segment descriptor in the process's LDT. The LDT code has a long
 # record of kernel bugs, and nothing a sandboxed program needs it for (16-bit code, Wine).
 # Defence: seccomp: modify_ldt is refused (EPERM, named in the audit), as are the other calls

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # kapi_open_by_handle_at: the "shocker" escape. A file handle (inode number and generation)
 # names a file or directory without a path; open_by_handle_at with any directory of the same
 # file system opens it, wherever it is, whatever the mounts show. The handle of a directory

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # kapi_perf_event_open: perf events measure and sample processes and the kernel, a source of
 # side channels and kernel bugs; the probe opens a software clock on itself.
 # Defence: seccomp: perf_event_open is refused (EPERM, named in the audit).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # kapi_userfaultfd: userfaultfd lets a process stall the kernel on a page fault at a moment it
 # chooses, the classic way to win kernel races; the probe opens one (user-mode faults only) and
 # does the API handshake.

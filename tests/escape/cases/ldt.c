@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* ldt: write one 32-bit data segment descriptor into this process's LDT (modify_ldt func 1),
  * then read the LDT back (func 0). SUCCESS when the entry is there. */
 #include "escape.h"

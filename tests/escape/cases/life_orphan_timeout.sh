@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # life_orphan_timeout: leave a process behind: fork twice and start a new session (setsid), so
 # the process is nobody's child and in no process group agentbox knows, then let the run end,
 # by its timeout or by the command exiting at once. A survivor keeps running unconfined by any

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # life_supervisor_kill_audit: stop the audit by killing agentbox itself (kill -9, from the host:
 # the command cannot reach it, see sig_supervisor) while the command runs: the command would
 # go on unwatched, and the trail would look complete.

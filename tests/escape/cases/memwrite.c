@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* memwrite: change another process's memory.
  *   memwrite victim FILE         a victim: writes "PID ADDR" to FILE (ADDR: a variable holding 0),
  *                                then waits up to 30 s for it to change; prints CHANGED and

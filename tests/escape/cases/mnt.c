@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* mnt: undo the mounts that make the view.
  *   mnt umount FILE MARKER [own]   umount2(FILE) (then with MNT_DETACH) to uncover what a hide
  *                                  entry covers: SUCCESS when FILE then reads MARKER

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # mount_remount_rw: a read-only bind is read-only by a mount flag; remounting it without
 # MS_RDONLY (mount -o remount,rw) would make the host directory writable from the sandbox.
 # Defence: seccomp (mount is refused, named in the audit) and no capabilities; the flag is not

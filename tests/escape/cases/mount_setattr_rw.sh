@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # mount_setattr_rw: the new mount API's way to the same end: mount_setattr with
 # attr_clr = MOUNT_ATTR_RDONLY on a read-only bind.
 # Defence: seccomp (mount_setattr is refused, named in the audit) and no capabilities.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # mount_umount_hide: a hidden file in the writable workspace is only covered by a mount;
 # unmounting it (umount2, then umount2 with MNT_DETACH) would uncover the secret.
 # Defence: seccomp (umount2 and the whole mount API are refused, named in the audit) and no

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # net_dns_none: DNS is the classic exfiltration channel that firewalls forget: a query for
 # <secret>.attacker.example reaches the attacker's name server through any resolver. Under the
 # default network mode, none, the probe sends a DNS query to 8.8.8.8:53 and to a DNS server

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # net_dns_proxy: in proxy mode the only way out is agentbox. The probe asks the proxy to
 # CONNECT to a name that carries a secret (s3cr3t-<hex>.exfil.example:443): had the proxy
 # resolved or dialled it, the secret would reach the attacker's name server. It also sends a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # net_loopback_v4: services on the host's loopback trust local clients (databases, admin
 # consoles, the cloud metadata proxy, language servers, Docker's API). A test server listens on
 # 127.0.0.1 and ::1; the sandbox, under the default network mode none, connects to the host's

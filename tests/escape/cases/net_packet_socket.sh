@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # net_packet_socket: AF_PACKET sees and sends whole frames on every interface of the namespace
 # (under --net host: the host's), below every firewall.
 # Defence: seccomp (socket families other than unix, inet, inet6 and netlink-route are

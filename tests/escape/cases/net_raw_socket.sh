@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # net_raw_socket: raw IP sockets (AF_INET/AF_INET6, SOCK_RAW) forge packets of any kind and
 # read traffic of their protocol: spoofing, scanning, sniffing ICMP.
 # Defence: no capabilities: SOCK_RAW needs CAP_NET_RAW (over the network namespace), which is

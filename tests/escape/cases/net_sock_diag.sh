@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # net_sock_diag: NETLINK_SOCK_DIAG lists the sockets of the namespace with their peers, paths,
 # and owners (under --net host: every connection on the host, and who holds it).
 # Defence: seccomp: netlink is allowed for NETLINK_ROUTE only (EPERM, named in the audit).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* ns: create namespaces of its own (a nested user namespace is where a sandboxed process would
  * get back every capability, and a nested network namespace its own routes).
  *   ns unshare     unshare(CLONE_NEWUSER | CLONE_NEWNET)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # ns_clone: a nested user namespace gives a process every capability again (over its own
 # namespaces), the start of most kernel attacks from a sandbox; a nested network namespace,
 # routes of its own. The probe calls clone(CLONE_NEWUSER | CLONE_NEWNET), called directly (not

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # overlay_pin_bypass: an --overlay tree inside the rw workspace. Its .git holds protected paths
 # (hooks, config), whose ancestors are pinned in rw trees with rw binds of the host directory;
 # found in the workspace around the overlay, such a pin put the host's .git on top of the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # own_files_swap: the user runs agentbox from a copy inside the workspace (tools/agentbox) with
 # a profile kept there too (conf/my.ini). agentbox binds both read-only on top of themselves;
 # but their directories are ordinary directories of the writable workspace. The command renames

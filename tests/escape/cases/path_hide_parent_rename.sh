@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # path_hide_parent_rename: `hide = ${CWD}/.git/config` (the example in docs/profile.md) keeps a
 # token in .git/config from the command. The hidden file is a mount point and cannot be
 # renamed, but its parent directory, in the writable workspace, can: run 1 renames .git away;

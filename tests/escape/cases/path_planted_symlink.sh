@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # path_planted_symlink: one run plants a symlink in its writable workspace (ws/link -> a
 # secret directory); a later run, whose profile binds that path, would follow it and show the
 # secret.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # path_profile_dotdot: a path that looks like one thing and means another. A profile (or an
 # option) with `ro = /usr/../etc` reads like "under /usr" to a reviewer but would bind /etc.
 # Defence: the profile parser: a `..` component is an error (exit 125, FILE:LINE, nothing runs).

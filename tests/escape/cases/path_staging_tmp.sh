@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # path_staging_tmp: run agentbox from /tmp itself (its workspace, ${CWD}, is then /tmp), with a
 # hide entry: is the hidden file hidden, and is the sandbox's root read-only?
 # agentbox builds the new root on a tmpfs it mounts over /tmp in its private mount namespace

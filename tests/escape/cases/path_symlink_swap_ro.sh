@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # path_symlink_swap_ro: a race against a bind's source. Inside the writable workspace, a
 # directory ws/data (bound read-only by the profile) and a symlink ws/alt -> a secret directory
 # outside the view swap places atomically, as fast as possible, while agentbox starts at least

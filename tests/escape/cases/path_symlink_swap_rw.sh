@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # path_symlink_swap_rw: the same race against a read-write bind: ws/out (bound read-write) and a
 # symlink ws/alt -> a directory outside the view swap places while agentbox starts at least 40
 # times, each run writing a file into ws/out. A bind that followed the symlink would let the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # persist_bashrc: persistence. The command appends a line to .bashrc in the workspace (when the
 # workspace is, or contains, a home directory, every later interactive shell of the user runs
 # it, unsandboxed).

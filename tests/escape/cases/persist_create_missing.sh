@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # persist_create_missing: persistence through a file that is not there yet. The workspace has
 # no .envrc and no git repository; the command creates .envrc (direnv runs it when the user
 # enters the directory) and .git/hooks/post-checkout.

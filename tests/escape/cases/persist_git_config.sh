@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # persist_git_config: persistence. The command sets core.hooksPath and core.fsmonitor in the
 # workspace's .git/config: git runs the fsmonitor command on the user's next `git status`,
 # outside the sandbox.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # persist_git_hooks: persistence. The command installs an executable .git/hooks/pre-commit in
 # the workspace's repository: the user's next `git commit`, outside the sandbox, runs it.
 # Defence: protected paths (mount_protect.c): .bashrc, .git/hooks and .git/config at the root of

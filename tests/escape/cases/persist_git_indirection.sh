@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # persist_git_indirection: git reads configuration and hooks through more than .git/config and
 # .git/hooks: a submodule's git directory (.git/modules/NAME/config, its hooks), a linked
 # worktree's (.git/worktrees/NAME/config.worktree, commondir, gitdir), info/attributes, object

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # persist_home_inputs: the workspace is the user's home (or holds it). The command plants code
 # that runs outside later: a key in ~/.ssh/authorized_keys, a pager in ~/.gitconfig, a program
 # in a directory on the caller's PATH, a profile in ~/.config/agentbox/profiles (or an

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # persist_npmrc: the command writes a project .npmrc (script-shell, node-options) or
 # .yarnrc.yml (yarnPath): the user's next `npm run`/`yarn` on the host runs a program of the
 # command's choosing, outside any sandbox. Existing ones and missing ones.

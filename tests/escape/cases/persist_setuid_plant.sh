@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # persist_setuid_plant: the command makes a setuid executable in the writable workspace. Inside,
 # nosuid makes it useless (setuid_nosuid); but the file stays on the host, setuid. When agentbox
 # runs as root, the sandbox's uid 0 is the host's uid 0 (no capabilities needed: chmod u+s of

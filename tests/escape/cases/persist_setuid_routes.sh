@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # persist_setuid_routes: every other way to leave a setuid file in the workspace: the chmod
 # family by fd and with flags (fchmod, fchmodat2), and the calls that create a file with a mode
 # (creat, open and openat with O_CREAT, O_TMPFILE then linkat, mknod, mknodat, openat2, whose

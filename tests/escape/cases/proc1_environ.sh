@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # proc1_environ: agentbox's pid 1 was forked from the supervisor and still has the caller's
 # whole environment, secrets included (the command's own environment is scrubbed). The probe
 # reads /proc/1/environ and searches every /proc/*/environ it can see for the secret.

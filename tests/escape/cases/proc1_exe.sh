@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # proc1_exe: pid 1 inside the sandbox is agentbox itself (forked, not exec'd: its
 # /proc/1/exe is the agentbox binary on the host). Holding it open is the first half of the
 # runc attack (see proc_exe_supervisor); writing it, the second. The probe opens /proc/1/exe

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # proc1_mem: pid 1 of the sandbox is agentbox's own init. It holds the channel to the
 # supervisor (which writes the audit trail and reports the exit status); whoever controls its
 # memory or fds could forge both. The probe opens /proc/1/mem for writing, and tries to read

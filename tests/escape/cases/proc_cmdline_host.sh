@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # proc_cmdline_host: other processes' command lines leak secrets (tokens passed as arguments,
 # paths, what the user is doing). A host process with a unique argument runs during the attack,
 # which scans every /proc/*/cmdline it can see.

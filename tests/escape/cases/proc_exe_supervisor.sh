@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # proc_exe_supervisor: overwrite the agentbox binary through /proc/PID/exe of a process running
 # it (CVE-2019-5736: runc's container held /proc/self/exe of runc, waited for runc to exit, and
 # rewrote it; the next `runc` on the host ran the attacker's code). The sandbox is told the

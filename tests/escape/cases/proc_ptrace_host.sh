@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # proc_ptrace_host: ptrace a process outside the sandbox (a victim of the same user, started
 # on the host), and look for the test shell's own pid.
 # Defence: the pid namespace (no host pid exists inside), with seccomp refusing ptrace anyway.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # proc_ptrace_sibling: ptrace another process of the sandbox (attach, poke its memory). Inside
 # the sandbox this is no boundary in itself, but ptrace is how old kernels let a tracer undo a
 # tracee's seccomp filter, and the way to pid 1 if anything else failed.

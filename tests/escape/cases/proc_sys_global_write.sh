@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # proc_sys_global_write: the host's kernel settings under /proc/sys. kernel.core_pattern is the
 # classic: "|/path/prog" makes the kernel run prog as root on the host whenever a process
 # crashes. The probe writes back the current value of kernel.core_pattern and fs.suid_dumpable

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # proc_vmwrite_sibling: process_vm_writev into another process of the sandbox: writes its
 # memory without stopping it.
 # Defence: seccomp (process_vm_readv/writev are refused, named in the audit).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* procexe: reach a running program's binary through /proc/PID/exe (CVE-2019-5736, runc).
  *   procexe runc PID         open /proc/PID/exe with O_PATH while PID runs, wait (up to 10 s)
  *                            for PID to end, then reopen the binary for writing through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* res: exhaust a resource; every loop is bounded by a cap, so the positive control (no limit)
  * ends too.
  *   res bomb CAP hold|reap MARKER  fork bomb: every process forks while fewer than CAP were made;

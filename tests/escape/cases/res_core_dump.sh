@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # res_core_dump: a crashing process writes its memory (secrets it read, keys) to a core file in
 # its working directory, on the host; and a core dump is a way to write a big file.
 # Defence: RLIMIT_CORE is 0 inside (soft and hard), so the command cannot raise it.

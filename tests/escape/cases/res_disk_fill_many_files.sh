@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # res_disk_fill_many_files: the file-size limit caps each file; many files below it would still
 # fill the disk. The attack writes ten 60 MiB files (600 MiB) into the workspace under a
 # profile that includes offline-strict (file-size = 100M) and sets disk = 100M.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # res_disk_fill_rw: fill the host's disk through the writable workspace with one growing file
 # (128 MiB here).
 # Defence: [limits] file-size = 100M (offline-strict): RLIMIT_FSIZE (SIGXFSZ; the probe ignores

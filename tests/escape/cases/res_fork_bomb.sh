@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # res_fork_bomb: every process forks as fast as it can (the probe caps itself at 300, so the
 # positive control ends too), then holds on.
 # Defence: [limits] processes = 64 (offline-strict): a pids cgroup of the run's own where one

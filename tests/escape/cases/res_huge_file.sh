@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # res_huge_file: one enormous file without writing its bytes: a byte at offset 1 TiB, then
 # ftruncate to 2 TiB (sparse: cheap to make, but it fills a disk the moment anything copies or
 # backs it up, and it breaks tools that read it).

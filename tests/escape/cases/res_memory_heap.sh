@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # res_memory_heap: allocate and touch memory until something gives (the probe caps itself at
 # 1 GiB). The profile includes offline-strict and sets memory = 256M, so the test stays cheap.
 # Defence: [limits] memory: RLIMIT_AS (address space) always, and a memory cgroup of the run's

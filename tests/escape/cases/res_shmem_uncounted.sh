@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # res_shmem_uncounted: memory outside the address space: a memfd written through (no mapping)
 # and a SysV segment detached after use stay allocated without counting against RLIMIT_AS. The
 # profile includes shell (no file-size limit, which would cap one memfd) and sets memory = 256M;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # res_tmpfs_fill_shm: /dev/shm is a tmpfs of its own: the memory bomb of res_tmpfs_fill_tmp
 # through the POSIX shared memory directory. The probe writes 16 MiB files into /dev/shm up to
 # 128 MiB.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # res_tmpfs_fill_tmp: /tmp is a tmpfs, that is memory: filling it is a memory bomb that no
 # process limit sees. The probe writes 16 MiB files into /tmp up to 128 MiB (many files, so the
 # file-size limit is not what stops it).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* setid: make a setuid file by one route; SUCCESS when the file ends up with S_ISUID.
  *   setid ROUTE PATH   ROUTE: chmod fchmod fchmodat fchmodat2 creat open openat openat2 mknod
  *                      mknodat tmpfile (O_TMPFILE in PATH's directory, then linked as PATH)

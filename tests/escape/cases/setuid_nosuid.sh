@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # setuid_nosuid: a setuid program in the view would run with its owner's identity. As root the
 # case makes a copy of `id` owned by nobody, setuid, in a directory bound read-only, and runs
 # it; for any user it checks that the mounts the command could run such files from (the bind,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* shmem: hold memory the address-space limit does not count, and keep it touched.
  *   shmem memfd MB    a memfd of MB MiB, written through (no mapping)
  *   shmem sysv MB     a SysV shared memory segment of MB MiB, attached, touched, detached:

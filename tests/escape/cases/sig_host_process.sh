@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # sig_host_process: signal processes outside the sandbox: a victim of the same user started on
 # the host, the test shell itself, and every process at once (kill -1), which for an
 # unconfined process of that user reaches all of its processes.

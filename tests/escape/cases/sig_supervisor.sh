@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # sig_supervisor: kill agentbox's own supervisor from inside, so that the run ends with no exit
 # event, no limit enforcement and no final audit. The command is told the supervisor's host
 # pid (written into its workspace once agentbox started).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* sock: reach something over a socket.
  *   sock unix PATH            connect to a unix socket by path and read its greeting
  *   sock abstract NAME        the same for an abstract unix socket (no file: "\0NAME")

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* swap A B SECONDS: exchanges the paths A and B atomically (renameat2 RENAME_EXCHANGE) as fast
  * as it can for at most SECONDS, or until SIGTERM, then prints how many swaps it made. At every
  * instant each name exists: the sharpest form of a symlink-swap race. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* sysctl: change the host kernel's settings through /proc/sys, writing back each file's
  * current value (so a write that lands changes nothing, but proves it could have).
  *   sysctl PATH... [own]   SUCCESS naming every file whose write was accepted

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* tty: terminal injection through the terminal on fd 0 (give it a pty, or a VT as root).
  *   tty sti MARKER [hi]    TIOCSTI: push MARKER and a newline into the terminal's input, as if
  *                          typed, then read the line back: SUCCESS when it arrives

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # tty_strict_own_session: under the strict preset (offline-strict) ioctl is allowed, so the
 # filter cannot stop TIOCSTI; instead the command runs in a session of its own, where the
 # terminal is not its controlling terminal. The probe first tries to take the terminal back

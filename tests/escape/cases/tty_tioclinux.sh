@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # tty_tioclinux: TIOCLINUX on a virtual console can paste the console's selection buffer into
 # its input (TIOCL_PASTESEL), which is keystroke injection again. The probe asks a harmless
 # subcode (TIOCL_GETSHIFTSTATE): any TIOCLINUX at all is what must be refused.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # tty_tioclinux_highbits: TIOCLINUX as in tty_tioclinux, with high bits set in the request
 # number (0xdead << 32), which the kernel ignores and a 64-bit compare would not.
 # Defence: seccomp (the TIOCLINUX rule compares the low 32 bits only).

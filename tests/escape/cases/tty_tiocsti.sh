@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # tty_tiocsti: TIOCSTI pushes keystrokes into the input of the terminal the command shares with
 # the user's shell; whatever the command leaves there, the shell reads and runs after it exits.
 # Defence: seccomp (the default preset refuses ioctl TIOCSTI). The sandbox must really share

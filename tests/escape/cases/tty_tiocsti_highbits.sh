@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # tty_tiocsti_highbits: TIOCSTI as in tty_tiocsti, but the request number has high bits set
 # (0xdead << 32). The kernel reads only the low 32 bits of an ioctl request, so a filter that
 # compared all 64 would let this one through.

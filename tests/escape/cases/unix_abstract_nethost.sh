@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # unix_abstract_nethost: the same abstract socket under --net host, where the sandbox shares
 # the host's network namespace, and so its abstract socket names.
 # Defence: Landlock (ABI >= 6) scopes abstract unix sockets: a sandboxed process cannot

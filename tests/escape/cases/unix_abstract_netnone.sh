@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # unix_abstract_netnone: abstract unix sockets (names starting with a NUL byte) have no file,
 # so no mount hides them: they live in the network namespace. Many host services (X11's
 # @/tmp/.X11-unix/X0, containerd shims, dbus) listen on one. A host daemon listens on an

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # unix_socket_path: host daemons listen on unix sockets (Docker, D-Bus, ssh-agent, X11, a
 # database): connecting to one is as good as the daemon's privileges. A test daemon listens in a
 # directory the profile does not bind (the host's /tmp: the sandbox's /tmp is its own);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* uring: io_uring performs its operations in the kernel, out of reach of a seccomp filter that
  * sees only the system calls that submit them; so io_uring_setup itself must fail.
  *   uring openat FILE MARKER   IORING_OP_OPENAT and IORING_OP_READ of FILE: SUCCESS when MARKER

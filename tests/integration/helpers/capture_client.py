@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # capture_client.py COMMAND ARGS...: a client that ignores every proxy variable, for
 # test_capture.sh (run inside the sandbox). One KEY:value line per result.
 #   resolve NAME                   ADDR:a.b.c.d (the system resolver), or ERROR:...

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* confine MODE [ARG]: makes one kind of system call the default seccomp preset refuses and
  * prints what the kernel (or the filter) answered, as one line
  *     RESULT ok            the call succeeded

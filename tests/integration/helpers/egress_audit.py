@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # egress_audit.py FILE [event=dns] [FIELD=VALUE...]: the `net` (or `dns`) events of an audit trail, one line each, as
 # ` key=value` pairs in a fixed order (a leading and trailing space, so a test can match
 # " decision=deny " exactly). With FIELD=VALUE filters, only events whose field (as printed)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # egress_client.py COMMAND ARGS...: a client for test_egress.sh, run inside the sandbox with
 # /usr/bin/python3 (standard library only). Every request has a timeout, so nothing here hangs.
 # Output is one KEY:value line per fact, for the test to assert on; the exit status is 0 unless

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # egress_hostile.py ACTION HOST PORT PATH EXPECT: hostile clients of agentbox's egress proxy,
 # run inside the sandbox (/usr/bin/python3, standard library only) by test_egress.sh.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # egress_mkwheel.py DIR NAME VERSION VALUE [FILES_URL]: writes a minimal pure-Python wheel of
 # package NAME (NAME/__init__.py sets VALUE) and a PEP 503 simple index for it under DIR:
 #   DIR/packages/NAME-VERSION-py3-none-any.whl

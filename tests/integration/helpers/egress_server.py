@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # egress_server.py PORTFILE DIR [CERT KEY]: the host's test server for test_egress.sh.
 # Serves DIR over HTTP (or HTTPS with CERT and KEY) on the host's 127.0.0.1, on a free port
 # it writes to PORTFILE (atomically: written to PORTFILE.tmp, then renamed). GET serves files;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # egress_sink.py PORTFILE: a TCP sink on the host's 127.0.0.1 for test_egress.sh and
 # bench/egress. It accepts every connection (backlog 4096, so a burst of connects is not held
 # back by SYN retries), reads and drops what comes until EOF, then closes; a connection whose

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* hog MODE ARG: uses up one resource until a limit stops it, and says how far it got.
  *   hog fork MAX      forks children that sleep, until fork fails or MAX are running; prints
  *                     "RESULT forks=N errno=NAME" (exit 1) or "RESULT forks=N capped" and then

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 """https_origin.py PORTFILE LOGFILE ROOT CERT KEY: the HTTPS origin of test_intercept.sh.
 
 An HTTP/1.1 keep-alive server over TLS (CERT, KEY: PEM; ALPN http/1.1 only) on the host's

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 """intercept_audit.py FILE [FIELD=VALUE | FIELD~TEXT ...]: the request-level events of an audit
 trail (test_intercept.sh), one line each, as ` key=value` pairs in a fixed order with a leading
 and trailing space, so that a test can match " decision=deny method=GET " exactly.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 """intercept_client.py: the in-sandbox client of test_intercept.sh (Python's standard library;
 `requests` only for its own command). Every command goes through the HTTP proxy named by
 HTTPS_PROXY (or https_proxy), as a client in the sandbox does, and prints KEY:value lines.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 """leak_forms.py VALUE FILE: prints `LEAK FORM` for each form of VALUE found in FILE (as written
 in any case; percent-encoded once or twice with either case of hex digits; base64 in both
 alphabets at the three alignments, the characters that carry the value's bits alone; hex in

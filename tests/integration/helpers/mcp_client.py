@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # mcp_client.py SCENARIO AGENTBOX [ARGS...]: a stdlib-only MCP client for test_mcp.sh. It starts
 # `AGENTBOX mcp ARGS...` (the server's stderr goes to $MCP_STDERR, default: ours), speaks
 # JSON-RPC over its stdin/stdout one line per message, and checks one scenario. Prints

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # mem_search.py PID NAME=HEX...: searches the memory of process PID (every readable mapping up
 # to 1 GiB, through /proc/PID/mem: a sanitizer's shadow is reserved, not used) for each byte string; prints `NAME found` or `NAME absent` per needle,
 # then `regions N`. Exit status 2, with `unreadable ERRNO`, when the memory cannot be opened:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 """raw_client.py HOST PORT: sends stdin, as it is, inside one TLS connection to HOST:PORT made
 through the proxy in $HTTPS_PROXY (CONNECT), and prints all that comes back until the server
 or the proxy closes it (or 10 s pass). For requests no ordinary client sends: pipelined ones,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 """A hostile HTTPS origin for test_cred_response.sh: it hands back whatever credential a
 request carried, in every way an origin can, written as raw HTTP/1.1 so that framing is exact.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 """request_log_server.py PORTFILE LOGFILE [keep]: a keep-alive HTTP/1.1 server on 127.0.0.1 that
 answers every request it reads, however many come on one connection, and appends one line per
 request to LOGFILE: "METHOD PATH host=HOST body=N" (N: the body's bytes, Content-Length or

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 """second_request.py WAY HOST PORT SHAPE: one connection to an HTTP server at HOST:PORT that
 carries a first request (GET /first, or a POST /first with a body) and, unless SHAPE is a control,
 a second one on the same connection for another host (Host: evil.test). Prints STATUSES: the

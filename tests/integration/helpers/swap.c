@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* swap A B: exchanges the two paths atomically (renameat2 RENAME_EXCHANGE) in a loop until
  * SIGTERM, then prints how many swaps it made. Each name always exists: at any instant A is
  * one of the two objects, never missing, which is the sharpest form of a symlink-swap race.

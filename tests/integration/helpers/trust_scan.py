@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # trust_scan.py: run inside a sandbox, looks for private key material in everything the command
 # can read: every regular file of the view (but /proc, /sys and /usr, the host's read-only
 # tree: gigabytes, and a key there would have to be on the host's disk, which the host side
