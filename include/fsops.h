@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* File operations shared by the modules that touch host trees: one way to remove a tree, one
- * way to write a whole buffer, one way to open a path no symlink may redirect, one place for
- * agentbox's state. */
+ * way to write or read a whole buffer, one way to open a path no symlink may redirect, one place
+ * for agentbox's state. */
 #ifndef AGENTBOX_FSOPS_H
 #define AGENTBOX_FSOPS_H
 
@@ -46,5 +46,8 @@ int fs_state_dir(const char *sub, char *out, size_t size, struct ab_err *e);
 
 /* write(2) until len bytes are written; -1 with errno on failure. */
 int fs_write_all(int fd, const void *buf, size_t len);
+/* read(2) until size bytes are read or the file ends: how many were (errno says why when fewer
+ * and a read failed). */
+size_t fs_read_all(int fd, void *buf, size_t size);
 
 #endif

@@ -72,12 +72,31 @@ int fs_write_all(int fd, const void *buf, size_t len)
 		ssize_t w = write(fd, p, len);
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w < 0)
+		if (w <= 0) {
+			errno =
+			    w < 0 ? errno : EIO; /* 0 for a non-empty write: it would never end */
 			return -1;
+		}
 		p += w;
 		len -= (size_t)w;
 	}
 	return 0;
+}
+
+size_t fs_read_all(int fd, void *buf, size_t size)
+{
+	char *p = buf;
+	size_t off = 0;
+
+	while (off < size) {
+		ssize_t got = read(fd, p + off, size - off);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		off += (size_t)got;
+	}
+	return off;
 }
 
 int fs_open_nolinks(int dirfd, const char *path, int flags)

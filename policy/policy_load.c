@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "digest.h"
+#include "fsops.h"
 
 #ifndef AGENTBOX_PROFILE_DIR
 #define AGENTBOX_PROFILE_DIR "/usr/local/share/agentbox/profiles"
@@ -257,8 +258,7 @@ static int apply_setting(struct setting *s, const char *value, struct ab_err *e)
 static int default_read(void *ctx, const char *path, char **data, size_t *len, struct ab_err *e)
 {
 	struct stat st;
-	ssize_t got;
-	size_t off = 0;
+	size_t off;
 	int fd;
 
 	(void)ctx;
@@ -284,14 +284,7 @@ static int default_read(void *ctx, const char *path, char **data, size_t *len, s
 		close(fd);
 		return policy_oom(e);
 	}
-	while (off < (size_t)st.st_size) {
-		got = read(fd, *data + off, (size_t)st.st_size - off);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			break;
-		off += (size_t)got;
-	}
+	off = fs_read_all(fd, *data, (size_t)st.st_size);
 	close(fd);
 	if (off != (size_t)st.st_size) {
 		free(*data);

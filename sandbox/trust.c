@@ -25,6 +25,7 @@
 #include "channel.h"
 #include "credential_file.h"
 #include "egress_rule.h"
+#include "fsops.h"
 #include "http_rules.h"
 #include "mounts.h"
 #include "run.h"
@@ -279,7 +280,6 @@ static void anchor_forget(void)
 static int anchor_read(const struct policy *p, struct ab_err *e)
 {
 	struct stat st;
-	size_t off = 0;
 	int fd;
 
 	anchor_forget();
@@ -289,16 +289,9 @@ static int anchor_read(const struct policy *p, struct ab_err *e)
 		close(fd);
 		return ab_fail(e, errno, "cannot read it"), anchor_context(p, e);
 	}
-	while (off < (size_t)st.st_size) {
-		ssize_t got = read(fd, anchor.pem + off, (size_t)st.st_size - off);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			break; /* shorter than it said: what was read is checked */
-		off += (size_t)got;
-	}
+	/* shorter than it said: what was read is checked */
+	anchor.len = fs_read_all(fd, anchor.pem, (size_t)st.st_size);
 	close(fd);
-	anchor.len = off;
 	return 0;
 }
 
@@ -332,20 +325,6 @@ int trust_prepare(const struct policy *p, struct ab_err *e)
 }
 
 /* ---------- the supervisor: the files ---------- */
-
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t w = write(fd, buf, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		buf += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
 
 static int new_memfd(const char *name, struct ab_err *e)
 {
@@ -384,7 +363,7 @@ static int ca_file(const char *pem, size_t len, struct ab_err *e)
 				  "one *.example.com rule instead of many hosts below it");
 	if ((fd = new_memfd("agentbox-ca.crt", e)) < 0)
 		return -1;
-	if (write_all(fd, pem, len) < 0 || seal(fd, "ca.crt", e) < 0) {
+	if (fs_write_all(fd, pem, len) < 0 || seal(fd, "ca.crt", e) < 0) {
 		if (!e->msg[0])
 			ab_fail(e, errno, "the CA certificate");
 		close(fd);
@@ -597,7 +576,7 @@ static int copy_system_bundle(int out, struct ab_err *e)
 			last = 0;
 		close(in);
 		/* a bundle whose last line has no newline would swallow the next BEGIN line */
-		if (last != '\n' && write_all(out, "\n", 1) < 0)
+		if (last != '\n' && fs_write_all(out, "\n", 1) < 0)
 			return ab_fail(e, errno, "the trust bundle");
 		return 1;
 	}
@@ -704,8 +683,8 @@ int trust_install(struct run *r, struct ab_err *e)
 		goto out;
 	/* node reads ca.crt as extra to its own store: the user's CAs go there too */
 	if (staged.extra.len &&
-	    (write_all(crt, staged.extra.pem, staged.extra.len) < 0 ||
-	     write_all(staged.bundle, staged.extra.pem, staged.extra.len) < 0)) {
+	    (fs_write_all(crt, staged.extra.pem, staged.extra.len) < 0 ||
+	     fs_write_all(staged.bundle, staged.extra.pem, staged.extra.len) < 0)) {
 		ab_fail(e, errno, "the trust files");
 		goto out;
 	}

@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fsops.h"
+
 #define BEGIN_CERT "-----BEGIN CERTIFICATE-----"
 #define END_CERT "-----END CERTIFICATE-----"
 
@@ -98,7 +100,7 @@ int trust_extra_add_file(struct trust_extra *x, const char *path, struct ab_err 
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	struct stat st;
 	char *buf;
-	size_t off = 0;
+	size_t off;
 	int rc;
 
 	if (fd < 0 && errno == ENOENT)
@@ -114,14 +116,7 @@ int trust_extra_add_file(struct trust_extra *x, const char *path, struct ab_err 
 		close(fd);
 		return ab_fail(e, ENOMEM, "%s", path);
 	}
-	while (off < (size_t)st.st_size) {
-		ssize_t got = read(fd, buf + off, (size_t)st.st_size - off);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			break;
-		off += (size_t)got;
-	}
+	off = fs_read_all(fd, buf, (size_t)st.st_size);
 	close(fd);
 	rc = trust_extra_add(x, buf, off, e);
 	free(buf);
