@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
-# bench/intercept.sh: the cost of HTTPS interception (issue 18), against mitmproxy and against
+# bench/intercept.sh: the cost of HTTPS interception, against mitmproxy and against
 # no proxy, in one run, so that every figure shares the machine's conditions. The origin is
 # nginx (Debian's nginx-light, one worker) serving HTTPS on 127.0.0.1 as origin.test, with a
 # test CA and leaf made by the openssl CLI. Four ways to reach it:
@@ -281,7 +281,7 @@ print(f"bulk: mitmproxy / tunnel = {med('mitmproxy', 'bulk', 'MBPS') / med('tunn
       f"tunnel / direct = {med('tunnel', 'bulk', 'MBPS') / med('direct', 'bulk', 'MBPS'):.2f}")
 s = start["with-http-rules"] / start["without"]
 print()
-print("targets (issue 18):")
+print("targets:")
 if "intercept" in cfgs:
     def verdict(ok):
         return "met" if ok else "MISSED"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
-/* OpenSSL's data relocated at its first use, not at every start (issue 30).
+/* OpenSSL's data relocated at its first use, not at every start.
  *
  * In the static PIE, OpenSSL's pointer tables need about 18,500 relative relocations over some
  * 100 pages: applied by glibc before main, they cost every start of agentbox 100 copy-on-write

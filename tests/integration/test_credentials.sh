@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
-# Credential brokering (issue 19): a local HTTPS API (helpers/https_origin.py with ORIGIN_TOKEN)
+# Credential brokering: a local HTTPS API (helpers/https_origin.py with ORIGIN_TOKEN)
 # answers 200 only for the real token. The sandboxed command holds a placeholder ($API_TOKEN);
 # agentbox puts the real value in on requests to origin.test, where [credential api] binds it
 # (Authorization: Bearer {}). The same placeholder anywhere else (another host, another header,

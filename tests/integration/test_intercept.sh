@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
-# HTTPS interception (issue 18): real clients in the sandbox (curl, Python urllib and requests,
+# HTTPS interception: real clients in the sandbox (curl, Python urllib and requests,
 # pip, npm, Node's fetch, git) talk HTTPS to a local origin (helpers/https_origin.py, on the
 # host's 127.0.0.1, its certificate from a test CA made here with openssl) under [http] rules.
 # For a host the rules name, agentbox terminates TLS with a leaf of the run's CA (which the

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
-# Every request on a plain-HTTP connection is checked, not only the first (issue 22 point 6):
+# Every request on a plain-HTTP connection is checked, not only the first:
 # through the HTTP proxy, a CONNECT tunnel and a SOCKS5 tunnel, a second request on the same
 # connection (pipelined, kept alive after the first response, or hidden right after the first
 # request's Content-Length or chunked body) never reaches the server, and the connection's

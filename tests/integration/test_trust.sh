@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
-# What the sandbox trusts when the proxy intercepts HTTPS (issue 18, trust.c): with [http] rules
+# What the sandbox trusts when the proxy intercepts HTTPS (trust.c): with [http] rules
 # the command sees the run's CA certificate and the bundle (the host's system bundle, then the
 # CA) in a read-only /run/agentbox, the bundle over /etc/ssl/certs/ca-certificates.crt where the
 # view shows that file, and the variables clients read pointing at them; nothing of it without

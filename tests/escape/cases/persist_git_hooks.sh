@@ -23,7 +23,7 @@ control() {
 attack() {
 	ab shell -- sh -c 'printf "#!/bin/sh\\necho %s\\n" "$1" > .git/hooks/pre-commit && chmod 755 .git/hooks/pre-commit' sh "$MARK"
 	if [ -x .git/hooks/pre-commit ] && grep -q "$MARK" .git/hooks/pre-commit; then
-		gap "protected paths (issue 8): the command wrote .git/hooks/pre-commit in the workspace" "$(evidence)"
+		gap "protected paths: the command wrote .git/hooks/pre-commit in the workspace" "$(evidence)"
 	fi
 	[ "$RC" != 0 ] || escaped "the write reported success but .git/hooks/pre-commit is unchanged" "$(evidence)"
 	case "$ERR" in *"Read-only file system"* | *"Permission denied"* | *"Operation not permitted"*) ;;
