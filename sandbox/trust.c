@@ -501,12 +501,12 @@ int trust_send(struct run *r, struct audit *a, struct ab_err *e)
 
 void trust_end(struct run *r)
 {
+	anchor_forget(); /* read by trust_prepare, whether or not the thread started */
 	if (maker.r != r)
 		return;
 	join_maker();
 	free(maker.pem);
 	maker.pem = NULL;
-	anchor_forget();
 }
 
 /* ---------- pid 1 ---------- */
