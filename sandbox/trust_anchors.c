@@ -84,9 +84,16 @@ int trust_extra_add(struct trust_extra *x, const char *pem, size_t len, struct a
 
 	while (p < end) {
 		const char *b = memmem(p, (size_t)(end - p), BEGIN_CERT, strlen(BEGIN_CERT));
-		const char *f = b ? memmem(b, (size_t)(end - b), END_CERT, strlen(END_CERT)) : NULL;
+		const char *body = b ? b + strlen(BEGIN_CERT) : NULL;
+		const char *f =
+		    b ? memmem(body, (size_t)(end - body), END_CERT, strlen(END_CERT)) : NULL;
 		if (!f)
 			break;
+		/* a block that holds another armour line is not a certificate's: nothing of it */
+		if (memmem(body, (size_t)(f - body), "-----", 5)) {
+			p = body;
+			continue;
+		}
 		f += strlen(END_CERT);
 		if (put(x, b, (size_t)(f - b), e) < 0 || put(x, "\n", 1, e) < 0)
 			return -1;
