@@ -517,7 +517,7 @@ static struct {
 	int bundle; /* its ca-bundle.crt, open for the CA's certificate to be appended */
 	/* [network] ca's and the user's own CA files' certificates, for the bundle and ca.crt */
 	struct trust_extra extra;
-} staged = {-1, -1, {NULL, 0}};
+} staged = {-1, -1, {NULL, 0, 0}};
 
 static int create_file(int dir, const char *name, struct ab_err *e)
 {

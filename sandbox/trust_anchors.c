@@ -66,13 +66,19 @@ int trust_user_anchor_files(const struct env_result *env, struct strv *files, st
 
 static int put(struct trust_extra *x, const char *s, size_t n, struct ab_err *e)
 {
-	char *nv;
-
 	if (n > TRUST_EXTRA_MAX - x->len)
 		return ab_fail(e, 0, "more than %u bytes of certificates", TRUST_EXTRA_MAX);
-	if (!(nv = realloc(x->pem, x->len + n + 1)))
-		return ab_fail(e, ENOMEM, "certificates");
-	x->pem = nv;
+	if (x->len + n > x->cap) {
+		/* doubling: a file of many small blocks costs a few copies, not one per block */
+		size_t cap = x->cap ? x->cap : 4096;
+		char *nv;
+		while (cap < x->len + n)
+			cap *= 2;
+		if (!(nv = realloc(x->pem, cap)))
+			return ab_fail(e, ENOMEM, "certificates");
+		x->pem = nv;
+		x->cap = cap;
+	}
 	memcpy(x->pem + x->len, s, n);
 	x->len += n;
 	return 0;
@@ -134,5 +140,5 @@ void trust_extra_free(struct trust_extra *x)
 {
 	free(x->pem);
 	x->pem = NULL;
-	x->len = 0;
+	x->len = x->cap = 0;
 }

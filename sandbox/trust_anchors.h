@@ -22,7 +22,7 @@ extern const char *const trust_bundle_vars[];
  * newline. */
 struct trust_extra {
 	char *pem;
-	size_t len;
+	size_t len, cap;
 };
 
 /* The files the command's environment (as the profile and the caller made it, before
