@@ -26,7 +26,7 @@
 
 static const char *path;
 
-static void die(const char *fmt, ...)
+__attribute__((noreturn, format(printf, 1, 2))) static void die(const char *fmt, ...)
 {
 	va_list ap;
 
