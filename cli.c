@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <limits.h>
 #include <pwd.h>
 #include <signal.h>
@@ -315,20 +314,9 @@ static void collect_vars(struct policy_vars *v, char *cwd, char *uid, size_t uid
 		v->tmpdir = "/tmp";
 }
 
-static char *exe_dir(void)
-{
-	char buf[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-
-	if (n <= 0)
-		return NULL;
-	buf[n] = '\0';
-	return strdup(dirname(buf));
-}
-
 static int build_policy(struct cli *c, struct policy *p, struct ab_err *e)
 {
-	char *dir = exe_dir();
+	char *dir = policy_exe_dir();
 	char *path = policy_find_profile(c->profile, &p->vars, dir, e);
 	int rc;
 

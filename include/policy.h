@@ -202,6 +202,9 @@ void policy_explain(const struct policy *p, struct json *j);
  * NAME.ini in $AGENTBOX_PROFILE_PATH, ~/.config/agentbox/profiles, /etc/agentbox/profiles,
  * the installed profiles directory, and the source tree when run from the build directory.
  * The current directory is never searched: a repository cannot plant a weaker profile. */
+/* The directory of the running binary (malloc'd, NULL when unknown): the profile search looks
+ * in the source tree's profiles only for an agentbox run from its build directory. */
+char *policy_exe_dir(void);
 char *policy_find_profile(const char *name, const struct policy_vars *vars, const char *exe_dir,
 			  struct ab_err *e);
 

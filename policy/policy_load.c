@@ -315,9 +315,7 @@ static char *dir_of(const char *path)
 	return strndup(path, (size_t)(slash - path));
 }
 
-/* The directory of the running binary: the profile search looks in the source tree's profiles
- * only for an agentbox run from its build directory, as -p does. */
-static char *self_dir(void)
+char *policy_exe_dir(void)
 {
 	char buf[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
@@ -337,7 +335,7 @@ static char *search_include(struct loader *L, const char *name, const char *besi
 			    struct ab_err *e)
 {
 	struct ab_err ignored = {0};
-	char *dir = self_dir(), *found;
+	char *dir = policy_exe_dir(), *found;
 
 	found = find_profile(name, &L->p->vars, dir, &L->stack, &ignored);
 	free(dir);
