@@ -39,6 +39,7 @@
 /* Connections whose exec one dispatch round may look for (proxy_attribute): past it, a flood of
  * connections goes unplaced rather than hold the loop in /proc. */
 #define PROXY_ATTRIB_PER_ROUND 16
+#define PROXY_SETTLE_ROUNDS 8
 
 uint64_t proxy_now_ms(void)
 {
@@ -527,7 +528,8 @@ static void on_listener(struct proxy *px, const struct endpoint *ep)
 	}
 }
 
-int proxy_dispatch(struct proxy *px, struct ab_err *e)
+/* One round of what is ready: the count of events, or -1 when the audit trail failed. */
+static int dispatch_round(struct proxy *px, struct ab_err *e)
 {
 	struct epoll_event evs[64];
 	int n = epoll_wait(px->epfd, evs, 64, 0);
@@ -548,6 +550,22 @@ int proxy_dispatch(struct proxy *px, struct ab_err *e)
 	if (px->audit_failed) {
 		*e = px->audit_err;
 		return -1;
+	}
+	return n > 0 ? n : 0;
+}
+
+int proxy_dispatch(struct proxy *px, struct ab_err *e)
+{
+	return dispatch_round(px, e) < 0 ? -1 : 0;
+}
+
+int proxy_settle(struct proxy *px, struct ab_err *e)
+{
+	/* rounds, not "until quiet": an upstream that keeps sending must not hold the run open */
+	for (int round = 0; px && round < PROXY_SETTLE_ROUNDS; round++) {
+		int n = dispatch_round(px, e);
+		if (n <= 0)
+			return n;
 	}
 	return 0;
 }

@@ -36,6 +36,11 @@ void proxy_attribute(struct proxy *px, pid_t pid1, long (*fn)(void *ctx, int pid
 int proxy_fd(const struct proxy *px);
 /* Handles what is ready; -1 only when the audit trail failed (the run must stop). */
 int proxy_dispatch(struct proxy *px, struct ab_err *e);
+/* The command is gone: reads what its connections sent last (a close, an alert, the rest of a
+ * request) so that each connection's event says how it really ended, not "the sandbox ended"
+ * (a client that hung up after the handshake is a likely refusal of the run's CA). A bounded
+ * number of rounds; -1 only when the audit trail failed. */
+int proxy_settle(struct proxy *px, struct ab_err *e);
 /* Closes every connection, auditing each, and frees the engine. */
 void proxy_stop(struct proxy *px);
 

@@ -365,6 +365,8 @@ int supervise_run(struct run *r, struct audit *a, struct sandbox_result *res, st
 	}
 	if (r->monitor && seccomp_monitor_flush(r->monitor, a, e) < 0)
 		rc = -1;
+	if (r->proxy && proxy_settle(r->proxy, e) < 0)
+		rc = -1;
 	while (!s.have_exit && !s.setup_failed &&
 	       poll(&(struct pollfd){r->sock[0], POLLIN, 0}, 1, 0) == 1)
 		if (!on_message(r, &s, e))
