@@ -51,6 +51,30 @@ static uint64_t scopes(int abi)
 	return abi >= 6 ? SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL : 0;
 }
 
+/* The rights a rule on a file may carry (directory rights there are EINVAL). */
+#define FILE_BITS                                                                                  \
+	(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE |                               \
+	 LANDLOCK_ACCESS_FS_WRITE_FILE | FS_TRUNCATE | FS_IOCTL_DEV)
+#define DEVICE (FS_READ | LANDLOCK_ACCESS_FS_WRITE_FILE | FS_TRUNCATE | FS_IOCTL_DEV)
+
+static int allow(int ruleset, const char *path, uint64_t access, struct ab_err *e);
+
+/* The minimal /dev's nodes. /dev/zero is read-only: a writable shared mapping of it is memory
+ * no per-process limit counts (include/rlimits.h), and reading it or mapping it privately needs
+ * no write right. */
+static int allow_devices(int ruleset, uint64_t all, struct ab_err *e)
+{
+	static const char *const writable[] = {"/dev/null",    "/dev/full", "/dev/random",
+					       "/dev/urandom", "/dev/tty",  NULL};
+
+	for (size_t i = 0; writable[i]; i++)
+		if (allow(ruleset, writable[i], DEVICE & all & FILE_BITS, e) < 0)
+			return -1;
+	if (allow(ruleset, "/dev/zero", FS_READ & all & FILE_BITS, e) < 0)
+		return -1;
+	return allow(ruleset, "/dev/pts", DEVICE & all, e);
+}
+
 /* Opens path inside the view and grants access beneath it. */
 static int allow(int ruleset, const char *path, uint64_t access, struct ab_err *e)
 {
@@ -72,11 +96,7 @@ static int allow(int ruleset, const char *path, uint64_t access, struct ab_err *
 
 static int add_rules(int ruleset, const struct mount_plan *plan, uint64_t all, struct ab_err *e)
 {
-	const uint64_t device =
-	    FS_READ | LANDLOCK_ACCESS_FS_WRITE_FILE | FS_TRUNCATE | FS_IOCTL_DEV;
-
-	if (allow(ruleset, "/", FS_READ & all, e) < 0 ||
-	    allow(ruleset, "/dev", device & all, e) < 0 ||
+	if (allow(ruleset, "/", FS_READ & all, e) < 0 || allow_devices(ruleset, all, e) < 0 ||
 	    allow(ruleset, "/proc", FS_READ & all, e) < 0 || allow(ruleset, "/dev/shm", all, e) < 0)
 		return -1;
 	for (size_t i = 0; i < plan->n; i++) {
@@ -95,20 +115,8 @@ static int add_rules(int ruleset, const struct mount_plan *plan, uint64_t all, s
 static int add_host_rules(int ruleset, const struct mount_plan *plan, const char *tmpdir,
 			  uint64_t all, struct ab_err *e)
 {
-	static const char *const devices[] = {
-	    "/dev/null",    "/dev/zero", "/dev/full", "/dev/random",
-	    "/dev/urandom", "/dev/tty",	 "/dev/pts",  NULL};
-	const uint64_t device =
-	    FS_READ | LANDLOCK_ACCESS_FS_WRITE_FILE | FS_TRUNCATE | FS_IOCTL_DEV;
-	const uint64_t file_bits = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE |
-				   LANDLOCK_ACCESS_FS_WRITE_FILE | FS_TRUNCATE | FS_IOCTL_DEV;
-
-	for (size_t i = 0; devices[i]; i++) {
-		bool dir = !strcmp(devices[i], "/dev/pts");
-		if (allow(ruleset, devices[i], device & all & (dir ? ~0ull : file_bits), e) < 0)
-			return -1;
-	}
-	if (allow(ruleset, "/proc", FS_READ & all, e) < 0 || allow(ruleset, tmpdir, all, e) < 0)
+	if (allow_devices(ruleset, all, e) < 0 || allow(ruleset, "/proc", FS_READ & all, e) < 0 ||
+	    allow(ruleset, tmpdir, all, e) < 0)
 		return -1;
 	for (size_t i = 0; i < plan->n; i++) {
 		const struct mount_op *op = &plan->ops[i];
@@ -119,7 +127,7 @@ static int add_host_rules(int ruleset, const struct mount_plan *plan, const char
 		access = op->kind == MOP_BIND_RW ? all : FS_READ & all;
 		/* rules on a file take only file rights */
 		if (stat(op->source, &st) == 0 && !S_ISDIR(st.st_mode))
-			access &= file_bits;
+			access &= FILE_BITS;
 		if (allow(ruleset, op->source, access, e) < 0)
 			return -1;
 	}

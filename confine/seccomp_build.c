@@ -11,6 +11,7 @@
 #include <seccomp.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/personality.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -35,10 +36,13 @@ static const struct mode_arg setid_modes[] = {
 #define __O_TMPFILE 020000000
 #endif
 
-/* Memory the address-space limit does not count. The filter always asks the supervisor (one
- * program whatever the run's cgroup); it lets them through when a memory cgroup counts them,
- * and refuses them (ENOSYS, so that programs fall back) under a memory limit without one. */
-static const char *const uncounted_memory[] = {"memfd_create", "shmget", NULL};
+/* Memory no per-process limit counts (include/rlimits.h: memory is RLIMIT_DATA): memfds, SysV
+ * segments, and shared anonymous mappings (mmap asks only for those flags). The filter always
+ * asks the supervisor (one program whatever the run's cgroup); it lets them through when a
+ * memory cgroup counts them, and refuses them under a memory limit without one. */
+static const char *const uncounted_memory[] = {"memfd_create", "shmget", "mmap", NULL};
+/* MAP_SHARED_VALIDATE holds MAP_SHARED's bit; MAP_PRIVATE does not */
+#define SHARED_ANON ((scmp_datum_t)(MAP_SHARED | MAP_ANONYMOUS))
 
 /* Namespace flags: clone and unshare with any of them are refused. CLONE_NEWTIME shares bits
  * with clone's exit signal, so it is checked for unshare only. */
@@ -236,9 +240,14 @@ static int refuse_openat2(struct builder *b)
  * about uncounted memory: these calls stay allowed here. */
 static int ask_uncounted_memory(struct builder *b)
 {
-	for (size_t i = 0; b->deny_action == SCMP_ACT_NOTIFY && uncounted_memory[i]; i++)
-		if (deny(b, uncounted_memory[i]) < 0)
+	for (size_t i = 0; b->deny_action == SCMP_ACT_NOTIFY && uncounted_memory[i]; i++) {
+		const char *name = uncounted_memory[i];
+		if ((strcmp(name, "mmap")
+			 ? deny(b, name)
+			 : deny_if(b, name,
+				   SCMP_A3(SCMP_CMP_MASKED_EQ, SHARED_ANON, SHARED_ANON))) < 0)
 			return -1;
+	}
 	return 0;
 }
 
@@ -254,6 +263,18 @@ static int allow_if(struct builder *b, const char *name, unsigned n, const struc
 	if (rc < 0 && rc != -EEXIST)
 		return ab_fail(b->e, -rc, "seccomp rule for %s", name);
 	return 0;
+}
+
+/* Strict preset: mmap is on the allowlist, but a shared anonymous mapping falls through to the
+ * filter's default and so asks the supervisor (as ask_uncounted_memory does for default). */
+static int allow_counted_mmap(struct builder *b)
+{
+	struct scmp_arg_cmp private_ = SCMP_A3(SCMP_CMP_MASKED_EQ, MAP_SHARED, 0);
+	struct scmp_arg_cmp file = SCMP_A3(SCMP_CMP_MASKED_EQ, MAP_ANONYMOUS, 0);
+
+	if (b->deny_action != SCMP_ACT_NOTIFY)
+		return allow_if(b, "mmap", 0, NULL);
+	return allow_if(b, "mmap", 1, &private_) < 0 ? -1 : allow_if(b, "mmap", 1, &file);
 }
 
 static bool user_denied(const struct filter_inputs *in, const char *name)
@@ -304,6 +325,11 @@ static int build_strict(struct builder *b)
 		}
 		if (seccomp_mode_filtered(name)) {
 			if (allow_setid_free(b, name) < 0)
+				return -1;
+			continue;
+		}
+		if (!strcmp(name, "mmap")) {
+			if (allow_counted_mmap(b) < 0)
 				return -1;
 			continue;
 		}

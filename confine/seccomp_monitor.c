@@ -84,6 +84,8 @@ static int key_arg(const char *name)
 		return 0;
 	if (!strcmp(name, "ioctl"))
 		return 1;
+	if (!strcmp(name, "mmap")) /* its flags */
+		return 3;
 	return -1;
 }
 
@@ -116,12 +118,16 @@ static int audit_violation(struct audit *a, const struct violation_event *v, str
 	if (v->argi >= 0) {
 		json_key(j, "args");
 		json_obj_begin(j);
-		json_kv_uint(j, v->argi == 0 ? "a0" : "a1", v->arg);
+		char key[4] = {'a', (char)('0' + v->argi), '\0'};
+		json_kv_uint(j, key, v->arg);
 		json_obj_end(j);
 	}
 	json_kv_str(j, "action", v->kill ? "kill" : "errno");
 	if (!v->kill)
-		json_kv_str(j, "errno", v->err == ENOSYS ? "ENOSYS" : "EPERM");
+		json_kv_str(j, "errno",
+			    v->err == ENOSYS   ? "ENOSYS"
+			    : v->err == ENOMEM ? "ENOMEM"
+					       : "EPERM");
 	json_kv_uint(j, "count", v->count);
 	json_kv_bool(j, "repeat", v->repeat);
 	audit_kv_exec(j, v->exec);
@@ -148,6 +154,8 @@ static struct violation *remember(struct seccomp_monitor *m, int nr, uint64_t ar
 
 static int answer_errno(const struct seccomp_monitor *m, const char *name)
 {
+	if (!strcmp(name, "mmap")) /* a shared anonymous mapping: as if the limit were reached */
+		return ENOMEM;
 	if (seccomp_uncounted_memory(name))
 		return ENOSYS;
 	if (seccomp_mode_filtered(name)) /* allowed calls refused for their mode argument */
@@ -156,13 +164,14 @@ static int answer_errno(const struct seccomp_monitor *m, const char *name)
 }
 
 /* Uncounted memory the run may have after all: its cgroup counts it, or there is no memory
- * limit; under strict, only what the allowlist has (memfd_create). The decision rests on the
- * call's number alone, so letting the kernel go on with it races with nothing. */
+ * limit; under strict, only what the allowlist has (memfd_create, mmap). The decision rests on
+ * the call's number and, for mmap, its flags as the filter saw them in a register: letting the
+ * kernel go on with it races with nothing. */
 static bool lets_through(const struct seccomp_monitor *m, const char *name)
 {
 	if (m->memory_uncounted || !seccomp_uncounted_memory(name) || strv_has(m->deny, name))
 		return false;
-	return !m->strict || !strcmp(name, "memfd_create");
+	return !m->strict || !strcmp(name, "memfd_create") || !strcmp(name, "mmap");
 }
 
 int seccomp_monitor_handle(struct seccomp_monitor *m, struct audit *a, struct ab_err *e)

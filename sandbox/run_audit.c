@@ -183,7 +183,8 @@ static int audit_warnings(const struct run *r, struct audit *a, struct ab_err *e
 	if ((p->limits.memory || p->limits.processes) && r->cgroup_mode == CGROUP_NONE)
 		rc |= run_audit_warn(a, "limits",
 				     "no writable cgroup: memory and processes are rlimits only "
-				     "(address space; processes per uid, not enforced for root)",
+				     "(memory per process: data and stack; processes per uid, not "
+				     "enforced for root)",
 				     e);
 	return rc ? -1 : 0;
 }

@@ -226,6 +226,29 @@ else:
 	refuses_outside offline-strict
 }
 
+# The bundled profiles with a memory limit run the runtimes that reserve far more address space
+# than they use: node's WebAssembly (about 10 GiB set aside per memory; undici's fetch needs
+# one) and the JVM (its maximum heap). Control: the same node probe under a 4 GiB address-space
+# limit on the host fails, so the probe can tell. A heap bomb is still stopped under the limit.
+t_runtimes_under_memory() {
+	local prof wasm='new WebAssembly.Memory({initial: 1}); console.log("wasm-ok")'
+	command -v node >/dev/null || not_applicable "no node on PATH"
+	run_cmd prlimit --as=4294967296 node -e "$wasm"
+	assert_not_contains "$OUT" wasm-ok "control: an address-space limit breaks node's WebAssembly"
+	for prof in python offline-strict; do
+		expect_exit 0 "$AGENTBOX" -p "$prof" -- node -e "$wasm"
+		assert_contains "$OUT" wasm-ok "$prof: node's WebAssembly under memory ="
+		if command -v java >/dev/null; then
+			expect_exit 0 "$AGENTBOX" -p "$prof" -- java -Xshare:off -version
+		fi
+	done
+	expect_exit 0 "$AGENTBOX" -p python -- node -e '
+const a = []
+try { for (;;) a.push(Buffer.alloc(256 << 20, 1)) } catch (e) { console.log("stopped", a.length * 256) }'
+	[[ $OUT =~ stopped\ ([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -le 4096 ] ||
+		fail "python.ini's memory = 4G did not stop node's heap" "$OUT"
+}
+
 # include = NAME: a bare name is the file beside the including one if there is one, else the
 # profile found on the search path as -p NAME finds it; a path with a '/' is never searched
 # for, and neither is the current directory.
@@ -296,4 +319,5 @@ run_case git t_git
 run_case build t_build
 run_case offline_strict t_offline_strict
 run_case include_by_name t_include_by_name
+run_case runtimes_under_memory t_runtimes_under_memory
 finish

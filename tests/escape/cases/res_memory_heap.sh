@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # res_memory_heap: allocate and touch memory until something gives (the probe caps itself at
 # 1 GiB). The profile includes offline-strict and sets memory = 256M, so the test stays cheap.
-# Defence: [limits] memory: RLIMIT_AS (address space) always, and a memory cgroup of the run's
+# Defence: [limits] memory: RLIMIT_DATA (each process's data) always, and a memory cgroup of the run's
 # own where one is writable (the kernel's OOM killer then ends the command).
 # Control: the same probe on the host allocates and touches 512 MiB.
 

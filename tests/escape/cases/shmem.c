@@ -3,6 +3,8 @@
  *   shmem memfd MB    a memfd of MB MiB, written through (no mapping)
  *   shmem sysv MB     a SysV shared memory segment of MB MiB, attached, touched, detached:
  *                     it outlives the process until IPC_RMID, which the probe does last
+ *   shmem anon MB     a shared anonymous mapping of MB MiB, touched
+ *   shmem zero MB     a writable shared mapping of /dev/zero (shared anonymous memory too)
  * SUCCESS when all MB MiB were held at once. */
 #include "escape.h"
 
@@ -46,11 +48,36 @@ static _Noreturn void sysv(long mb)
 	success("SysV segment held %ld MiB", mb);
 }
 
+/* Memory RLIMIT_DATA does not count: shared, so not "data". fd -1 for anonymous. */
+static _Noreturn void shared(long mb, int fd, const char *what)
+{
+	char *p = mmap(NULL, (size_t)mb * MiB, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | (fd < 0 ? MAP_ANONYMOUS : 0), fd, 0);
+
+	if (p == MAP_FAILED)
+		failed(errno, "mmap %s", what);
+	memset(p, 0x5a, (size_t)mb * MiB);
+	success("%s held %ld MiB", what, mb);
+}
+
+static _Noreturn void zero(long mb)
+{
+	int fd = open("/dev/zero", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		failed(errno, "open /dev/zero for writing");
+	shared(mb, fd, "a shared mapping of /dev/zero");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "memfd"))
 		memfd(atol(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "sysv"))
 		sysv(atol(argv[2]));
-	usage("shmem memfd|sysv MB");
+	if (argc == 3 && !strcmp(argv[1], "anon"))
+		shared(atol(argv[2]), -1, "a shared anonymous mapping");
+	if (argc == 3 && !strcmp(argv[1], "zero"))
+		zero(atol(argv[2]));
+	usage("shmem memfd|sysv|anon|zero MB");
 }
