@@ -454,8 +454,10 @@ t_timeout_no_survivors() {
 		'(setsid sleep "$2" &); sleep "$1"' sh "$m1" "$m2" >"$META/out" 2>"$META/err" &
 	pid=$!
 	echo "$pid" >>"$META/bgpids"
-	# positive control: while the run lasts, pgrep sees both sleeps by their argv
-	for ((i = 0; i < 18; i++)); do
+	# positive control: while the run lasts, pgrep sees both sleeps by their argv (watched for
+	# as long as the run lives: under memcheck or load its start-up alone can take seconds)
+	for ((i = 0; i < 1200; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
 		pgrep -f "^sleep $m1\$" >/dev/null && seen1=1
 		pgrep -f "^sleep $m2\$" >/dev/null && seen2=1
 		[ "$seen1$seen2" = 11 ] && break
