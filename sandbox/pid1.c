@@ -20,6 +20,7 @@
 #include "caps.h"
 #include "channel.h"
 #include "credential_source.h"
+#include "exec_why.h"
 #include "idmap.h"
 #include "landlock.h"
 #include "rlimits.h"
@@ -243,11 +244,11 @@ static _Noreturn void exec_argv(struct run *r, char *const *argv, char **envp, b
 	environ = envp;
 	execvp(argv[0], argv);
 	err = errno;
-	if (err == ENOENT)
-		start_failed(127,
-			     "%s: command not found in the sandbox; fix: check PATH and that "
-			     "its directory is listed in [filesystem]",
-			     argv[0]);
+	if (err == ENOENT) {
+		char why[AB_ERR_MAX];
+		exec_why_enoent(argv[0], getenv("PATH"), why, sizeof(why));
+		start_failed(127, "%s", why);
+	}
 	start_failed(126, "%s: cannot execute: %s", argv[0], strerror(err));
 }
 

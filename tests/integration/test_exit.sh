@@ -80,6 +80,27 @@ t_exit_127_not_found() {
 	expect_exit 0 "$AGENTBOX" -p minimal -- true
 }
 
+# A program that is there but whose interpreter is not: its #! line's program, or an ELF's
+# dynamic loader (a view without the /lib64 link). Both are ENOENT to the kernel; the error
+# names the missing interpreter, not "command not found". Control: the same program with the
+# link runs.
+t_exit_127_interpreter() {
+	local loader
+	loader=$(readelf -l /usr/bin/true 2>/dev/null | sed -n 's/.*interpreter: \(.*\)]$/\1/p')
+	[ -n "$loader" ] || not_applicable "readelf shows no program interpreter for /usr/bin/true"
+	printf '[filesystem]\nro = /usr\nsymlink = usr/bin /bin\nsymlink = usr/lib /lib\n' >nolink.ini
+	expect_exit 127 "$AGENTBOX" -p ./nolink.ini -- /usr/bin/true
+	assert_contains "$ERR" "program interpreter $loader" "the missing loader is named"
+	assert_contains "$ERR" "symlink = usr/lib64 /lib64" "the fix is named"
+	assert_not_contains "$ERR" "command not found" "not blamed on the command"
+	expect_exit 0 "$AGENTBOX" -p minimal -- /usr/bin/true
+	printf '#!/nonexistent-%s/python\nprint(1)\n' "$(unique)" >script
+	chmod +x script
+	expect_exit 127 "$AGENTBOX" -p shell -- ./script
+	assert_contains "$ERR" "its interpreter /nonexistent-" "the #! interpreter is named"
+	assert_not_contains "$ERR" "command not found" "not blamed on the script"
+}
+
 t_exit_signal() {
 	expect_exit 137 "$AGENTBOX" -p shell -- sh -c 'kill -KILL $$'
 	expect_exit 143 "$AGENTBOX" -p shell -- sh -c 'kill -TERM $$'
@@ -123,6 +144,7 @@ run_case exit_3 t_exit_3
 run_case exit_125_bad_profile t_exit_125_bad_profile
 run_case exit_126_not_executable t_exit_126_not_executable
 run_case exit_127_not_found t_exit_127_not_found
+run_case exit_127_interpreter t_exit_127_interpreter
 run_case exit_signal_137 t_exit_signal
 run_case exit_124_timeout t_exit_124_timeout
 finish
