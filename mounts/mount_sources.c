@@ -22,15 +22,40 @@ static bool is_bind(const struct mount_op *op)
 	return !op->skipped && mount_op_is_bind(op);
 }
 
-static int set_layer(int fs, const char *key, int fd, struct ab_err *e)
+/* The kernel's own words for a refused fsconfig: the last error line of the context's log
+ * ("e overlayfs: ..."), without its marker; "" when it logged none. */
+static void kernel_reason(int fs, char *out, size_t size)
 {
-	char path[64];
+	char msg[512];
+	ssize_t n;
+
+	out[0] = '\0';
+	while ((n = read(fs, msg, sizeof(msg) - 1)) > 0) {
+		msg[n] = '\0';
+		msg[strcspn(msg, "\n")] = '\0';
+		if (msg[0] == 'e' && msg[1] == ' ')
+			snprintf(out, size, " (%.*s)", (int)(size > 4 ? size - 4 : 0), msg + 2);
+	}
+}
+
+static int set_layer(int fs, const char *key, const char *path, int fd, struct ab_err *e)
+{
+	char proc[64], why[256];
+	int err;
 
 	/* the layers go by the fds already opened without following symlinks */
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	if (fsconfig(fs, FSCONFIG_SET_STRING, key, path, 0) < 0)
-		return ab_fail(e, errno, "overlay %s", key);
-	return 0;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (fsconfig(fs, FSCONFIG_SET_STRING, key, proc, 0) == 0)
+		return 0;
+	err = errno;
+	kernel_reason(fs, why, sizeof(why));
+	ab_fail(e, err, "overlay %s %s%s", key, path, why);
+	if (strcmp(key, "lowerdir"))
+		ab_hint(
+		    e, "the overlay's changes need a file system that can hold an overlay's upper "
+		       "layer (not an overlay itself, as inside a sandbox whose tree is one): give "
+		       "--changes a directory elsewhere, e.g. under /tmp");
+	return -1;
 }
 
 /* A new overlayfs: the host tree read-only below, the run's upper directory above. */
@@ -46,13 +71,22 @@ static int overlay_tree(const struct mount_op *op, struct ab_err *e)
 	}
 	for (int i = 0; i < 3; i++)
 		if ((layer[i] = mount_open_source(paths[i], e)) < 0 ||
-		    set_layer(fs, keys[i], layer[i], e) < 0)
+		    set_layer(fs, keys[i], paths[i], layer[i], e) < 0)
 			goto out;
 	/* in a user namespace overlayfs keeps its metadata in user.overlay.* xattrs */
 	if (fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
 	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
-		ab_fail(e, errno, "cannot create an overlay of %s", op->source);
-		ab_hint(e, "overlayfs must be allowed in user namespaces (Linux 5.11 or later)");
+		int err = errno;
+		char why[256];
+		kernel_reason(fs, why, sizeof(why));
+		ab_fail(e, err, "cannot create an overlay of %s%s", op->source, why);
+		/* without the kernel's word: a permission, or else most likely the version */
+		if (!why[0] && err == EACCES)
+			ab_hint(e, "the sandbox's user cannot reach the tree or its changes "
+				   "directory (with [sandbox] uid set, as root: leave uid unset)");
+		else if (!why[0])
+			ab_hint(e, "overlayfs must be allowed in user namespaces (Linux 5.11 or "
+				   "later)");
 		goto out;
 	}
 	mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
