@@ -17,26 +17,32 @@ const char *fs_kind_name(enum fs_kind k)
 
 /* What runs on its own later, outside the sandbox: git hooks and config, what git reads as
  * configuration or repositories of their own (info, linked worktrees, submodules' git
- * directories), shell and direnv start-up files, editor tasks. A missing one gets a stand-in. */
-const char *const policy_protected_names[] = {
-    ".git/hooks", ".git/config",   ".git/info",	  ".git/worktrees",	".git/modules",
-    ".bashrc",	  ".bash_profile", ".bash_login", ".profile",		".zshrc",
-    ".zshenv",	  ".zprofile",	   ".envrc",	  ".vscode/tasks.json", NULL};
-
-/* Files git follows elsewhere (another common directory, other object stores) or reads as
- * configuration. git fails when one of them is a directory, so a missing one gets a file as
- * its stand-in, with content that means what its absence means: commondir "." (the repository
- * is its own common directory), the others empty. */
-const char *const policy_protected_if_present[] = {
-    ".git/commondir", ".git/config.worktree", ".git/objects/info/alternates",
-    ".git/objects/info/http-alternates",
-    /* package managers' project configuration that names programs they run (npm's
-     * script-shell, node-options; yarn's yarnPath; pnpm's hooks file) */
-    ".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", NULL};
-const char *const policy_protected_stubs[] = {".\n", "", "", "", "", "", "", ""};
-_Static_assert(sizeof(policy_protected_stubs) / sizeof(policy_protected_stubs[0]) ==
-		   sizeof(policy_protected_if_present) / sizeof(policy_protected_if_present[0]) - 1,
-	       "a stand-in for each protected file");
+ * directories, another common directory, other object stores), shell and direnv start-up files,
+ * editor tasks, and package managers' project configuration that names programs they run
+ * (npm's script-shell and node-options, yarn's yarnPath, pnpm's hooks file). */
+const char *const policy_protected_names[] = {".git/hooks",
+					      ".git/config",
+					      ".git/info",
+					      ".git/worktrees",
+					      ".git/modules",
+					      ".git/commondir",
+					      ".git/config.worktree",
+					      ".git/objects/info/alternates",
+					      ".git/objects/info/http-alternates",
+					      ".bashrc",
+					      ".bash_profile",
+					      ".bash_login",
+					      ".profile",
+					      ".zshrc",
+					      ".zshenv",
+					      ".zprofile",
+					      ".envrc",
+					      ".vscode/tasks.json",
+					      ".npmrc",
+					      ".yarnrc",
+					      ".yarnrc.yml",
+					      ".pnpmfile.cjs",
+					      NULL};
 
 const char *net_mode_name(enum net_mode m)
 {

@@ -113,7 +113,7 @@ static int prepare(struct run *r, const struct mount_protect *protect, struct au
 	    overlay_ids_check(&r->plan, r->host_uid, r->host_gid, e) < 0)
 		return -1;
 	if (overlay_prepare(p, audit_run_id(a), &r->plan, &r->changes, &r->changes_lock, e) < 0 ||
-	    (!r->fallback && protect_prepare(&r->plan, &r->protect, e) < 0) ||
+	    (!r->fallback && protect_watch_start(&r->plan, &r->watch, e) < 0) ||
 	    disk_limit_open(&r->plan, p->limits.disk, &r->disk, e) < 0)
 		return -1;
 	/* Landlock forbids mount changes to everything below it: no nested sandbox under it.
@@ -193,7 +193,8 @@ static void close_run(struct run *r)
 		close(r->changes_lock);
 	if (r->changes_fs >= 0)
 		close(r->changes_fs);
-	protect_release(&r->protect);
+	protect_watch_report(r->watch);
+	protect_watch_close(r->watch);
 	sigprocmask(SIG_SETMASK, &r->oldmask, NULL);
 }
 

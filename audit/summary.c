@@ -276,6 +276,12 @@ static int on_changes(struct summary *s, struct run *r, const struct jnode *ev)
 	return 0;
 }
 
+/* A protected path that appeared in an rw tree (the run stopped). */
+static int on_protect(struct summary *s, struct run *r, const struct jnode *ev)
+{
+	return denied(s, r, K_FS, str_or(ev, "path", "?"), str_or(ev, "why", "protected"), 1);
+}
+
 static int on_session(struct summary *s, struct run *r, const struct jnode *ev)
 {
 	uint64_t n = count_of(ev, "count");
@@ -358,6 +364,7 @@ static const struct {
     {"syscall", on_syscall},
     {"env", on_env},
     {"changes", on_changes},
+    {"protect", on_protect},
     {"session", on_session},
     {"limit", on_limit},
     {"error", on_error},

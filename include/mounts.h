@@ -36,14 +36,22 @@ struct mount_op {
 	bool implicit;	    /* added by agentbox, not written in the profile */
 	bool skipped;	    /* optional and missing on the host */
 	bool protects;	    /* a protected path's read-only bind */
-	/* A protected path the host does not have cannot be covered where it is: its first
-	 * missing component gets an empty directory, made before the run (rw trees: protect.c, on
-	 * the host; overlay trees: overlay.c, in the upper layer), bound read-only. A directory,
-	 * because git does not list an empty one: the command cannot commit it by mistake. */
-	bool placeholder;
-	const char
-	    *stub;	 /* a placeholder that is a file: its content (static); NULL: a directory */
-	const char *why; /* implicit ops: the reason, for the audit */
+	const char *why;    /* implicit ops: the reason, for the audit */
+};
+
+/* A protected path the host does not have. No mount can cover a name that does not exist, and
+ * a stand-in made for one would sit in the user's tree (where git and promote take it), so
+ * nothing is made: in an rw tree the supervisor watches dir for name (protect_watch.h) and
+ * stops the run that creates it; in an overlay tree the creation stays in the upper layer,
+ * and promote refuses it (overlay.c records it). */
+struct protect_missing {
+	char *dir;	 /* the host directory it would appear in, canonical */
+	char *name;	 /* the first component dir lacks */
+	char *rest;	 /* the components after name, "" when name is the protected path */
+	char *root;	 /* the host root of the rw or overlay tree that holds dir */
+	char *rel;	 /* the protected path below root */
+	const char *why; /* for the audit */
+	bool overlay;	 /* root is an overlay tree's, not an rw bind's */
 };
 
 struct mount_plan {
@@ -54,6 +62,8 @@ struct mount_plan {
 	bool limit_userns;     /* no user namespaces below the sandbox's own */
 	uint64_t changes_size; /* [limits] changes-size: overlays' upper layers on a tmpfs */
 	char *changes_dir;     /* the run's changes directory, when it has overlays */
+	struct protect_missing *missing;
+	size_t n_missing;
 };
 
 /* Paths agentbox itself uses. paths (its binary, the profiles): visible only when the profile

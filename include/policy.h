@@ -216,12 +216,9 @@ int expand_vars(const char *in, const struct policy_vars *vars, const char *prof
 		struct ab_err *e);
 
 const char *fs_kind_name(enum fs_kind k);
-/* Names, relative to each rw or overlay tree's root, kept read-only unless unprotected. */
+/* Names, relative to each rw or overlay tree's root, kept read-only unless unprotected; a
+ * missing one the command may not create (include/mounts.h: protect_missing). */
 extern const char *const policy_protected_names[];
-/* Files, protected the same way; a missing one gets a file stand-in with the content of the
- * same index in policy_protected_stubs. */
-extern const char *const policy_protected_if_present[];
-extern const char *const policy_protected_stubs[];
 const char *net_mode_name(enum net_mode m);
 const char *seccomp_preset_name(enum seccomp_preset p);
 

@@ -17,7 +17,7 @@
 #include "env.h"
 #include "mounts.h"
 #include "policy.h"
-#include "protect.h"
+#include "protect_watch.h"
 #include "proxy.h"
 #include "seccomp.h"
 #include "seccomp_monitor.h"
@@ -46,7 +46,7 @@ struct run {
 	char *changes;		     /* overlays: the changes directory */
 	int changes_lock;	     /* overlays: held while the run lives */
 	int changes_fs;		     /* changes-size: the tmpfs holding the upper layers, or -1 */
-	struct protect_hold protect; /* rw trees' placeholders, removed by the last run out */
+	struct protect_watch *watch; /* protected paths rw trees lack; NULL when none */
 	pid_t supervisor;
 	int proxy_fds[EGRESS_SOCKETS]; /* proxy mode: made in the sandbox's network namespace */
 	struct proxy *proxy;

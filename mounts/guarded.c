@@ -107,7 +107,7 @@ static bool listed_at(const char *path, const char *const *names)
 const char *guarded_refusal(const char *rel, bool dir, const char *host, const struct strv *files,
 			    const struct strv *dirs)
 {
-	if (listed_at(rel, policy_protected_names) || listed_at(rel, policy_protected_if_present))
+	if (listed_at(rel, policy_protected_names))
 		return "a protected path: it runs or steers code outside the sandbox later";
 	if (!strcmp(rel, ".git") && !dir)
 		return "a repository's .git replaced by a file or link points git elsewhere";

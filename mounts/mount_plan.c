@@ -61,6 +61,16 @@ void mount_plan_free(struct mount_plan *plan)
 		free(plan->ops[i].upper);
 		free(plan->ops[i].work);
 	}
+	for (size_t i = 0; i < plan->n_missing; i++) {
+		free(plan->missing[i].dir);
+		free(plan->missing[i].name);
+		free(plan->missing[i].rest);
+		free(plan->missing[i].root);
+		free(plan->missing[i].rel);
+	}
+	free(plan->missing);
+	plan->missing = NULL;
+	plan->n_missing = 0;
 	free(plan->ops);
 	free(plan->changes_dir);
 	plan->ops = NULL;

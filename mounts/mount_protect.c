@@ -2,7 +2,7 @@
 /* The paths a writable tree must not let the command change, added to the mount plan: agentbox's
  * own files (read-only), its audit trail (hidden), the guarded paths (guarded.h), the protected
  * names at the root of every rw and overlay tree, and the pins that keep them in place. A
- * protected path the host does not have gets a placeholder (include/mounts.h). */
+ * protected path the host does not have is recorded as missing (include/mounts.h). */
 #include "mounts.h"
 
 #include <errno.h>
@@ -79,11 +79,10 @@ static int view_path(const struct mount_op *cover, const char *real, char *dest,
 }
 
 static int push_protect(struct mount_plan *plan, const struct mount_op *cover, const char *dest,
-			const char *source, bool ph, const char *stub, const char *why,
-			struct ab_err *e)
+			const char *source, const char *why, struct ab_err *e)
 {
 	/* a hide or tmpfs deeper than the writable tree already keeps the path out of sight */
-	if (mount_plan_deepest(plan, dest, false) != cover || (ph && planned(plan, dest)))
+	if (mount_plan_deepest(plan, dest, false) != cover)
 		return 0;
 	if (plan_pin(plan, dest, e) < 0)
 		return -1;
@@ -93,37 +92,61 @@ static int push_protect(struct mount_plan *plan, const struct mount_op *cover, c
 						 .source = (char *)source,
 						 .implicit = true,
 						 .protects = true,
-						 .placeholder = ph,
-						 .stub = stub,
 						 .why = why},
 			       e);
 }
 
-/* A protected path the host does not have: a placeholder for its first missing component. */
+static int push_missing(struct mount_plan *plan, struct protect_missing m, struct ab_err *e)
+{
+	struct protect_missing *v = realloc(plan->missing, (plan->n_missing + 1) * sizeof(*v));
+
+	if (!v)
+		return ab_fail(e, ENOMEM, "protecting %s/%s", m.dir, m.name);
+	plan->missing = v;
+	v[plan->n_missing] = (struct protect_missing){.why = m.why, .overlay = m.overlay};
+	v = &v[plan->n_missing++];
+	if (!(v->dir = strdup(m.dir)) || !(v->name = strdup(m.name)) ||
+	    !(v->rest = strdup(m.rest)) || !(v->root = strdup(m.root)) || !(v->rel = strdup(m.rel)))
+		return ab_fail(e, ENOMEM, "protecting %s/%s", m.dir, m.name);
+	return 0;
+}
+
+/* A protected path the host does not have: missing is its first missing component. Nothing is
+ * made (include/mounts.h: protect_missing); the directories above it are pinned, so that the
+ * command cannot move the watched directory away and make another in its place. */
 static int protect_missing(struct mount_plan *plan, const char *path, const char *missing,
-			   const char *stub, const char *why, struct ab_err *e)
+			   const char *why, struct ab_err *e)
 {
 	const char *name = strrchr(missing, '/') + 1;
-	char parent[PATH_MAX], source[PATH_MAX], dest[PATH_MAX];
+	char parent[PATH_MAX], root[PATH_MAX], dest[PATH_MAX];
 	const struct mount_op *cover;
-	char *real;
-	int r = 0;
+	size_t base;
+	bool overlay;
 
-	/* first_missing walked it: directories only, no link, so it is canonical already (one
-	 * lookup less for a rename race on the tree's path to turn into a refused run) */
+	/* first_missing walked it: directories only, no link, so it is canonical already */
 	snprintf(parent, sizeof(parent), "%.*s", (int)(name - 1 - missing), missing);
-	if (!(real = strdup(parent[0] ? parent : "/")))
-		return ab_fail(e, ENOMEM, "protecting %s", path);
-	cover = writable_cover(plan, real);
-	if (cover) {
-		if ((size_t)snprintf(source, sizeof(source), "%s/%s", strcmp(real, "/") ? real : "",
-				     name) >= sizeof(source))
-			r = ab_fail(e, ENAMETOOLONG, "protecting %s", path);
-		else if ((r = view_path(cover, source, dest, sizeof(dest), e)) == 0)
-			r = push_protect(plan, cover, dest, source, true, stub, why, e);
-	}
-	free(real);
-	return r;
+	cover = writable_cover(plan, parent[0] ? parent : "/");
+	if (!cover)
+		return 0;
+	if (view_path(cover, missing, dest, sizeof(dest), e) < 0)
+		return -1;
+	if (mount_plan_deepest(plan, dest, false) != cover)
+		return 0; /* a hide or tmpfs deeper than the tree keeps it out of sight */
+	snprintf(root, sizeof(root), "%s", cover->source); /* plan_pin may move the ops */
+	overlay = cover->kind == MOP_OVERLAY;
+	if (plan_pin(plan, dest, e) < 0)
+		return -1;
+	base = strcmp(root, "/") ? strlen(root) + 1 : 1;
+	return push_missing(plan,
+			    (struct protect_missing){.dir = parent[0] ? parent : "/",
+						     .name = (char *)name,
+						     .rest = (char *)path + strlen(missing) +
+							     (path[strlen(missing)] == '/'),
+						     .root = root,
+						     .rel = (char *)path + base,
+						     .why = why,
+						     .overlay = overlay},
+			    e);
 }
 
 /* A protected path under a rw bind or an overlay gets a read-only bind of itself on top; one
@@ -140,7 +163,7 @@ static int plan_protect(struct mount_plan *plan, const char *path, size_t known,
 		return ab_fail(e, errno, "cannot tell whether %s exists", path),
 		       ab_hint(e, "make its directories readable, or unprotect it");
 	if (where == MISSING)
-		return protect_missing(plan, path, first, NULL, why, e);
+		return protect_missing(plan, path, first, why, e);
 	if (where == LINK_ON_THE_WAY) {
 		/* the link's target is what the tree shows there: go on from it */
 		char *target = realpath(first, NULL), rest[PATH_MAX];
@@ -159,7 +182,7 @@ static int plan_protect(struct mount_plan *plan, const char *path, size_t known,
 		return missing ? ab_fail(e, ENOMEM, "protecting %s", path) : 0; /* dangling link */
 	if ((cover = writable_cover(plan, real)) &&
 	    (r = view_path(cover, real, dest, sizeof(dest), e)) == 0)
-		r = push_protect(plan, cover, dest, real, false, NULL, why, e);
+		r = push_protect(plan, cover, dest, real, why, e);
 	free(real);
 	return r;
 }
@@ -238,26 +261,19 @@ static bool unprotected(const struct policy *p, const char *name)
 	return false;
 }
 
-/* One list of protected names below root; stubs: a missing name whose directory exists gets a
- * file stand-in with that content (else a directory stand-in for its first missing part). */
+/* One list of protected names below root. */
 static int protect_names(struct mount_plan *plan, const struct policy *p, const char *root,
-			 const char *const *names, const char *const *stubs, struct ab_err *e)
+			 const char *const *names, struct ab_err *e)
 {
 	static const char why[] = "protected: runs outside the sandbox later";
-	char path[PATH_MAX], first[PATH_MAX];
+	char path[PATH_MAX];
 
 	for (size_t k = 0; names[k]; k++) {
-		int r;
 		if (unprotected(p, names[k]))
 			continue;
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", root, names[k]) >= sizeof(path))
 			return ab_fail(e, ENAMETOOLONG, "protecting %s", root);
-		if (stubs && first_missing(path, strlen(root), first, sizeof(first)) == MISSING &&
-		    !strcmp(first, path))
-			r = protect_missing(plan, path, first, stubs[k], why, e);
-		else
-			r = plan_protect(plan, path, strlen(root), true, why, e);
-		if (r < 0)
+		if (plan_protect(plan, path, strlen(root), true, why, e) < 0)
 			return -1;
 	}
 	return 0;
@@ -273,9 +289,7 @@ static int protect_trees(struct mount_plan *plan, const struct policy *p, struct
 			continue;
 		/* a copy: protect_names may move the ops */
 		snprintf(root, sizeof(root), "%s", strcmp(o->source, "/") ? o->source : "");
-		if (protect_names(plan, p, root, policy_protected_names, NULL, e) < 0 ||
-		    protect_names(plan, p, root, policy_protected_if_present,
-				  policy_protected_stubs, e) < 0)
+		if (protect_names(plan, p, root, policy_protected_names, e) < 0)
 			return -1;
 	}
 	for (size_t i = 0; i < p->protect.n; i++)
@@ -323,9 +337,9 @@ static int plan_hide_own(struct mount_plan *plan, const char *path, struct ab_er
 }
 
 /* A guarded path (include/guarded.h): read-only in place when the host has it; a missing one
- * gets a stand-in only when its parent exists (one higher up would freeze a whole subtree,
- * ~/.local for ~/.local/bin). */
-static int plan_guard(struct mount_plan *plan, const char *path, bool dir, struct ab_err *e)
+ * is watched for only when its parent exists (creating ~/.local for ~/.local/bin is no
+ * attempt on it). */
+static int plan_guard(struct mount_plan *plan, const char *path, struct ab_err *e)
 {
 	static const char why[] = "guarded: agentbox's inputs and the user's start-up files";
 	char first[PATH_MAX];
@@ -333,9 +347,8 @@ static int plan_guard(struct mount_plan *plan, const char *path, bool dir, struc
 
 	if (where == ALL_THERE || where == LINK_ON_THE_WAY)
 		return plan_protect(plan, path, 0, false, why, e);
-	/* a missing file stands in as an empty one (git fails on a directory at ~/.gitconfig) */
 	if (where == MISSING && !strcmp(first, path))
-		return protect_missing(plan, path, first, dir ? NULL : "", why, e);
+		return protect_missing(plan, path, first, why, e);
 	return 0; /* a missing parent, or what it cannot tell: nothing there to write through */
 }
 
@@ -353,10 +366,10 @@ int mount_plan_protect(struct mount_plan *plan, const struct policy *p,
 		if (plan_hide_own(plan, protect->hidden[i], e) < 0)
 			return -1;
 	for (size_t i = 0; protect && protect->guarded_files && i < protect->guarded_files->n; i++)
-		if (plan_guard(plan, protect->guarded_files->v[i], false, e) < 0)
+		if (plan_guard(plan, protect->guarded_files->v[i], e) < 0)
 			return -1;
 	for (size_t i = 0; protect && protect->guarded_dirs && i < protect->guarded_dirs->n; i++)
-		if (plan_guard(plan, protect->guarded_dirs->v[i], true, e) < 0)
+		if (plan_guard(plan, protect->guarded_dirs->v[i], e) < 0)
 			return -1;
 	if (protect_trees(plan, p, e) < 0)
 		return -1;

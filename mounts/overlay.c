@@ -3,7 +3,9 @@
  * layer, with the upper layer in a changes directory the command never sees:
  *
  *   DIR/run          "agentbox-changes 1", "run ID", "started SEC.NSEC", "tree N HOSTPATH",
- *                    "placeholder N PATH" (a protected path's empty stand-in, not a change)
+ *                    "protected N PATH" (a protected path the tree lacked: promote refuses
+ *                    it; runs before the stand-ins were dropped wrote "placeholder N PATH"
+ *                    for the stand-in they made, which is no change)
  *   DIR/upper/N/     what the command changed in tree N (overlayfs's own format: files and
  *                    directories as written, whiteouts for deletions, opaque directories)
  *   DIR/work/N/      overlayfs's scratch space
@@ -64,20 +66,19 @@ int overlay_open_upper(const struct run_info *r, unsigned tree, const char *rel,
 
 /* ---------- the changes directory ---------- */
 
-/* For a placeholder in an overlay tree: the tree's number, and *rel its path below the
- * tree's root. -1 for any other op. */
-static int placeholder_tree(const struct mount_plan *plan, const struct mount_op *op,
-			    const char **rel)
+/* The number of the overlay tree whose host root is root, or -1. */
+static int overlay_number(const struct mount_plan *plan, const char *root)
 {
-	const struct mount_op *tree = op->placeholder ? mount_plan_tree(plan, op) : NULL;
 	int n = 0;
 
-	if (!tree || tree->kind != MOP_OVERLAY)
-		return -1;
-	for (const struct mount_op *o = plan->ops; o != tree; o++)
-		n += o->kind == MOP_OVERLAY;
-	*rel = op->dest + (strcmp(tree->dest, "/") ? strlen(tree->dest) + 1 : 1);
-	return n;
+	for (size_t i = 0; i < plan->n; i++) {
+		if (plan->ops[i].kind != MOP_OVERLAY)
+			continue;
+		if (!strcmp(plan->ops[i].source, root))
+			return n;
+		n++;
+	}
+	return -1;
 }
 
 /* The run's start as promote compares host ctimes with it (>=: changed since): the first value of
@@ -121,11 +122,11 @@ static int write_run_file(const char *dir, const char *run_id, const struct moun
 	for (size_t i = 0; i < plan->n; i++)
 		if (plan->ops[i].kind == MOP_OVERLAY)
 			fprintf(f, "tree %u %s\n", n++, plan->ops[i].source);
-	for (size_t i = 0; i < plan->n; i++) {
-		const char *rel;
-		int t = placeholder_tree(plan, &plan->ops[i], &rel);
+	for (size_t i = 0; i < plan->n_missing; i++) {
+		const struct protect_missing *m = &plan->missing[i];
+		int t = m->overlay ? overlay_number(plan, m->root) : -1;
 		if (t >= 0)
-			fprintf(f, "placeholder %d %s\n", t, rel);
+			fprintf(f, "protected %d %s\n", t, m->rel);
 	}
 	if (fclose(f) != 0)
 		return ab_fail(e, errno, "cannot write %s", path);
@@ -150,61 +151,6 @@ static int layer_dirs(const char *dir, struct mount_op *op, unsigned n, struct a
 	if (stat(op->source, &st) < 0 || chmod(upper, st.st_mode & 0777) < 0)
 		return ab_fail(e, errno, "cannot set the mode of %s", upper);
 	if (!(op->upper = strdup(upper)) || !(op->work = strdup(work)))
-		return ab_fail(e, ENOMEM, "overlay");
-	return 0;
-}
-
-/* A file stand-in with its content (mount_op.stub), new. */
-static int write_stub(const char *path, const char *stub)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644), rc = 0;
-
-	if (fd < 0)
-		return -1;
-	if (*stub && fs_write_all(fd, stub, strlen(stub)) < 0)
-		rc = -1;
-	if (close(fd) < 0)
-		rc = -1;
-	return rc;
-}
-
-/* A protected path the host tree does not have is made, empty, in the upper layer, where the
- * read-only bind on it keeps it empty; the directories above it that only the host has are
- * made there too, with the host's modes. The bind's source becomes the upper layer's entry. */
-static int upper_placeholder(const struct mount_plan *plan, struct mount_op *op, struct ab_err *e)
-{
-	const struct mount_op *tree;
-	char upper[PATH_MAX], host[PATH_MAX];
-	const char *rel;
-	int t = placeholder_tree(plan, op, &rel);
-	size_t root;
-
-	if (t < 0)
-		return 0;
-	tree = mount_plan_tree(plan, op);
-	root = strlen(tree->upper);
-	if ((size_t)snprintf(upper, sizeof(upper), "%s/%s", tree->upper, rel) >= sizeof(upper))
-		return ab_fail(e, ENAMETOOLONG, "placeholder %s", op->dest);
-	for (char *s = upper + root + 1; (s = strchr(s, '/')); s++) {
-		struct stat st;
-		int err = 0;
-		*s = '\0';
-		snprintf(host, sizeof(host), "%s%s", strcmp(tree->source, "/") ? tree->source : "",
-			 upper + root);
-		if (lstat(host, &st) < 0)
-			err = errno;
-		else if (!S_ISDIR(st.st_mode))
-			err = ENOTDIR;
-		else if (mkdir(upper, st.st_mode & 0777) < 0 && errno != EEXIST)
-			err = errno;
-		if (err)
-			return ab_fail(e, err, "placeholder %s", upper);
-		*s = '/';
-	}
-	if (op->stub ? write_stub(upper, op->stub) < 0 : mkdir(upper, 0755) < 0)
-		return ab_fail(e, errno, "cannot create the placeholder %s", upper);
-	free(op->source);
-	if (!(op->source = strdup(upper)))
 		return ab_fail(e, ENOMEM, "overlay");
 	return 0;
 }
@@ -297,9 +243,6 @@ int overlay_prepare(const struct policy *p, const char *run_id, struct mount_pla
 		return changes_error(e);
 	for (size_t i = 0; i < plan->n; i++)
 		if (plan->ops[i].kind == MOP_OVERLAY && layer_dirs(path, &plan->ops[i], n++, e) < 0)
-			return changes_error(e);
-	for (size_t i = 0; i < plan->n; i++)
-		if (upper_placeholder(plan, &plan->ops[i], e) < 0)
 			return changes_error(e);
 	if (!(*dir = strdup(path)) || !(plan->changes_dir = strdup(path)))
 		return ab_fail(e, ENOMEM, "overlay");

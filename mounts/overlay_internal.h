@@ -25,7 +25,8 @@ struct run_info {
 	char id[64];
 	struct timespec started;
 	struct strv trees;	  /* host paths, by tree number */
-	struct strv placeholders; /* "N/PATH": protected paths' stand-ins in the upper layer */
+	struct strv placeholders; /* "N/PATH": older runs' stand-ins in the upper layer */
+	struct strv protected;	  /* "N/PATH": protected paths the tree lacked (promote refuses) */
 };
 
 enum change_kind { CH_ADDED, CH_MODIFIED, CH_DELETED };

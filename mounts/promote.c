@@ -628,6 +628,21 @@ static int check_all(const struct run_info *r, const struct promote_log *log,
 	return conflicted || linked ? 1 : 0;
 }
 
+/* At or below a path the run's profile protected and its tree lacked ([filesystem] protect
+ * among them: the names every tree has are guarded_refusal's). */
+static bool run_protected(const struct run_info *r, const struct change *ch)
+{
+	char entry[PATH_MAX + 16];
+
+	snprintf(entry, sizeof(entry), "%u/%s", ch->tree, ch->rel);
+	for (size_t i = 0; i < r->protected.n; i++) {
+		size_t n = strlen(r->protected.v[i]);
+		if (!strncmp(entry, r->protected.v[i], n) && (entry[n] == '\0' || entry[n] == '/'))
+			return true;
+	}
+	return false;
+}
+
 /* Protected and guarded paths are refused (listed, audited); the rest is applied. */
 int overlay_promote(const struct run_info *r, const struct changes *c, char **paths, int n,
 		    struct audit *a, struct ab_err *e)
@@ -656,6 +671,8 @@ int overlay_promote(const struct run_info *r, const struct changes *c, char **pa
 		overlay_host_path(r, ch->tree, ch->rel, host, sizeof(host));
 		why = guarded_refusal(ch->rel, ch->kind != CH_DELETED && S_ISDIR(ch->mode), host,
 				      &gfiles, &gdirs);
+		if (!why && run_protected(r, ch))
+			why = "a path the run's profile protects";
 		if (why) {
 			ab_say("refused: %s: %s\n", safe(host, shown, sizeof(shown)), why);
 			refused++;

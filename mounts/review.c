@@ -34,6 +34,7 @@ static void run_info_free(struct run_info *r)
 {
 	strv_free(&r->trees);
 	strv_free(&r->placeholders);
+	strv_free(&r->protected);
 	close(r->fd);
 }
 
@@ -97,10 +98,14 @@ static int parse_run_line(struct run_info *r, const char *line, struct ab_err *e
 	if (sscanf(line, "tree %u %n", &n, &off) == 1 && off > 0 && n == r->trees.n &&
 	    canonical_tree(line + off))
 		return strv_push(&r->trees, line + off) < 0 ? ab_fail(e, ENOMEM, "run") : 0;
-	if (sscanf(line, "placeholder %u %n", &n, &off) == 1 && off > 0) {
+	if ((sscanf(line, "placeholder %u %n", &n, &off) == 1 ||
+	     sscanf(line, "protected %u %n", &n, &off) == 1) &&
+	    off > 0) {
 		char entry[PATH_MAX + 16];
 		snprintf(entry, sizeof(entry), "%u/%s", n, line + off);
-		return strv_push(&r->placeholders, entry) < 0 ? ab_fail(e, ENOMEM, "run") : 0;
+		return strv_push(line[1] == 'l' ? &r->placeholders : &r->protected, entry) < 0
+			   ? ab_fail(e, ENOMEM, "run")
+			   : 0;
 	}
 	return ab_fail(e, 0, "%s/" RUN_FILE ": unexpected line '%.60s'", r->dir, line);
 }

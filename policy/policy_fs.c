@@ -106,9 +106,6 @@ static int on_unprotect(const struct setting *s, const char *v, struct ab_err *e
 	for (size_t i = 0; policy_protected_names[i]; i++)
 		if (!strcmp(v, policy_protected_names[i]))
 			return policy_push_item(&s->p->unprotect, v, e);
-	for (size_t i = 0; policy_protected_if_present[i]; i++)
-		if (!strcmp(v, policy_protected_if_present[i]))
-			return policy_push_item(&s->p->unprotect, v, e);
 	return ab_fail(e, 0, "'%s' is not one of the protected names", v),
 	       ab_hint(e, "see docs/profile.md for the list (.git/hooks, .bashrc, .envrc, ...)"),
 	       policy_at_error(&s->at, e);

@@ -30,8 +30,6 @@ static int audit_mounts(const struct mount_plan *plan, struct audit *a, struct a
 			json_kv_str(j, "why", op->why);
 		if (op->skipped)
 			json_kv_str(j, "skipped", "missing on the host");
-		if (op->placeholder)
-			json_kv_bool(j, "placeholder", true);
 		if (audit_emit(a, e) < 0)
 			return -1;
 	}

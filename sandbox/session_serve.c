@@ -32,7 +32,16 @@
 
 #define MAX_CLIENTS 256
 /* The poll set of one round: these, then one slot per client. */
-enum { SLOT_SIGNALS, SLOT_PID1, SLOT_LISTENER, SLOT_FILTER, SLOT_PROXY, SLOT_DISK, FIXED_FDS };
+enum {
+	SLOT_SIGNALS,
+	SLOT_PID1,
+	SLOT_LISTENER,
+	SLOT_FILTER,
+	SLOT_PROXY,
+	SLOT_DISK,
+	SLOT_PROTECT,
+	FIXED_FDS
+};
 
 struct client {
 	int fd;
@@ -606,6 +615,7 @@ static int round_trip(struct serve *s, struct ab_err *e)
 	    (struct pollfd){r->monitor ? seccomp_monitor_fd(r->monitor) : -1, POLLIN, 0};
 	pfd[SLOT_PROXY] = (struct pollfd){r->proxy ? proxy_fd(r->proxy) : -1, POLLIN, 0};
 	pfd[SLOT_DISK] = (struct pollfd){r->disk ? disk_limit_fd(r->disk) : -1, POLLIN, 0};
+	pfd[SLOT_PROTECT] = (struct pollfd){r->watch ? protect_watch_fd(r->watch) : -1, POLLIN, 0};
 	for (size_t i = 0; i < nc; i++) {
 		fds[i] = s->clients[i].fd;
 		pfd[n++] = (struct pollfd){fds[i], POLLIN, 0};
@@ -635,6 +645,8 @@ static int round_trip(struct serve *s, struct ab_err *e)
 		return -1;
 	if (s->disk_full)
 		s->end_reason = "disk";
+	if ((pfd[SLOT_PROTECT].revents & POLLIN) && protect_watch_check(r->watch, s->a, e) < 0)
+		return -1; /* a protected path appeared: the session ends (e.cause) */
 	for (size_t i = 0; i < nc; i++) {
 		struct client *c;
 		if (!(pfd[FIXED_FDS + i].revents & (POLLIN | POLLHUP | POLLERR)))

@@ -161,6 +161,7 @@ enum watch_slot {
 	WATCH_SECCOMP, /* the filter's notification listener */
 	WATCH_PROXY,   /* the egress proxy's epoll fd */
 	WATCH_DISK,    /* [limits] disk's timer */
+	WATCH_PROTECT, /* the protected paths an rw tree lacks (inotify) */
 	WATCH_SLOTS
 };
 
@@ -317,6 +318,8 @@ static int answer_slots(struct run *r, struct supervision *s, struct pollfd fds[
 		return -1; /* the audit trail failed */
 	if ((fds[WATCH_DISK].revents & POLLIN) && supervise_disk_tick(r, &s->disk_full, a, e) < 0)
 		return -1;
+	if ((fds[WATCH_PROTECT].revents & POLLIN) && protect_watch_check(r->watch, a, e) < 0)
+		return -1; /* a protected path appeared: the run stops */
 	/* an fd that hung up with nothing left to read is done: polling it again would spin (the
 	 * filter's listener once the command is gone, the socket once pid 1 is) until SIGCHLD says
 	 * pid 1 can be reaped. The signals are relayed to the end. */
@@ -346,7 +349,8 @@ int supervise_run(struct run *r, struct audit *a, struct sandbox_result *res, st
 	    [WATCH_TIMEOUT] = {s.tfd, POLLIN, 0},
 	    [WATCH_SECCOMP] = {r->monitor ? seccomp_monitor_fd(r->monitor) : -1, POLLIN, 0},
 	    [WATCH_PROXY] = {r->proxy ? proxy_fd(r->proxy) : -1, POLLIN, 0},
-	    [WATCH_DISK] = {r->disk ? disk_limit_fd(r->disk) : -1, POLLIN, 0}};
+	    [WATCH_DISK] = {r->disk ? disk_limit_fd(r->disk) : -1, POLLIN, 0},
+	    [WATCH_PROTECT] = {r->watch ? protect_watch_fd(r->watch) : -1, POLLIN, 0}};
 	for (;;) {
 		if (reap_pid1(r, &status, &res->ru))
 			break;
@@ -366,6 +370,8 @@ int supervise_run(struct run *r, struct audit *a, struct sandbox_result *res, st
 	if (r->monitor && seccomp_monitor_flush(r->monitor, a, e) < 0)
 		rc = -1;
 	if (r->proxy && proxy_settle(r->proxy, e) < 0)
+		rc = -1;
+	if (rc == 0 && r->watch && protect_watch_settle(r->watch, a, e) < 0)
 		rc = -1;
 	while (!s.have_exit && !s.setup_failed &&
 	       poll(&(struct pollfd){r->sock[0], POLLIN, 0}, 1, 0) == 1)

@@ -290,6 +290,22 @@ gap() {
 	exit 2
 }
 
+# refused_missing PATH CMD...: CMD (an agentbox run) makes PATH, a protected path its rw tree
+# lacked, then sleeps and prints NOT-STOPPED. The watch must have stopped the run (125, the cause
+# named on stderr), and renamed what appeared aside: PATH itself is gone from the host, its
+# content kept in PATH.agentbox-refused (removed here, as the host's user would after a look).
+refused_missing() {
+	local path=$1
+	shift
+	run "$@"
+	case "$OUT" in *NOT-STOPPED*) escaped "the run went on after $path appeared" "$(evidence)" ;; esac
+	[ "$RC" = 125 ] || escaped "$path: expected the run to stop with 125" "$(evidence)"
+	case "$ERR" in *"appeared in an rw tree"*) ;; *) escaped "$path: no word on the refusal" "$(evidence)" ;; esac
+	[ -e "$path" ] || [ -L "$path" ] && escaped "$path is on the host after the run" "$(evidence)"
+	[ -e "$path.agentbox-refused" ] || escaped "$path was not renamed aside" "$(evidence)"
+	rm -rf "$path.agentbox-refused"
+}
+
 # The evidence of the last command, for why().
 evidence() {
 	printf 'exit %s; result: %s; stderr: %s' "$RC" "${RESULT:-none}" "$(printf '%s' "$ERR" | head -c 400)"

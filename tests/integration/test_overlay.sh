@@ -329,48 +329,66 @@ t_protected_paths() {
 	assert_eq "M $PROJ/.bashrc" "$OUT" "the overlay's only change"
 }
 
-# Protected paths the tree does not have: the command cannot create them (an empty read-only
-# directory stands in), in an rw tree and in an overlay tree; a sibling it can. The stand-ins
-# leave no trace: the rw tree's go when the last run on the tree ends, even when another run
-# that used them ended first, and an overlay's are not among its changes.
+# Protected paths the tree does not have. Nothing stands in for them: inside, the tree holds
+# only what the host's does, so `git add -A` commits no stand-in, and the host's tree shows
+# nothing new while the run lasts. In an rw tree, one that appears is renamed aside
+# (NAME.agentbox-refused, its content kept) and the run stops (125, cause protected-path, a
+# protect event); a sibling is created as usual. In an overlay tree the command may make them:
+# they stay among the changes, and promote refuses them.
 t_protected_missing() {
-	local state="$META/state" try='
-		cd "$1"
-		for f in .bashrc .envrc .git/config .git/hooks/pre-commit .vscode/tasks.json; do
-			mkdir -p "${f%/*}" 2>/dev/null
-			echo evil >"$f" 2>/dev/null && echo "CREATED $f"
-		done
-		rmdir .envrc 2>/dev/null && echo REMOVED
-		mv .git .git-moved 2>/dev/null && echo MOVED
-		echo fine >sibling && echo SIBLING-OK'
+	local f name during
 	mk_project
-	export XDG_STATE_HOME=$state
-	expect_exit 0 "$AGENTBOX" -p shell --rw "$PROJ" --audit "$META/m.jsonl" -- sh -c "$try" sh "$PROJ"
-	assert_eq SIBLING-OK "$OUT" "no protected path could be created (rw tree)"
-	assert_contains "$(cat "$META/m.jsonl")" \
-		"\"path\":\"$PROJ/.envrc\",\"source\":\"$PROJ/.envrc\",\"implicit\":true,\"why\":\"protected: runs outside the sandbox later\",\"placeholder\":true" \
-		"the placeholder's mount is audited"
-	for f in .bashrc .envrc .git .vscode; do assert_absent "$PROJ/$f" "$f on the host after the run"; done
-	assert_eq "docs gone.txt old-name.txt outlink sibling src blob.bin" \
-		"$(cd "$PROJ" && ls -A | LC_ALL=C sort | tr '\n' ' ' | sed 's/ $//' | sed 's/^blob.bin \(.*\)/\1 blob.bin/')" \
-		"nothing else appeared in the tree"
-	# two runs at once: the first ends while the second still relies on the stand-ins
-	rm "$PROJ/sibling"
-	"$AGENTBOX" -p shell --rw "$PROJ" -- sh -c 'sleep 0.5' &
-	local first=$!
-	sleep 0.25
-	expect_exit 0 "$AGENTBOX" -p shell --rw "$PROJ" -- sh -c "sleep 1; $try" sh "$PROJ"
-	wait "$first"
-	assert_eq SIBLING-OK "$OUT" "still protected after the other run ended"
-	for f in .bashrc .envrc .git .vscode; do assert_absent "$PROJ/$f" "$f after both runs"; done
-	# an overlay tree: the stand-ins live in the upper layer and are not changes
-	rm "$PROJ/sibling"
-	expect_exit 0 "$AGENTBOX" -p shell --overlay "$PROJ" --changes "$META/ch" -- sh -c "$try" sh "$PROJ"
-	assert_eq SIBLING-OK "$OUT" "no protected path could be created (overlay tree)"
-	expect_exit 0 "$AGENTBOX" changes "$META/ch"
-	assert_eq "A $PROJ/sibling" "$OUT" "the overlay's only change"
-	assert_absent "$PROJ/sibling" "the overlay's change is not on the host"
-	unset XDG_STATE_HOME
+	git -C "$PROJ" init -q
+	git -C "$PROJ" -c user.email=a@b -c user.name=n commit -q --allow-empty -m base
+	rm -rf "$PROJ/.git/hooks" # a repository without hooks: .git/hooks is missing too
+	# control: an ordinary run; inside and on the host nothing but the project's own entries
+	"$AGENTBOX" -p shell --rw "$PROJ" -- sh -c 'cd "$1" && ls -A && sleep 1' sh "$PROJ" \
+		>"$META/inside" &
+	sleep 0.5
+	during=$(ls -A "$PROJ" | LC_ALL=C sort | tr '\n' ' ')
+	wait $! || fail "the ordinary run failed"
+	assert_eq ".git blob.bin docs gone.txt old-name.txt outlink src " "$during" "the host's tree during a run"
+	assert_eq ".git blob.bin docs gone.txt old-name.txt outlink src " \
+		"$(LC_ALL=C sort "$META/inside" | tr '\n' ' ')" "the tree inside"
+	expect_exit 0 "$AGENTBOX" -p shell --rw "$PROJ" -- sh -c '
+		cd "$1" && echo fine >sibling && git add -A &&
+		git -c user.email=a@b -c user.name=n commit -qm one && git show --name-only --format= HEAD' \
+		sh "$PROJ"
+	assert_contains "$OUT" sibling "the commit holds the command's file"
+	assert_eq "blob.bin docs/keep.txt gone.txt old-name.txt outlink sibling src/main.txt " \
+		"$(printf '%s\n' "$OUT" | LC_ALL=C sort | tr '\n' ' ')" "and only the project's files (no stand-in)"
+	# what the command makes, and the protected path that is refused (a new .vscode is watched
+	# in turn; a missing .git/hooks is refused as the directory is made)
+	for f in .npmrc .bashrc .envrc .vscode/tasks.json .git/hooks/pre-commit .git/commondir; do
+		name=${f%/pre-commit}
+		expect_exit 125 "$AGENTBOX" -p shell --rw "$PROJ" --audit "$META/m.jsonl" -- sh -c '
+			cd "$1" && mkdir -p "$(dirname "$2")" && echo evil >"$2"; sleep 5; echo NOT-STOPPED' \
+			sh "$PROJ" "$f"
+		assert_not_contains "$OUT" NOT-STOPPED "$f: the run stopped"
+		assert_contains "$ERR" "$PROJ/$name appeared in an rw tree" "$f: the cause"
+		assert_contains "$(cat "$META/m.jsonl")" "\"event\":\"protect\"" "$f: a protect event"
+		assert_contains "$(cat "$META/m.jsonl")" '"cause":"protected-path"' "$f: the exit's cause"
+		assert_absent "$PROJ/$name" "$f: on the host after the run"
+		[ -e "$PROJ/$name.agentbox-refused" ] || fail "$f: not renamed aside" "$(ls -A "$PROJ")"
+		rm -rf "$PROJ/$name.agentbox-refused" "$PROJ/.vscode"
+	done
+	assert_eq "" "$(cd "$PROJ" && ls -A | grep -v -e '^.git$' -e blob.bin -e docs -e gone.txt \
+		-e old-name.txt -e outlink -e src -e sibling)" "nothing else was left in the tree"
+	# an existing .git stays where it is (pinned): no new one can take its place
+	expect_exit 0 "$AGENTBOX" -p shell --rw "$PROJ" -- sh -c \
+		'cd "$1"; mv .git .git-moved 2>/dev/null && echo MOVED; echo done' sh "$PROJ"
+	assert_eq done "$OUT" ".git could not be moved away"
+	# an overlay tree: made inside, among the changes, refused by promote
+	rm -f "$PROJ/sibling"
+	expect_exit 0 "$AGENTBOX" -p shell --overlay "$PROJ" --changes "$META/ch" -- sh -c '
+		cd "$1" && echo evil >.npmrc && echo evil >.envrc && echo fine >sibling && echo MADE' \
+		sh "$PROJ"
+	assert_eq MADE "$OUT" "the overlay tree takes them"
+	expect_exit 0 "$AGENTBOX" promote "$META/ch"
+	assert_contains "$ERR" "refused: $PROJ/.npmrc" "promote refuses .npmrc"
+	assert_contains "$ERR" "refused: $PROJ/.envrc" "and .envrc"
+	assert_absent "$PROJ/.npmrc" "the refused .npmrc"
+	assert_eq fine "$(cat "$PROJ/sibling")" "the ordinary change is promoted"
 }
 
 # [limits] changes-size: a filler gets ENOSPC at the cap, the run goes on, the audit says so,
@@ -433,19 +451,20 @@ t_promote_refuses_protected() {
 	assert_eq ok "$(cat "$PROJ/plain.txt")" "the ordinary change"
 }
 
-# --overlay SUB below the rw workspace, where SUB/.git has no hooks: the stand-in goes in the
-# overlay's upper layer (it stopped with "create .git/hooks on the host"), and the repository's
-# writes stay in the overlay (a pin from the workspace put the host's .git on top of it).
+# --overlay SUB below the rw workspace, where SUB/.git has no hooks: a hook made inside stays in
+# the overlay's upper layer (the workspace's watch does not reach into the overlay), and the
+# repository's writes stay in the overlay (a pin from the workspace put the host's .git on top of
+# it once).
 t_overlay_below_rw_without_hooks() {
 	git init -q sub
 	rm -rf sub/.git/hooks
 	expect_exit 0 "$AGENTBOX" -p shell --overlay "$CASE/sub" --changes "$META/ch" -- sh -c '
 		cd sub && echo x >f && git add f &&
 		git -c user.email=a@b -c user.name=n commit -qm inside && echo COMMITTED
-		mkdir .git/hooks/x 2>/dev/null || echo HOOKS-READ-ONLY'
+		mkdir .git/hooks && echo evil >.git/hooks/pre-commit && echo HOOK-IN-OVERLAY'
 	assert_contains "$OUT" COMMITTED "a commit inside the overlay"
-	assert_contains "$OUT" HOOKS-READ-ONLY "the hooks stand-in"
-	assert_absent "$CASE/sub/.git/hooks" "a stand-in on the host"
+	assert_contains "$OUT" HOOK-IN-OVERLAY "a hook made inside the overlay"
+	assert_absent "$CASE/sub/.git/hooks" "the hook on the host"
 	run_cmd git -C "$CASE/sub" log
 	assert_not_contains "$OUT" inside "the host's history"
 	# positive control: the commit is among the changes

@@ -15,7 +15,7 @@ MIN_RUNS=40 MAX_RUNS=400 # runs go on past MIN_RUNS until one used the real dire
 setup() {
 	mkdir -p "$META/outside" ws/out
 	ln -s "$META/outside" ws/alt
-	# the race is against the bind source: the protected names' stand-ins would add lookups
+	# the race is against the bind source: the protected names' read-only binds would add lookups
 	# of ws/out of their own (each a refusal under the race, so the control could starve).
 	# Every default name is unprotected (policy.c's two lists); a name added there and not
 	# here makes the control starve again, as it did when git's pointer files were added.

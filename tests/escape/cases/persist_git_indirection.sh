@@ -5,9 +5,9 @@
 # alternates, config.worktree. The command writes core.fsmonitor (a program git runs on the
 # next `git status`) into those that exist, creates a worktree and a submodule directory, and
 # creates the missing .git/commondir pointing at a directory it controls.
-# Defence: mounts: .git/info, .git/worktrees and .git/modules are read-only in place (a stand-in
-# where missing); commondir, config.worktree and the alternates files too, a missing one
-# standing in as a file that means what its absence means (commondir ".").
+# Defence: mounts: .git/info, .git/worktrees and .git/modules are read-only in place, commondir,
+# config.worktree and the alternates files too; one the repository lacks (here commondir) is
+# watched: it is renamed aside as it appears and the run stops (mounts/protect_watch.c).
 # Control: on the host the same writes work, and inside, an ordinary commit still works.
 
 setup() {
@@ -30,6 +30,11 @@ plant() {
 	echo '* filter=evil' >.git/info/attributes && echo PLANTED-attributes
 	echo /tmp/objects >.git/objects/info/alternates && echo PLANTED-alternates
 	echo '[core]' >>.git/config.worktree && echo PLANTED-config-worktree
+	plant_missing
+}
+
+# the one the repository lacks
+plant_missing() {
 	echo /tmp/elsewhere >.git/commondir && echo PLANTED-commondir
 }
 
@@ -43,8 +48,8 @@ control() {
 
 attack() {
 	cd repo || escaped "no repo"
-	run "$AGENTBOX" -p shell -- bash -c "$(declare -f plant); plant; echo x >f && git add f &&
-		git -c user.email=a@b -c user.name=n commit -qm one && echo COMMITTED"
+	run "$AGENTBOX" -p shell -- bash -c "$(declare -f plant); plant_missing() { :; }; plant
+		echo x >f && git add f && git -c user.email=a@b -c user.name=n commit -qm one && echo COMMITTED"
 	case "$OUT" in *PLANTED*) escaped "inside: $(printf '%s' "$OUT" | grep PLANTED | tr '\n' ' ')" "$(evidence)" ;; esac
 	case "$OUT" in *COMMITTED*) ;; *) escaped "an ordinary commit failed inside (so the case proves nothing)" "$(evidence)" ;; esac
 	grep -q evil .git/modules/sub/config .git/worktrees/wt/config.worktree 2>/dev/null &&
@@ -52,5 +57,7 @@ attack() {
 	[ -e .git/worktrees/new ] || [ -e .git/modules/new ] || [ -e .git/info/attributes ] ||
 		[ -e .git/commondir ] &&
 		escaped "a planted path is on the host" "$(ls -la .git .git/info 2>&1)"
-	blocked "all ten refused (read-only in place or a stand-in, commondir a '.' file); an ordinary commit worked"
+	refused_missing "$PWD/.git/commondir" "$AGENTBOX" -p shell -- bash -c \
+		"$(declare -f plant_missing); plant_missing; sleep 3; echo NOT-STOPPED"
+	blocked "nine refused read-only in place, the missing commondir stopped the run; an ordinary commit worked"
 }
