@@ -83,8 +83,9 @@ struct egress_rules {
 	 * ("[credential NAME] HOST") */
 	struct egress_rule_list implied;
 	struct egress_pin_list pins; /* [network] resolve */
-	/* [http] rules; then, for each credential host no [http] rule covers, an implied rule
-	 * allowing its every request ("* HOST/(anything)", implied = true) */
+	/* [http] rules; then each credential's rules, implied (they decide the requests to a host
+	 * no [http] allow rule names), and for each credential host a fallback allowing its every
+	 * request ("* HOST/(anything)": a host no other allow rule names); http_rules.h, tiers */
 	struct http_rules http;
 };
 
