@@ -173,6 +173,10 @@ struct policy {
 	 * once every layer is in: their errors name a line too */
 	struct strv set_keys;
 	struct origin *set_at;
+	/* ... and where each list item and rule was written ("section.key\nITEM", the first time
+	 * first), for the warnings (policy_warn.h) */
+	struct strv item_keys;
+	struct origin *item_at;
 };
 
 /* vars are copied. A NULL io reads real files. */
