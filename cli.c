@@ -22,6 +22,7 @@
 #include "mounts.h"
 #include "overlay.h"
 #include "policy.h"
+#include "policy_warn.h"
 #include "result.h"
 #include "run_audit.h"
 #include "sandbox.h"
@@ -65,7 +66,11 @@ static const char usage[] =
     "                           (e.g. --result fd:3 3>FILE) or a file; --json is implied\n"
     "      --chdir DIR          working directory inside the sandbox\n"
     "      --explain            print the effective policy as JSON and exit\n"
-    "      --check              validate the profile and exit (0 valid, 125 not)\n"
+    "      --check              validate the profile and exit (0 valid, 125 not); print a\n"
+    "                           warning line for each rule that cannot take effect\n"
+    "      --strict             (with --check) exit 125 when there is a warning\n"
+    "      --paths              (with --check) warn of host paths the profile names that\n"
+    "                           are missing or unreadable (ro-try and rw-try excepted)\n"
     "      --version            print the version and exit\n"
     "\n"
     "  agentbox session start [OPTIONS] -p PROFILE\n"
@@ -107,6 +112,8 @@ enum opt {
 	OPT_CHDIR,
 	OPT_EXPLAIN,
 	OPT_CHECK,
+	OPT_STRICT,
+	OPT_PATHS,
 	OPT_VERSION,
 	OPT_JSON,
 	OPT_RESULT,
@@ -142,6 +149,7 @@ struct cli {
 	struct override *ov;
 	size_t n_ov;
 	bool explain, check;
+	bool strict, paths; /* --check --strict, --check --paths */
 	bool session, json; /* session start [--json]; a run's --json wants --result */
 	const char *result; /* --result DEST */
 	char *result_path;  /* a file DEST, absolute: hidden from the sandbox */
@@ -229,6 +237,8 @@ static int parse_args(int argc, char **argv, struct cli *c, const char *cwd, str
 	    {"chdir", required_argument, NULL, OPT_CHDIR},
 	    {"explain", no_argument, NULL, OPT_EXPLAIN},
 	    {"check", no_argument, NULL, OPT_CHECK},
+	    {"strict", no_argument, NULL, OPT_STRICT},
+	    {"paths", no_argument, NULL, OPT_PATHS},
 	    {"version", no_argument, NULL, OPT_VERSION},
 	    {"json", no_argument, NULL, OPT_JSON},
 	    {"result", required_argument, NULL, OPT_RESULT},
@@ -259,6 +269,12 @@ static int parse_args(int argc, char **argv, struct cli *c, const char *cwd, str
 		case OPT_CHECK:
 			c->check = true;
 			break;
+		case OPT_STRICT:
+			c->strict = true;
+			break;
+		case OPT_PATHS:
+			c->paths = true;
+			break;
 		case OPT_JSON:
 			c->json = true;
 			break;
@@ -288,6 +304,10 @@ static int parse_args(int argc, char **argv, struct cli *c, const char *cwd, str
 	if (c->session && *c->command)
 		return ab_fail(e, 0, "session start takes no command"),
 		       ab_hint(e, "start it, then agentbox exec ID -- COMMAND [ARG...]");
+	if ((c->strict || c->paths) && !c->check)
+		return ab_fail(e, 0, "%s goes with --check", c->strict ? "--strict" : "--paths"),
+		       ab_hint(e, "agentbox --check %s -p PROFILE",
+			       c->strict ? "--strict" : "--paths");
 	if (!*c->command && !c->explain && !c->check && !c->session)
 		return ab_fail(e, 0, "no command given"),
 		       ab_hint(e, "agentbox -p PROFILE -- COMMAND [ARG...]");
@@ -351,6 +371,40 @@ static int explain(const struct policy *p)
 	json_free(&j);
 	if (!text || fflush(stdout) != 0) {
 		ab_say("cannot write the policy\n");
+		return EXIT_SETUP;
+	}
+	return 0;
+}
+
+/* The profile's warnings (policy_warn.h), a line each; with paths, the host paths' too. The
+ * number printed, or -1 when out of memory. */
+static int say_warnings(const struct policy *p, bool paths, struct ab_err *e)
+{
+	struct strv lines = {0};
+	int n;
+
+	if (policy_warnings(p, &lines, e) < 0 ||
+	    (paths && policy_path_warnings(p, &lines, e) < 0)) {
+		strv_free(&lines);
+		return -1;
+	}
+	for (size_t i = 0; i < lines.n; i++)
+		ab_say("warning: %s\n", lines.v[i]);
+	n = (int)lines.n;
+	strv_free(&lines);
+	return n;
+}
+
+/* --check: a valid profile exits 0, warnings or not; --strict makes a warning fail it. */
+static int check(const struct policy *p, const struct cli *c)
+{
+	struct ab_err e = {0};
+	int n = say_warnings(p, c->paths, &e);
+
+	if (n < 0)
+		return fail(&e);
+	if (n > 0 && c->strict) {
+		ab_say("%d warning%s: --strict fails the check\n", n, n == 1 ? "" : "s");
 		return EXIT_SETUP;
 	}
 	return 0;
@@ -569,7 +623,9 @@ int main(int argc, char **argv)
 	else if (c.explain)
 		rc = explain(p);
 	else if (c.check)
-		rc = 0;
+		rc = check(p, &c);
+	else if (say_warnings(p, false, &e) < 0)
+		rc = put_result(&c, fail(&e), NULL, NULL, &e);
 	else
 		rc = run(p, &c);
 out:

@@ -118,5 +118,7 @@ void policy_free(struct policy *p)
 	free(p->scalar_layers);
 	strv_free(&p->set_keys);
 	free(p->set_at);
+	strv_free(&p->item_keys);
+	free(p->item_at);
 	free(p);
 }

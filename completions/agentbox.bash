@@ -60,6 +60,6 @@ _agentbox()
 		COMPREPLY=($(compgen -W "session exec mcp audit changes diff promote discard" -- "$cur"))
 	fi
 	COMPREPLY+=($(compgen -W "-p --profile --audit --ro --rw --tmpfs --hide --overlay --changes --setenv --net
-		--allow --resolve --timeout --result --json --chdir --explain --check --version -h --help --" -- "$cur"))
+		--allow --resolve --timeout --result --json --chdir --explain --check --strict --paths --version -h --help --" -- "$cur"))
 }
 complete -F _agentbox agentbox

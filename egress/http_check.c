@@ -50,6 +50,21 @@ void http_check_refuse(struct conn *c, int status, const char *denied, const cha
 		conn_audit(c, "deny", why);
 }
 
+/* Why a request was denied: the rule and what it adds, or a credential's rules, named. */
+static void deny_text(const struct conn *c, const char *rule, const char *detail, char *text,
+		      size_t size)
+{
+	char rules[512];
+
+	if (detail && !strcmp(detail, HTTP_RULES_WHY_CREDENTIAL)) {
+		http_rules_deciding(&c->px->rules->http, c->name, rules, sizeof(rules));
+		snprintf(text, size, "denied by the rules of %s (%s): %s", rule, rules, detail);
+		return;
+	}
+	snprintf(text, size, "denied by [http] rule '%s'%s%s", rule, detail ? ": " : "",
+		 detail ? detail : "");
+}
+
 bool http_check_request(struct conn *c, const char *head, size_t head_len)
 {
 	const struct http_rules *rs = &c->px->rules->http;
@@ -71,8 +86,7 @@ bool http_check_request(struct conn *c, const char *head, size_t head_len)
 	v = http_rules_decide_why(rs, c->method, c->name, &t, &rule, &detail);
 	c->http_rule = rule;
 	if (v == HTTP_DENY) {
-		snprintf(text, sizeof(text), "denied by [http] rule '%s'%s%s", rule,
-			 detail ? ": " : "", detail ? detail : "");
+		deny_text(c, rule, detail, text, sizeof(text));
 		http_check_refuse(c, 403, rule, text);
 		http_target_free(&t);
 		return false;

@@ -40,6 +40,10 @@ struct egress_pin {
 
 int egress_pin_parse(const char *text, struct egress_pin *pin, struct ab_err *e);
 
+/* Whether outer matches every host and port inner matches (a rule as inner: a name rule by its
+ * names, an address rule by its addresses; names and addresses never cover each other). */
+bool egress_rule_covers(const struct egress_rule *outer, const struct egress_rule *inner);
+
 /* Rules as parsed and as written, index for index (text.v[i] is v[i] as the profile wrote it,
  * for --explain and the audit). The count is text.n. */
 struct egress_rule_list {

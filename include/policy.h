@@ -83,8 +83,9 @@ struct egress_rules {
 	 * ("[credential NAME] HOST") */
 	struct egress_rule_list implied;
 	struct egress_pin_list pins; /* [network] resolve */
-	/* [http] rules; then, for each credential host no [http] rule covers, an implied rule
-	 * allowing its every request ("* HOST/(anything)", implied = true) */
+	/* [http] rules; then each credential's rules, implied (they decide the requests to a host
+	 * no [http] allow rule names), and for each credential host a fallback allowing its every
+	 * request ("* HOST/(anything)": a host no other allow rule names); http_rules.h, tiers */
 	struct http_rules http;
 };
 
@@ -172,6 +173,10 @@ struct policy {
 	 * once every layer is in: their errors name a line too */
 	struct strv set_keys;
 	struct origin *set_at;
+	/* ... and where each list item and rule was written ("section.key\nITEM", the first time
+	 * first), for the warnings (policy_warn.h) */
+	struct strv item_keys;
+	struct origin *item_at;
 };
 
 /* vars are copied. A NULL io reads real files. */

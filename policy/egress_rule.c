@@ -243,6 +243,51 @@ bool egress_host_name(const char *host, char name[256], const char **why)
 	return !*why;
 }
 
+/* name is a subdomain of suffix (not suffix itself) */
+static bool below(const char *name, const char *suffix)
+{
+	size_t n = strlen(name), s = strlen(suffix);
+
+	return n > s + 1 && name[n - s - 1] == '.' && !strcmp(name + n - s, suffix);
+}
+
+static bool names_cover(const struct egress_rule *o, const struct egress_rule *in)
+{
+	bool same = !strcmp(o->host, in->host), under = below(in->host, o->host);
+
+	switch (o->kind) {
+	case RULE_HOST:
+		return in->kind == RULE_HOST && same;
+	case RULE_SUBDOMAINS:
+		/* *.s covers a name below s, and *.t or **.t for t below s; *.s itself */
+		return under || (same && in->kind == RULE_SUBDOMAINS);
+	case RULE_DOMAIN:
+		return same || under;
+	default:
+		return false;
+	}
+}
+
+static bool addresses_cover(const struct egress_rule *o, const struct egress_rule *in)
+{
+	unsigned full = o->prefix / 8, rest = o->prefix % 8;
+
+	if (in->family != o->family || in->prefix < o->prefix || memcmp(in->addr, o->addr, full))
+		return false;
+	return !rest || ((in->addr[full] ^ o->addr[full]) & (uint8_t)(0xff << (8 - rest))) == 0;
+}
+
+bool egress_rule_covers(const struct egress_rule *outer, const struct egress_rule *inner)
+{
+	bool named = outer->kind <= RULE_DOMAIN, in_named = inner->kind <= RULE_DOMAIN;
+
+	if (outer->port && outer->port != inner->port)
+		return false;
+	if (named != in_named)
+		return false;
+	return named ? names_cover(outer, inner) : addresses_cover(outer, inner);
+}
+
 /* v grows with text: one slot more than text holds after a push */
 static void *grow(void *v, size_t n, size_t size)
 {

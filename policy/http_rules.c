@@ -308,6 +308,7 @@ static void rule_free(struct http_rule *r)
 	free(r->slashed.el);
 	free(r->query.el);
 	free(r->text);
+	free(r->by);
 }
 
 int http_rules_add(struct http_rules *rs, bool deny, const char *text, struct ab_err *e)
@@ -342,6 +343,38 @@ bool http_rules_has(const struct http_rules *rs, bool deny, const char *text)
 		if (rs->v[i].deny == deny && !strcmp(rs->v[i].text, text))
 			return true;
 	return false;
+}
+
+static int glob_copy(struct http_glob *to, const struct http_glob *from)
+{
+	to->n = from->n;
+	to->el = NULL;
+	if (!from->n)
+		return 0;
+	if (!(to->el = malloc(from->n * sizeof(*to->el))))
+		return -1;
+	memcpy(to->el, from->el, from->n * sizeof(*to->el));
+	return 0;
+}
+
+int http_rules_copy(struct http_rules *rs, const struct http_rule *r, const char *by)
+{
+	struct http_rule c = *r, *nv;
+	bool ok;
+
+	c.path.el = c.slashed.el = c.query.el = NULL;
+	c.text = c.by = NULL;
+	ok = glob_copy(&c.path, &r->path) == 0 && glob_copy(&c.slashed, &r->slashed) == 0 &&
+	     glob_copy(&c.query, &r->query) == 0 && (c.text = strdup(r->text)) &&
+	     (!by || (c.by = strdup(by)));
+	c.implied = by != NULL;
+	if (!ok || !(nv = realloc(rs->v, (rs->n + 1) * sizeof(*nv)))) {
+		rule_free(&c);
+		return -1;
+	}
+	rs->v = nv;
+	rs->v[rs->n++] = c;
+	return 0;
 }
 
 int http_rules_move(struct http_rules *to, struct http_rules *from)
@@ -551,19 +584,47 @@ static const struct http_rule *deny_match(const struct http_rules *rs, const str
 	return NULL;
 }
 
-/* The first allow rule matching the request strictly (how 0), or naming every non-ASCII byte of
- * its path (MATCH_NAMED); *covered: some allow rule names the host. */
-static const struct http_rule *allow_match(const struct http_rules *rs, const struct req_host *h,
-					   const char *method, const struct http_target *t,
-					   unsigned how, bool *covered)
+enum http_rule_tier http_rule_tier(const struct http_rule *r)
 {
-	*covered = false;
+	return r->fallback  ? HTTP_TIER_FALLBACK
+	       : r->implied ? HTTP_TIER_IMPLIED
+			    : HTTP_TIER_WRITTEN;
+}
+
+/* The first allow rule naming the host of the first tier that names it, or NULL. */
+static const struct http_rule *naming_rule(const struct http_rules *rs, const struct req_host *h)
+{
+	const struct http_rule *best = NULL;
+
 	for (size_t i = 0; i < rs->n; i++) {
 		const struct http_rule *r = &rs->v[i];
-		if (r->deny || !host_match(r, h))
-			continue;
-		*covered = true;
-		if (method_match(r, method, false) && allow_target(r, t, how))
+		if (!r->deny && host_match(r, h) &&
+		    (!best || http_rule_tier(r) < http_rule_tier(best)))
+			best = r;
+	}
+	return best;
+}
+
+/* Whether r is an allow rule naming the host in the tier of naming (its naming_rule). */
+static bool deciding(const struct http_rule *r, const struct http_rule *naming,
+		     const struct req_host *h)
+{
+	return !r->deny && naming && http_rule_tier(r) == http_rule_tier(naming) &&
+	       host_match(r, h);
+}
+
+/* The first allow rule of the deciding tier matching the request strictly (how 0), or naming
+ * every non-ASCII byte of its path (MATCH_NAMED); *naming: the first rule of that tier, NULL when
+ * no allow rule names the host. */
+static const struct http_rule *allow_match(const struct http_rules *rs, const struct req_host *h,
+					   const char *method, const struct http_target *t,
+					   unsigned how, const struct http_rule **naming)
+{
+	*naming = naming_rule(rs, h);
+	for (size_t i = 0; *naming && i < rs->n; i++) {
+		const struct http_rule *r = &rs->v[i];
+		if (deciding(r, *naming, h) && method_match(r, method, false) &&
+		    allow_target(r, t, how))
 			return r;
 	}
 	return NULL;
@@ -573,9 +634,8 @@ enum http_verdict http_rules_decide_why(const struct http_rules *rs, const char 
 					const char *host, const struct http_target *t,
 					const char **rule, const char **why)
 {
-	const struct http_rule *r, *concerned;
+	const struct http_rule *r, *concerned, *naming;
 	struct req_host h;
-	bool covered;
 
 	*rule = *why = NULL;
 	if (rs->n == 0)
@@ -596,7 +656,7 @@ enum http_verdict http_rules_decide_why(const struct http_rules *rs, const char 
 	 * sign, read as a, i, k by Unicode case folding or compatibility normalisation): a path
 	 * holding one gets past the deny rules only when an allow rule writes it out. */
 	if (concerned && non_ascii(t->path)) {
-		if ((r = allow_match(rs, &h, method, t, MATCH_NAMED, &covered))) {
+		if ((r = allow_match(rs, &h, method, t, MATCH_NAMED, &naming))) {
 			*rule = r->text;
 			return HTTP_ALLOW;
 		}
@@ -606,13 +666,15 @@ enum http_verdict http_rules_decide_why(const struct http_rules *rs, const char 
 		*why = HTTP_RULES_WHY_NON_ASCII;
 		return HTTP_DENY;
 	}
-	if ((r = allow_match(rs, &h, method, t, 0, &covered))) {
+	if ((r = allow_match(rs, &h, method, t, 0, &naming))) {
 		*rule = r->text;
 		return HTTP_ALLOW;
 	}
-	if (!covered)
+	if (!naming)
 		return HTTP_PASS;
 	*rule = HTTP_RULES_NO_ALLOW;
+	if (naming->by && http_rule_tier(naming) == HTTP_TIER_IMPLIED)
+		*rule = naming->by, *why = HTTP_RULES_WHY_CREDENTIAL;
 	return HTTP_DENY;
 }
 
@@ -637,4 +699,24 @@ bool http_rules_cover(const struct http_rules *rs, const char *host)
 		if (host_match(&rs->v[i], &h))
 			return true;
 	return false;
+}
+
+void http_rules_deciding(const struct http_rules *rs, const char *host, char *out, size_t size)
+{
+	const struct http_rule *naming;
+	struct req_host h;
+	size_t len = 0;
+
+	if (!size)
+		return;
+	out[0] = '\0';
+	if (!req_host_parse(host, &h) || !(naming = naming_rule(rs, &h)))
+		return;
+	for (size_t i = 0; i < rs->n && len < size; i++) {
+		int n;
+		if (!deciding(&rs->v[i], naming, &h))
+			continue;
+		n = snprintf(out + len, size - len, "%s%s", len ? ", " : "", rs->v[i].text);
+		len = n < 0 ? size : len + (size_t)n;
+	}
 }

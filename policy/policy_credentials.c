@@ -165,6 +165,8 @@ static int on_hosts(const struct setting *s, struct policy_credential *c, const 
 		}
 		if (!strv_has(&c->hosts.text, tok) && egress_rule_list_add(&c->hosts, &er, tok) < 0)
 			r = policy_oom(e);
+		else
+			r = policy_note_item(s, tok, e);
 	}
 	free(x);
 	return r;
@@ -384,17 +386,10 @@ int policy_credential_key(const struct setting *s, const char *v, struct ab_err 
 /* A rule's host must be one of the credential's: the rules narrow the hosts, never widen. */
 static bool rule_within_hosts(const struct policy_credential *c, const struct http_rule *rule)
 {
-	const struct egress_rule *r = &rule->host;
-	bool ok = false;
-
-	for (size_t i = 0; i < c->hosts.text.n && !ok; i++) {
-		const struct egress_rule *h = &c->hosts.v[i];
-		size_t hl = strlen(h->host), rl = strlen(r->host);
-		ok = (h->kind == r->kind && !strcmp(h->host, r->host)) ||
-		     (h->kind == RULE_SUBDOMAINS && r->kind == RULE_HOST && rl > hl + 1 &&
-		      r->host[rl - hl - 1] == '.' && !strcmp(r->host + rl - hl, h->host));
-	}
-	return ok;
+	for (size_t i = 0; i < c->hosts.text.n; i++)
+		if (egress_rule_covers(&c->hosts.v[i], &rule->host))
+			return true;
+	return false;
 }
 
 /* The source file is the secret: never shown inside, whatever tree holds it. */

@@ -62,6 +62,29 @@ static void explain_http_rules(struct json *j, const char *key, const struct htt
 	json_arr_end(j);
 }
 
+/* A credential's rules where they decide a host's requests (no [http] allow rule names it),
+ * each with the credential's name; the key only when there are some. */
+static void explain_credential_rules(struct json *j, const struct http_rules *rs)
+{
+	size_t first = 0;
+
+	while (first < rs->n && http_rule_tier(&rs->v[first]) != HTTP_TIER_IMPLIED)
+		first++;
+	if (first == rs->n)
+		return;
+	json_key(j, "credential_rules");
+	json_arr_begin(j);
+	for (size_t i = first; i < rs->n; i++) {
+		if (http_rule_tier(&rs->v[i]) != HTTP_TIER_IMPLIED)
+			continue;
+		json_obj_begin(j);
+		json_kv_str(j, "rule", rs->v[i].text);
+		json_kv_str(j, "by", rs->v[i].by);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
 /* Bindings and sources, never a value: --explain reads no source. */
 static void explain_credentials(const struct policy *p, struct json *j)
 {
@@ -144,6 +167,7 @@ void policy_explain(const struct policy *p, struct json *j)
 	json_obj_begin(j);
 	explain_http_rules(j, "allow", &p->net.http, false);
 	explain_http_rules(j, "deny", &p->net.http, true);
+	explain_credential_rules(j, &p->net.http);
 	json_obj_end(j);
 	explain_credentials(p, j);
 	json_key(j, "limits");

@@ -26,7 +26,8 @@ int policy_http_rule(const struct setting *s, const char *v, bool deny, bool nam
 		ab_hint(e, "write METHOD HOST/PATH with one of its hosts");
 	if (r < 0)
 		policy_at_error(&s->at, e);
-	else if (!http_rules_has(rs, deny, one.v[0].text) && http_rules_move(rs, &one) < 0)
+	else if ((r = policy_note_item(s, one.v[0].text, e)) == 0 &&
+		 !http_rules_has(rs, deny, one.v[0].text) && http_rules_move(rs, &one) < 0)
 		r = policy_oom(e);
 	http_rules_free(&one);
 	return r;

@@ -208,6 +208,8 @@ static int each_item(const struct setting *s, const char *value, item_fn fn, str
 			break;
 		}
 		r = fn(s, expanded, e);
+		if (r == 0)
+			r = policy_note_item(s, expanded, e);
 		free(expanded);
 	}
 	free(copy);
@@ -236,7 +238,7 @@ static int apply_setting(struct setting *s, const char *value, struct ab_err *e)
 				  "[seccomp], [env], [audit], [http] and [credential NAME]"),
 		       policy_at_error(&s->at, e);
 	if (policy_credential_section(s->section))
-		return policy_credential_key(s, value, e);
+		return policy_credential_key(s, value, e) < 0 ? -1 : policy_note_key(s, e);
 	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
 		for (size_t i = 0; i < tables[t]->n; i++) {
 			const struct key_spec *k = &tables[t]->v[i];

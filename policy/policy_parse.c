@@ -181,12 +181,54 @@ int policy_note_key(const struct setting *s, struct ab_err *e)
 	return 0;
 }
 
+int policy_note_item(const struct setting *s, const char *item, struct ab_err *e)
+{
+	struct policy *p = s->p;
+	struct origin *na = realloc(p->item_at, (p->item_keys.n + 1) * sizeof(*na));
+	size_t n = strlen(s->section) + strlen(s->key) + strlen(item) + 3;
+	char *name = malloc(n);
+	int r;
+
+	if (na)
+		p->item_at = na;
+	if (!na || !name) {
+		free(name);
+		return policy_oom(e);
+	}
+	snprintf(name, n, "%s.%s\n%s", s->section, s->key, item);
+	na[p->item_keys.n] = s->at;
+	r = strv_push(&p->item_keys, name);
+	free(name);
+	return r < 0 ? policy_oom(e) : 0;
+}
+
+const struct origin *policy_item_at(const struct policy *p, const char *key, const char *item)
+{
+	size_t kn = strlen(key);
+
+	for (size_t i = 0; i < p->item_keys.n; i++) {
+		const char *k = p->item_keys.v[i];
+		if (!strncmp(k, key, kn) && k[kn] == '\n' && !strcmp(k + kn + 1, item))
+			return &p->item_at[i];
+	}
+	return NULL;
+}
+
+const struct origin *policy_key_at(const struct policy *p, const char *key)
+{
+	for (size_t i = 0; i < p->set_keys.n; i++)
+		if (!strcmp(p->set_keys.v[i], key))
+			return &p->set_at[i];
+	return NULL;
+}
+
 int policy_key_error(const struct policy *p, const char *const *keys, struct ab_err *e)
 {
+	const struct origin *at;
+
 	for (; *keys; keys++)
-		for (size_t i = 0; i < p->set_keys.n; i++)
-			if (!strcmp(p->set_keys.v[i], *keys))
-				return policy_at_error(&p->set_at[i], e);
+		if ((at = policy_key_at(p, *keys)))
+			return policy_at_error(at, e);
 	return -1;
 }
 

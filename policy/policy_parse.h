@@ -56,6 +56,12 @@ int policy_oom(struct ab_err *e);
 int policy_at_error(const struct origin *at, struct ab_err *e);
 /* Records that s's key was set at s->at (the last setting of a key wins); -1 out of memory. */
 int policy_note_key(const struct setting *s, struct ab_err *e);
+/* Records that s's key took item at s->at; -1 out of memory. */
+int policy_note_item(const struct setting *s, const char *item, struct ab_err *e);
+/* Where item of key ("section.key") was first written, or NULL. */
+const struct origin *policy_item_at(const struct policy *p, const char *key, const char *item);
+/* Where key ("section.key") was last set, or NULL. */
+const struct origin *policy_key_at(const struct policy *p, const char *key);
 /* Prefixes e with where the first of keys ("section.key", NULL-terminated) that was set was
  * last set; unchanged when none was. Returns -1. */
 int policy_key_error(const struct policy *p, const char *const *keys, struct ab_err *e);

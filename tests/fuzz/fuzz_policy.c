@@ -15,7 +15,8 @@
  * Names are normalised lexically ("./a.ini", "/a.ini" and "x/../a.ini" are all "a.ini"), and
  * canonical() returns that name, so include cycles are detected as with real files. The policy is
  * loaded from "main.ini", finished and explained; the explanation must be a complete, pure-ASCII
- * JSON text whenever policy_finish succeeded. */
+ * JSON text whenever policy_finish succeeded, and its warnings (policy_warn.h) each a line that
+ * names where. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@
 #include "error.h"
 #include "json.h"
 #include "policy.h"
+#include "policy_warn.h"
 
 #define FUZZ_MAX_FILES 4
 
@@ -184,6 +186,25 @@ static void check_ascii_json(const char *t)
 		CHECK(*c >= 0x20 && *c < 0x7f);
 }
 
+/* Each warning is one line that begins with where: a file that was read, and its line. */
+static void check_warnings(const struct policy *p)
+{
+	struct strv w = {0};
+	struct ab_err e = {0};
+
+	CHECK(policy_warnings(p, &w, &e) == 0);
+	for (size_t i = 0; i < w.n; i++) {
+		bool named = false;
+		CHECK(!strchr(w.v[i], '\n'));
+		for (size_t f = 0; f < p->profiles.n && !named; f++) {
+			size_t n = strlen(p->profiles.v[f]);
+			named = !strncmp(w.v[i], p->profiles.v[f], n) && w.v[i][n] == ':';
+		}
+		CHECK(named);
+	}
+	strv_free(&w);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct vfs fs = {0};
@@ -212,6 +233,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			CHECK(t != NULL);
 			check_ascii_json(t);
 			json_free(&j);
+			check_warnings(p);
 		} else {
 			CHECK(memchr(e.msg, '\0', sizeof(e.msg)) && e.msg[0]);
 		}

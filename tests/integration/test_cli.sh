@@ -87,6 +87,90 @@ t_check_empty_unknown_section() {
 	assert_contains "$ERR" "empty.ini:3" "stderr names the unknown section's line"
 }
 
+# A valid profile that says what cannot take effect: --check prints a warning line for each,
+# naming FILE:LINE, and exits 0; --strict makes it fail with 125; a run prints them and runs.
+t_check_warnings() {
+	cat >warn.ini <<-EOF
+		[sandbox]
+		include = $AGENTBOX_PROFILES/minimal.ini
+		[network]
+		mode = proxy
+		allow = files.test
+		allow = pypi.org
+		deny = pypi.org
+		[http]
+		allow = GET files.test/v[0-9]/**
+		deny = * files.test/admin/**
+	EOF
+	expect_exit 0 "$AGENTBOX" -p ./warn.ini --check
+	assert_contains "$ERR" "agentbox: warning: $CASE/warn.ini:6: [network] allow = pypi.org never takes effect: deny = pypi.org ($CASE/warn.ini:7)" \
+		"the network conflict, at the allow's line"
+	assert_contains "$ERR" "agentbox: warning: $CASE/warn.ini:9: [http] allow = GET files.test/v[0-9]/**: '[0-9]' is matched as those very characters" \
+		"the class in a glob"
+	assert_eq 2 "$(printf '%s\n' "$ERR" | grep -c .)" "one line per warning, nothing else"
+	expect_exit 125 "$AGENTBOX" -p ./warn.ini --check --strict
+	assert_contains "$ERR" "2 warnings: --strict fails the check" "--strict's verdict"
+	# controls: a clean profile, and every bundled one, pass --strict with nothing said
+	printf '[sandbox]\ninclude = %s/minimal.ini\n' "$AGENTBOX_PROFILES" >clean.ini
+	for p in ./clean.ini "$AGENTBOX_PROFILES"/*.ini; do
+		expect_exit 0 "$AGENTBOX" -p "$p" --check --strict
+		assert_eq "" "$ERR" "--check --strict of $p"
+	done
+	expect_exit 125 "$AGENTBOX" -p ./warn.ini --strict -- true
+	assert_contains "$ERR" "--strict goes with --check" "--strict without --check"
+	expect_exit 125 "$AGENTBOX" -p ./warn.ini --paths --explain
+	assert_contains "$ERR" "--paths goes with --check" "--paths without --check"
+	# a run says the same before it runs (the command's stdout stays its own)
+	printf '[sandbox]\ninclude = %s/shell.ini\n[env]\npass = AB_PASSED\ndeny = AB_PASSED\n' \
+		"$AGENTBOX_PROFILES" >run.ini
+	AB_PASSED=x expect_exit 0 "$AGENTBOX" -p ./run.ini -- sh -c 'echo "ran:${AB_PASSED-unset}"'
+	assert_eq "ran:unset" "$OUT" "the run, its output alone on stdout"
+	assert_contains "$ERR" "agentbox: warning: $CASE/run.ini:4: [env] pass = AB_PASSED never takes effect: deny = AB_PASSED ($CASE/run.ini:5)" \
+		"the run's warning"
+}
+
+# --check --paths: the host paths the profile names that a run would fail on, each at its line;
+# ro-try is skipped when missing, so it is not one. Without --paths nothing is looked at.
+t_check_paths() {
+	mkdir -p tree
+	cat >paths.ini <<-EOF
+		[sandbox]
+		include = $AGENTBOX_PROFILES/minimal.ini
+		[filesystem]
+		ro = $CASE/gone
+		ro-try = $CASE/gone-try
+		ro = $CASE/tree
+		tmpfs = $CASE/tree/mnt
+		[network]
+		mode = proxy
+		[credential c]
+		source = file:$CASE/token
+		hosts = api.test
+		header = Authorization: Bearer {}
+		env = C
+	EOF
+	expect_exit 0 "$AGENTBOX" -p ./paths.ini --check
+	assert_eq "" "$ERR" "--check without --paths"
+	expect_exit 0 "$AGENTBOX" -p ./paths.ini --check --paths
+	assert_contains "$ERR" "agentbox: warning: $CASE/paths.ini:4: [filesystem] ro = $CASE/gone: not on this host" \
+		"a missing ro path"
+	assert_contains "$ERR" "agentbox: warning: $CASE/paths.ini:7: [filesystem] tmpfs = $CASE/tree/mnt: no such directory in $CASE/tree" \
+		"a tmpfs without its mount point in a host tree"
+	assert_contains "$ERR" "agentbox: warning: $CASE/paths.ini:11: [credential c] source = file:$CASE/token" \
+		"a missing credential file"
+	assert_not_contains "$ERR" "gone-try" "a missing ro-try path"
+	expect_exit 125 "$AGENTBOX" -p ./paths.ini --check --paths --strict
+	# control: with the paths made, nothing is said
+	mkdir -p gone tree/mnt
+	(umask 077 && echo secretvalue >token)
+	expect_exit 0 "$AGENTBOX" -p ./paths.ini --check --paths --strict
+	assert_eq "" "$ERR" "--check --paths once the paths exist"
+	chmod 644 token
+	expect_exit 0 "$AGENTBOX" -p ./paths.ini --check --paths
+	assert_contains "$ERR" "[credential c] source = file:$CASE/token: not yours alone" \
+		"a credential file others can read"
+}
+
 t_version() {
 	expect_exit 0 "$AGENTBOX" --version
 	printf '%s\n' "$OUT" | grep -qE '^agentbox [0-9]+\.[0-9]+\.[0-9]+' ||
@@ -136,6 +220,8 @@ t_unknown_option() {
 run_case explain_json t_explain_json
 run_case check_profiles t_check_profiles
 run_case check_empty_unknown_section t_check_empty_unknown_section
+run_case check_warnings t_check_warnings
+run_case check_paths t_check_paths
 run_case version t_version
 run_case help_lists_options t_help_lists_options
 run_case unknown_option t_unknown_option

@@ -202,6 +202,45 @@ t_other_host_refused() {
 	valid_trails
 }
 
+# A credential's rules decide which requests reach its host while no [http] allow rule names it:
+# a DELETE (or a GET elsewhere) outside them is refused with the [http] denial, naming the rules
+# and the fix, and never reaches the origin; the GET they name goes with the key put in. An
+# [http] allow rule for the host hands the decision back to [http]: the DELETE reaches it.
+t_rules_filter() {
+	origin
+	profile env:REAL_TOKEN 'rules = GET origin.test/api/**'
+	local w='-o /dev/null -w "CODE:%{http_code} DENIED:%header{x-agentbox-denied}\n"'
+	box rules-get sh -c 'curl -sS --max-time 15 -H "Authorization: Bearer $API_TOKEN" "https://origin.test:'"$OP"'/api/models"'
+	assert_contains "$OUT" "api ok" "the GET the credential's rules name, the key put in"
+	cred_event "the GET's substitution" allow
+	box rules-delete sh -c "curl -sS --max-time 15 $w -X DELETE https://origin.test:$OP/api/gone-delete
+		curl -sS --max-time 15 $w https://origin.test:$OP/echo/gone-get
+		curl -sS --max-time 15 -X DELETE https://origin.test:$OP/api/gone-delete"
+	assert_contains "$OUT" "CODE:403 DENIED:[credential api]" "a DELETE outside the credential's rules"
+	[ "$(printf '%s\n' "$OUT" | grep -c 'CODE:403 DENIED:\[credential api\]')" = 2 ] ||
+		fail "a GET outside the credential's rules was not refused" "$(report)"
+	assert_contains "$OUT" "denied by the rules of [credential api] (GET origin.test/api/**)" \
+		"the refusal names the credential's rules"
+	assert_contains "$OUT" "add an [http] allow rule for the host" "the refusal names the fix"
+	assert_not_contains "$(cat "$OLOG")" "gone-" "a refused request reached the origin"
+	assert_contains "$(grep '"event":"http"' "$AUDIT" | grep '"method":"DELETE"')" \
+		'"decision":"deny"' "the DELETE's http event"
+	assert_contains "$(grep '"event":"http"' "$AUDIT" | grep '"method":"DELETE"')" \
+		'rules of [credential api]' "the http event's reason"
+	run_cmd "$AGENTBOX" -p "$META/p.ini" --explain
+	assert_contains "$OUT" '"credential_rules":[{"rule":"GET origin.test/api/**","by":"[credential api]"}]' \
+		"--explain shows the credential's rules deciding the host"
+	# control: with an [http] allow rule for the host, [http] decides: the DELETE reaches it
+	profile env:REAL_TOKEN 'rules = GET origin.test/api/**' '[http]' 'allow = * origin.test/**'
+	box rules-http sh -c "curl -sS --max-time 15 $w -X DELETE https://origin.test:$OP/api/reached-delete"
+	assert_contains "$OUT" "CODE:401" "the DELETE under an [http] allow rule, answered by the origin"
+	assert_contains "$(cat "$OLOG")" "req DELETE /api/reached-delete" "the DELETE at the origin"
+	box rules-http-get sh -c 'curl -sS --max-time 15 -H "Authorization: Bearer $API_TOKEN" "https://origin.test:'"$OP"'/api/models"'
+	assert_contains "$OUT" "api ok" "control: the GET with the key, under the [http] rule"
+	no_real_in_audit
+	valid_trails
+}
+
 # leak NAME CURL-ARGS: a request to the bound host with the placeholder somewhere else: 403.
 leak() {
 	local name=$1
@@ -410,6 +449,7 @@ run_case python_requests t_python_requests
 run_case git t_git
 run_case secret_absent_inside t_secret_absent_inside
 run_case other_host_refused t_other_host_refused
+run_case rules_filter t_rules_filter
 run_case smuggled_forms t_smuggled_forms
 run_case names_refused t_names_refused
 run_case plain_http t_plain_http

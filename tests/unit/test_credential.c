@@ -14,6 +14,9 @@
 #include <cmocka.h>
 
 #include "credential.h"
+#include "http_rules.h"
+#include "json.h"
+#include "policy.h"
 #include "cred_fixture.h"
 #include "redact.h"
 
@@ -533,6 +536,73 @@ static void test_profile(void **state)
 	expect_error(PROXY "[credential a]\nsecret = x\n", "unknown key");
 }
 
+/* the [http] verdict of the finished policy on a request */
+static enum http_verdict verdict(const struct policy *p, const char *method, const char *host,
+				 const char *target, const char **rule, const char **why)
+{
+	struct http_target t;
+	const char *bad;
+	enum http_verdict v;
+
+	assert_int_equal(http_target_canon(target, strlen(target), &t, &bad), 0);
+	v = http_rules_decide_why(&p->net.http, method, host, &t, rule, why);
+	http_target_free(&t);
+	return v;
+}
+
+#define GH_CRED                                                                                    \
+	"[credential gh]\nsource = env:A\nhosts = api.gh.test, *.gh.test\nheader = A: {}\n"        \
+	"env = A\nrules = GET api.gh.test/**\nrules = POST api.gh.test/repos/acme/**\n"
+
+/* A credential's rules are the requests' rules of the hosts they name while no [http] allow
+ * rule names them (fail closed: a DELETE does not reach the host the key is for); its other
+ * hosts get every request; an [http] allow rule for the host takes the decision back. */
+static void test_rules_decide_requests(void **state)
+{
+	struct policy *p;
+	struct ab_err e;
+	const char *rule, *why;
+	struct json j;
+	(void)state;
+
+	assert_int_equal(load(PROXY GH_CRED, &p, &e), 0);
+	assert_int_equal(verdict(p, "GET", "api.gh.test", "/user", &rule, &why), HTTP_ALLOW);
+	assert_int_equal(verdict(p, "POST", "api.gh.test", "/repos/acme/x", &rule, &why),
+			 HTTP_ALLOW);
+	assert_int_equal(verdict(p, "DELETE", "api.gh.test", "/repos/acme/x", &rule, &why),
+			 HTTP_DENY);
+	assert_string_equal(rule, "[credential gh]");
+	assert_string_equal(why, HTTP_RULES_WHY_CREDENTIAL);
+	assert_int_equal(verdict(p, "DELETE", "www.gh.test", "/x", &rule, &why), HTTP_ALLOW);
+	assert_true(http_rules_cover(&p->net.http, "www.gh.test")); /* still intercepted */
+	/* the credential's own binding is unchanged: its rules */
+	assert_int_equal(p->creds[0].rules.n, 2);
+	json_init(&j);
+	policy_explain(p, &j);
+	assert_non_null(strstr(json_text(&j), "\"credential_rules\":[{\"rule\":\"GET "
+					      "api.gh.test/**\",\"by\":\"[credential gh]\"},"));
+	json_free(&j);
+	policy_free(p);
+
+	assert_int_equal(load(PROXY "[http]\nallow = * api.gh.test/**\n" GH_CRED, &p, &e), 0);
+	assert_int_equal(verdict(p, "DELETE", "api.gh.test", "/repos/acme/x", &rule, &why),
+			 HTTP_ALLOW);
+	assert_string_equal(rule, "* api.gh.test/**");
+	policy_free(p);
+
+	/* without rules, every request to its hosts, as before */
+	assert_int_equal(load(PROXY "[credential c]\nsource = env:A\nhosts = c.test\nheader = A: "
+				    "{}\nenv = A\n",
+			      &p, &e),
+			 0);
+	assert_int_equal(verdict(p, "DELETE", "c.test", "/x", &rule, &why), HTTP_ALLOW);
+	json_init(&j);
+	policy_explain(p, &j);
+	assert_null(strstr(json_text(&j), "credential_rules"));
+	json_free(&j);
+	policy_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -541,7 +611,7 @@ int main(void)
 	    cmocka_unit_test(test_add_header),	      cmocka_unit_test(test_substitute_basic),
 	    cmocka_unit_test(test_substitute_query),  cmocka_unit_test(test_bound_rules),
 	    cmocka_unit_test(test_redact_response),   cmocka_unit_test(test_audit_literal),
-	    cmocka_unit_test(test_profile),
+	    cmocka_unit_test(test_profile),	      cmocka_unit_test(test_rules_decide_requests),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

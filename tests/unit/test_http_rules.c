@@ -773,6 +773,71 @@ static void test_deny_scope(void **state)
 	http_rules_free(&rs);
 }
 
+/* rs's last rule made implied by a credential (by), a fallback or not. */
+static void imply(struct http_rules *rs, const char *text, const char *by, bool fallback)
+{
+	struct http_rules one = {0};
+
+	add_ok(&one, false, text);
+	assert_int_equal(http_rules_copy(rs, &one.v[0], by), 0);
+	rs->v[rs->n - 1].fallback = fallback;
+	http_rules_free(&one);
+}
+
+/* The allow rules that decide a host are those of the first tier naming it: written ones, then a
+ * credential's (their denial names the credential and the fix), then the fallbacks. */
+static void test_decide_tiers(void **state)
+{
+	struct http_rules rs = {0};
+	const char *rule, *why;
+	struct http_target t;
+	char list[256];
+	(void)state;
+
+	imply(&rs, "GET api.example/**", "[credential gh]", false);
+	imply(&rs, "POST api.example/repos/acme/**", "[credential gh]", false);
+	imply(&rs, "* api.example/**", "[credential gh]", true);
+	imply(&rs, "* *.example/**", "[credential gh]", true);
+	assert_true(rs.v[0].implied && !rs.v[0].fallback);
+	assert_string_equal(rs.v[0].by, "[credential gh]");
+	assert_int_equal(http_rule_tier(&rs.v[0]), HTTP_TIER_IMPLIED);
+	assert_int_equal(http_rule_tier(&rs.v[2]), HTTP_TIER_FALLBACK);
+	/* the credential's rules decide api.example, the fallback does not widen them */
+	assert_int_equal(decide(&rs, "GET", "api.example", "/x", &rule), HTTP_ALLOW);
+	assert_string_equal(rule, "GET api.example/**");
+	assert_int_equal(decide(&rs, "POST", "api.example", "/repos/acme/x", &rule), HTTP_ALLOW);
+	assert_int_equal(http_target_canon("/repos/acme/x", 13, &t, &why), 0);
+	assert_int_equal(http_rules_decide_why(&rs, "DELETE", "api.example", &t, &rule, &why),
+			 HTTP_DENY);
+	http_target_free(&t);
+	assert_string_equal(rule, "[credential gh]");
+	assert_string_equal(why, HTTP_RULES_WHY_CREDENTIAL);
+	http_rules_deciding(&rs, "api.example", list, sizeof(list));
+	assert_string_equal(list, "GET api.example/**, POST api.example/repos/acme/**");
+	/* cut short to fit, never past the buffer */
+	http_rules_deciding(&rs, "api.example", list, 12);
+	assert_string_equal(list, "GET api.exa");
+	/* another host of the credential's: its fallback alone names it */
+	assert_int_equal(decide(&rs, "DELETE", "www.example", "/x", &rule), HTTP_ALLOW);
+	assert_string_equal(rule, "* *.example/**");
+	http_rules_deciding(&rs, "www.example", list, sizeof(list));
+	assert_string_equal(list, "* *.example/**");
+	http_rules_deciding(&rs, "other.test", list, sizeof(list));
+	assert_string_equal(list, "");
+	assert_int_equal(decide(&rs, "DELETE", "other.test", "/x", &rule), HTTP_PASS);
+
+	/* a written allow rule for the host: it alone decides, the credential's rules do not */
+	add_ok(&rs, false, "* api.example/v2/**");
+	assert_int_equal(decide(&rs, "DELETE", "api.example", "/v2/x", &rule), HTTP_ALLOW);
+	assert_int_equal(decide(&rs, "GET", "api.example", "/x", &rule), HTTP_DENY);
+	assert_string_equal(rule, HTTP_RULES_NO_ALLOW);
+	/* and written deny rules come first at every tier */
+	add_ok(&rs, true, "GET *.example/private/**");
+	assert_int_equal(decide(&rs, "GET", "www.example", "/private/x", &rule), HTTP_DENY);
+	assert_string_equal(rule, "GET *.example/private/**");
+	http_rules_free(&rs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -794,6 +859,7 @@ int main(void)
 	    cmocka_unit_test(test_glob_query),
 	    cmocka_unit_test(test_decide),
 	    cmocka_unit_test(test_decide_hosts),
+	    cmocka_unit_test(test_decide_tiers),
 	    cmocka_unit_test(test_deny_folded),
 	    cmocka_unit_test(test_allow_strict),
 	    cmocka_unit_test(test_deny_scope),
