@@ -707,6 +707,14 @@ static _Noreturn void end_session(struct serve *s, struct ab_err *e)
 		json_kv_str(audit_begin(s->a, "error"), "message", e->msg);
 		audit_emit(s->a, &ignored);
 	}
+	/* what appeared last, before the watch goes (a refusal now still ends it as one) */
+	if (s->r->watch) {
+		struct ab_err late = {0};
+		if (protect_watch_settle(s->r->watch, s->a, rc < 0 ? &late : e) < 0 && rc == 0) {
+			rc = -1;
+			s->end_reason = e->cause ? e->cause : "error";
+		}
+	}
 	if (session_refusals_flush(&s->refusals, s->a, e) < 0 ||
 	    (s->r->monitor && seccomp_monitor_flush(s->r->monitor, s->a, e) < 0) ||
 	    sandbox_save_changes(s->r, s->a, e) < 0 || audit_session(s, "end", e) < 0)
@@ -718,7 +726,7 @@ static _Noreturn void end_session(struct serve *s, struct ab_err *e)
 	if (run_audit_exit(s->a, &res, rc < 0 ? 125 : 0, e) < 0)
 		rc = -1;
 	audit_close(s->a);
-	/* stopped means released too: the changes' lock, the stand-ins, the cgroup */
+	/* stopped means released too: the changes' lock, the protect watch, the cgroup */
 	sandbox_close(s->r);
 	if (s->stopper >= 0)
 		reply(s->stopper, SESSION_REPLY_STOPPED, rc < 0 ? 125 : 0, 0, NULL);

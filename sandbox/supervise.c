@@ -371,8 +371,13 @@ int supervise_run(struct run *r, struct audit *a, struct sandbox_result *res, st
 		rc = -1;
 	if (r->proxy && proxy_settle(r->proxy, e) < 0)
 		rc = -1;
-	if (rc == 0 && r->watch && protect_watch_settle(r->watch, a, e) < 0)
-		rc = -1;
+	/* whatever ended the run, what appeared last is renamed aside; it stops the run as one only
+	 * when nothing else did */
+	if (r->watch) {
+		struct ab_err late = {0};
+		if (protect_watch_settle(r->watch, a, rc < 0 ? &late : e) < 0 && rc == 0)
+			rc = -1;
+	}
 	while (!s.have_exit && !s.setup_failed &&
 	       poll(&(struct pollfd){r->sock[0], POLLIN, 0}, 1, 0) == 1)
 		if (!on_message(r, &s, e))

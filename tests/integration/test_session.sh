@@ -319,6 +319,27 @@ case_survive_stop() {
 	assert_eq 125 "$RC" "exec into a stopped session"
 }
 
+# A protected path that appears in the session's rw tree ends the session (reason
+# protected-path), renamed aside; control: an ordinary file in the same tree does not.
+case_protected_path_ends() {
+	trap stop_all EXIT
+	start -p shell --audit "$META/audit"
+	ex -- sh -c 'echo fine >ordinary && echo OK'
+	assert_eq OK "$OUT" "control: an ordinary write in the session"
+	run_cmd "$AGENTBOX" session list
+	assert_contains "$OUT" "$SID" "control: the session lives on"
+	run_cmd "$AGENTBOX" exec "$SID" -- sh -c 'echo evil >.npmrc; sleep 5; echo NOT-STOPPED'
+	assert_not_contains "$OUT" NOT-STOPPED "the exec was stopped"
+	for ((i = 0; i < 100; i++)); do
+		grep -q '"reason":"protected-path"' "$META/audit" && break
+		sleep 0.1
+	done
+	grep -q '"reason":"protected-path"' "$META/audit" || fail "no session end with reason protected-path" "$(cat "$META/audit")"
+	assert_contains "$(cat "$META/audit")" '"event":"protect"' "a protect event"
+	assert_absent "$CASE/.npmrc" ".npmrc on the host"
+	[ -e "$CASE/.npmrc.agentbox-refused" ] || fail "not renamed aside" "$(ls -A "$CASE")"
+}
+
 case_session_timeout() {
 	trap stop_all EXIT
 	m=agentbox-marker-$$-$RANDOM
@@ -831,4 +852,5 @@ run_case refused_budget case_refused_budget
 run_case timeout_cap case_timeout_cap
 run_case planted_rundir case_planted_rundir
 run_case client_killed case_client_killed
+run_case protected_path_ends case_protected_path_ends
 finish
