@@ -39,7 +39,10 @@
 /* Connections whose exec one dispatch round may look for (proxy_attribute): past it, a flood of
  * connections goes unplaced rather than hold the loop in /proc. */
 #define PROXY_ATTRIB_PER_ROUND 16
-#define PROXY_SETTLE_ROUNDS 8
+/* After the command: how long connections still open may take to end on their own (an
+ * upstream's close in flight), and at most how many rounds of the loop that takes. */
+#define PROXY_SETTLE_MS 50
+#define PROXY_SETTLE_ROUNDS 64
 
 uint64_t proxy_now_ms(void)
 {
@@ -528,11 +531,12 @@ static void on_listener(struct proxy *px, const struct endpoint *ep)
 	}
 }
 
-/* One round of what is ready: the count of events, or -1 when the audit trail failed. */
-static int dispatch_round(struct proxy *px, struct ab_err *e)
+/* One round of what is ready within wait_ms: the count of events, or -1 when the audit trail
+ * failed. */
+static int dispatch_round(struct proxy *px, int wait_ms, struct ab_err *e)
 {
 	struct epoll_event evs[64];
-	int n = epoll_wait(px->epfd, evs, 64, 0);
+	int n = epoll_wait(px->epfd, evs, 64, wait_ms);
 
 	px->attrib_left = PROXY_ATTRIB_PER_ROUND;
 	for (int i = 0; i < n; i++) {
@@ -556,16 +560,21 @@ static int dispatch_round(struct proxy *px, struct ab_err *e)
 
 int proxy_dispatch(struct proxy *px, struct ab_err *e)
 {
-	return dispatch_round(px, e) < 0 ? -1 : 0;
+	return dispatch_round(px, 0, e) < 0 ? -1 : 0;
 }
 
 int proxy_settle(struct proxy *px, struct ab_err *e)
 {
-	/* rounds, not "until quiet": an upstream that keeps sending must not hold the run open */
-	for (int round = 0; px && round < PROXY_SETTLE_ROUNDS; round++) {
-		int n = dispatch_round(px, e);
-		if (n <= 0)
-			return n;
+	uint64_t end = proxy_now_ms() + PROXY_SETTLE_MS;
+
+	/* bounded: an upstream that keeps sending, or never closes, must not hold the run open */
+	for (int round = 0; px && px->conns && round < PROXY_SETTLE_ROUNDS; round++) {
+		uint64_t now = proxy_now_ms();
+		int n = dispatch_round(px, now >= end ? 0 : (int)(end - now), e);
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break; /* quiet for the rest of the grace */
 	}
 	return 0;
 }

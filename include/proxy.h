@@ -38,8 +38,9 @@ int proxy_fd(const struct proxy *px);
 int proxy_dispatch(struct proxy *px, struct ab_err *e);
 /* The command is gone: reads what its connections sent last (a close, an alert, the rest of a
  * request) so that each connection's event says how it really ended, not "the sandbox ended"
- * (a client that hung up after the handshake is a likely refusal of the run's CA). A bounded
- * number of rounds; -1 only when the audit trail failed. */
+ * (a client that hung up after the handshake is a likely refusal of the run's CA). Connections
+ * still open get a short grace (an upstream's close in flight, 50 ms at most, none when every
+ * connection has ended); -1 only when the audit trail failed. */
 int proxy_settle(struct proxy *px, struct ab_err *e);
 /* Closes every connection, auditing each, and frees the engine. */
 void proxy_stop(struct proxy *px);
