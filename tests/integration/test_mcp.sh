@@ -11,7 +11,7 @@
 # Every tool result is checked against its tool's output schema; the input schema is what the
 # server enforces; output caps keep head and tail on character boundaries; progress comes with a
 # token only; notifications/cancelled kills the running command and its request gets no
-# response.
+# response; and the official TypeScript SDK drives it all (n/a without node, npm or a registry).
 . "$(dirname "$0")/lib.sh"
 
 if ! "$AGENTBOX" -p minimal -- true 2>/dev/null; then
@@ -300,6 +300,40 @@ case_cancel_busy() {
 	client progress -p shell
 }
 
+# The official MCP TypeScript SDK (pinned in helpers/mcp_sdk/package.json and its lock),
+# installed with npm ci into this case's scratch directory (never into the source tree): call,
+# strict-Ajv schemas, tool errors, progress resetting the request timeout, the SDK's timeout
+# and abort cancelling a running command; then once more beside two busy processes. n/a without
+# node and npm, or when the npm registry cannot be reached.
+case_sdk() {
+	local sdk=$META/sdk i cafile why
+	command -v node >/dev/null && command -v npm >/dev/null ||
+		not_applicable "node and npm are not installed"
+	mkdir -p "$sdk" && cp "$HELPERS"/mcp_sdk/package.json "$HELPERS"/mcp_sdk/package-lock.json \
+		"$HELPERS"/mcp_sdk/sdk_client.mjs "$sdk"/ || fail "cannot copy the SDK test"
+	# npm's configured cafile (a registry behind a TLS-inspecting proxy) does not reach every
+	# request npm 11 makes; node's own variable does (run.sh clears the unprivileged user's
+	# environment, so the caller's is not there)
+	cafile=$(npm config get cafile 2>/dev/null)
+	[ -n "${NODE_EXTRA_CA_CERTS:-}" ] || ! [ -f "$cafile" ] || export NODE_EXTRA_CA_CERTS=$cafile
+	CMD_LIMIT=300 run_cmd npm ci --prefix "$sdk" --no-audit --no-fund --no-update-notifier \
+		--loglevel=error
+	if [ "$RC" != 0 ]; then
+		why=$ERR
+		CMD_LIMIT=60 run_cmd npm ping
+		[ "$RC" = 0 ] || not_applicable "the npm registry cannot be reached (npm ping: $RC)"
+		fail "npm ci of the pinned SDK failed" "$why"
+	fi
+	for i in 1 2; do
+		[ "$i" = 1 ] || { bg sh -c 'while :; do :; done'; bg sh -c 'while :; do :; done'; }
+		MCP_MARKER=agentbox-mcp-sdk-$$-$RANDOM MCP_TIME_SCALE=$(under_memcheck && echo 10 || echo 1) \
+			CMD_LIMIT=$(under_memcheck && echo 900 || echo 180) run_cmd node "$sdk/sdk_client.mjs" \
+			"$AGENTBOX"
+		[ "$RC" = 0 ] || fail "the SDK's client (pass $i): $(printf '%s\n' "$OUT" | grep FAIL)" \
+			"$OUT" "$(tail -n 5 <<<"$ERR")"
+	done
+}
+
 run_case basics case_basics
 run_case audit_file case_audit_file
 run_case versions case_versions
@@ -320,4 +354,5 @@ run_case caps case_caps
 run_case progress case_progress
 run_case cancel case_cancel
 run_case cancel_busy case_cancel_busy
+run_case sdk case_sdk
 finish
