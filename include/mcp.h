@@ -9,9 +9,6 @@
 
 #include "error.h"
 
-/* The longest message read; a longer line is answered with an error and skipped. */
-#define MCP_MAX_MESSAGE (1024 * 1024)
-
 /* argv[1] is "mcp". Returns the exit status: 0 when the client hung up; 125 with e set when
  * the session could not start. */
 int mcp_command(int argc, char **argv, struct ab_err *e);

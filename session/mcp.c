@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
-/* The MCP server's protocol (see include/mcp.h): lines in, JSON-RPC dispatch, lines out. One
- * message is handled at a time, in the order received: a run blocks the reading of the next
- * message (the pipe holds what the client sends meanwhile), so memory stays bounded by one
- * message and one run's capped output. */
+/* The MCP server's protocol (see include/mcp.h): lines in, JSON-RPC dispatch, lines out
+ * (mcp_wire.h). One message is handled at a time, in the order received: a run blocks the
+ * handling of the next message (what the client sends meanwhile waits in the wire's buffer,
+ * read only for a cancel of the run, then in the pipe), so memory stays bounded by one buffer
+ * and one run's capped output. */
 #include "mcp.h"
 
 #include <errno.h>
@@ -14,8 +15,10 @@
 
 #include "json.h"
 #include "json_read.h"
+#include "mcp_describe.h"
 #include "mcp_session.h"
 #include "mcp_tools.h"
+#include "mcp_wire.h"
 
 enum {
 	PARSE_ERROR = -32700,
@@ -30,57 +33,14 @@ static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26",
 
 struct server {
 	struct mcp_session s;
-	bool initialized; /* initialize was answered */
-	bool broken;	  /* stdout is gone */
-	char *in;	  /* the message being read */
-	size_t len, scanned;
-	bool discard; /* the rest of an oversized line */
+	struct mcp_wire w;
+	const char *version; /* the protocol revision initialize agreed, NULL before */
 };
 
-static bool wait_writable(void)
+/* Whether the agreed revision is at least v (revisions are dates: they sort as text). */
+static bool revision_from(const struct server *sv, const char *v)
 {
-	struct pollfd p = {1, POLLOUT, 0};
-	int n;
-
-	while ((n = poll(&p, 1, -1)) < 0 && errno == EINTR)
-		;
-	return n == 1 && !(p.revents & (POLLERR | POLLNVAL));
-}
-
-static void send_line(struct server *sv, const char *text)
-{
-	size_t n = strlen(text), off = 0;
-
-	while (!sv->broken && off <= n) {
-		/* the text, then its newline */
-		const char *p = off < n ? text + off : "\n";
-		size_t want = off < n ? n - off : 1;
-		ssize_t w = write(1, p, want);
-		if (w < 0 && errno == EINTR)
-			continue;
-		/* a client may hand over a non-blocking stdout: wait for room, not give up */
-		if (w < 0 && errno == EAGAIN && wait_writable())
-			continue;
-		if (w <= 0) {
-			sv->broken = true;
-			return;
-		}
-		off += (size_t)w;
-		if (off == n + 1)
-			return;
-	}
-}
-
-/* The request's id, written back as it came: a string, or a number's own text. */
-static void put_id(struct json *j, const struct jnode *id)
-{
-	json_key(j, "id");
-	if (!id)
-		json_null(j);
-	else if (id->type == JNODE_STRING)
-		json_strn(j, id->str, id->len);
-	else
-		json_raw(j, id->str);
+	return sv->version && strcmp(sv->version, v) >= 0;
 }
 
 static void begin(struct json *j, const struct jnode *id)
@@ -88,17 +48,18 @@ static void begin(struct json *j, const struct jnode *id)
 	json_init(j);
 	json_obj_begin(j);
 	json_kv_str(j, "jsonrpc", "2.0");
-	put_id(j, id);
+	json_key(j, "id");
+	mcp_wire_put_id(j, id);
 }
 
 static void finish(struct server *sv, struct json *j)
 {
 	json_obj_end(j);
 	if (json_text(j))
-		send_line(sv, json_text(j));
+		mcp_wire_send(&sv->w, json_text(j));
 	else
-		send_line(sv, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,"
-			      "\"message\":\"out of memory\"}}");
+		mcp_wire_send(&sv->w, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,"
+				      "\"message\":\"out of memory\"}}");
 	json_free(j);
 }
 
@@ -134,7 +95,8 @@ static void initialize(struct server *sv, const struct jnode *id, const struct j
 	begin(&j, id);
 	json_key(&j, "result");
 	json_obj_begin(&j);
-	json_kv_str(&j, "protocolVersion", negotiate(params));
+	sv->version = negotiate(params);
+	json_kv_str(&j, "protocolVersion", sv->version);
 	json_key(&j, "capabilities");
 	json_raw(&j, "{\"tools\":{\"listChanged\":false}}");
 	json_key(&j, "serverInfo");
@@ -148,7 +110,6 @@ static void initialize(struct server *sv, const struct jnode *id, const struct j
 		    "says what the sandbox can see and reach.");
 	json_obj_end(&j);
 	finish(sv, &j);
-	sv->initialized = true;
 }
 
 static void tools_list(struct server *sv, const struct jnode *id)
@@ -159,25 +120,58 @@ static void tools_list(struct server *sv, const struct jnode *id)
 	json_key(&j, "result");
 	json_obj_begin(&j);
 	json_key(&j, "tools");
-	mcp_tools_list(&sv->s, &j);
+	mcp_describe(&sv->s, &j);
 	json_obj_end(&j);
 	finish(sv, &j);
+}
+
+/* _meta.progressToken: absent, or a string or an integer (NULL *token for none). */
+static bool progress_token(const struct jnode *params, const struct jnode **token)
+{
+	const struct jnode *t = jnode_get(jnode_get(params, "_meta"), "progressToken");
+	int64_t v;
+
+	*token = t;
+	return !t || t->type == JNODE_STRING || jnode_int(t, INT64_MIN, INT64_MAX, &v);
 }
 
 static void tools_call(struct server *sv, const struct jnode *id, const struct jnode *params)
 {
 	const char *name = jnode_str(params, "name");
 	const struct jnode *args = jnode_get(params, "arguments");
+	struct mcp_call c = {.wire = &sv->w, .id = id};
 	struct ab_err e = {0};
 	struct json r, j;
+	enum mcp_call_status st;
 
 	if (!name || (args && args->type != JNODE_OBJECT))
 		return reply_error(sv, id, INVALID_PARAMS,
 				   "tools/call needs name and an arguments object");
+	if (!progress_token(params, &c.token))
+		return reply_error(sv, id, INVALID_PARAMS,
+				   "_meta.progressToken must be a string or an integer");
+	/* a cancel already read: the call never starts, and gets no response */
+	mcp_wire_peek_start(&sv->w);
+	if (mcp_wire_cancels(&sv->w, id, NULL, 0)) {
+		ab_print("agentbox mcp: the client cancelled a call of %.100s before it started\n",
+			 name);
+		return;
+	}
 	json_init(&r);
-	if (mcp_tools_call(&sv->s, name, args, &r, &e) < 0) {
+	st = mcp_tools_call(&sv->s, &c, name, args, &r, &e);
+	/* an argument that does not fit the schema: from 2025-11-25 on a tool execution error,
+	 * which the model sees and can correct; before, a protocol error */
+	if (st == MCP_CALL_BAD_ARGS && revision_from(sv, "2025-11-25")) {
+		mcp_tools_error(&r, e.msg);
+		st = MCP_CALL_DONE;
+	}
+	if (st != MCP_CALL_DONE) {
 		json_free(&r);
 		return reply_error(sv, id, INVALID_PARAMS, e.msg);
+	}
+	if (c.cancelled) { /* the client gave up on it: no response */
+		json_free(&r);
+		return;
 	}
 	if (!json_text(&r)) {
 		json_free(&r);
@@ -203,11 +197,11 @@ static void request(struct server *sv, const char *method, const struct jnode *i
 		return finish(sv, &j);
 	}
 	if (!strcmp(method, "initialize")) {
-		if (sv->initialized)
+		if (sv->version)
 			return reply_error(sv, id, INVALID_REQUEST, "already initialized");
 		return initialize(sv, id, params);
 	}
-	if (!sv->initialized)
+	if (!sv->version)
 		return reply_error(sv, id, INVALID_REQUEST,
 				   "not initialized: send initialize first");
 	if (!strcmp(method, "tools/list"))
@@ -241,13 +235,14 @@ static void message(struct server *sv, const struct jnode *m)
 		return reply_error(sv, id, INVALID_REQUEST, "no method");
 	}
 	if (!id) {
-		/* a notification: never answered; initialized and cancelled need nothing */
+		/* a notification: never answered; initialized needs nothing, and a cancel of a
+		 * call that is done is ignored (a running one's is read while it runs) */
 		return;
 	}
 	request(sv, method, id, jnode_get(m, "params"));
 }
 
-static void line(struct server *sv, char *text, size_t n)
+static void line(struct server *sv, const char *text, size_t n)
 {
 	struct ab_err e = {0};
 	struct jnode m;
@@ -267,42 +262,26 @@ static void too_long(struct server *sv)
 	reply_error(sv, NULL, INVALID_REQUEST, "message over the 1 MiB limit: skipped");
 }
 
-/* Handles every whole line in the buffer; a line past the cap is answered and dropped. */
+/* Handles every whole line read so far (and those a run reads meanwhile), in order. */
 static void lines(struct server *sv)
 {
-	size_t start = 0;
+	const char *text;
+	size_t n;
+	enum mcp_wire_next k;
 
-	for (;;) {
-		char *nl = memchr(sv->in + sv->scanned, '\n', sv->len - sv->scanned);
-		if (!nl || sv->s.client_gone)
-			break;
-		size_t end = (size_t)(nl - sv->in);
-		if (sv->discard)
-			sv->discard = false;
-		else if (end - start > MCP_MAX_MESSAGE)
+	/* a client that hung up during a run sent nothing more that should run */
+	while (!sv->s.client_gone && (k = mcp_wire_next(&sv->w, &text, &n)) != MCP_WIRE_NONE) {
+		if (k == MCP_WIRE_TOO_LONG)
 			too_long(sv);
 		else
-			line(sv, sv->in + start, end - start);
-		start = sv->scanned = end + 1;
-	}
-	memmove(sv->in, sv->in + start, sv->len - start);
-	sv->len -= start;
-	sv->scanned = sv->len;
-	if (sv->len > MCP_MAX_MESSAGE || (sv->discard && sv->len)) {
-		if (!sv->discard)
-			too_long(sv);
-		sv->discard = true;
-		sv->len = sv->scanned = 0;
+			line(sv, text, n);
 	}
 }
 
 /* Reads stdin until it ends, reading the session's trail meanwhile. */
 static void serve(struct server *sv)
 {
-	const size_t chunk = 64 * 1024;
-
-	/* a client that hung up during a run sent nothing more that should run */
-	while (!sv->broken && !sv->s.client_gone) {
+	while (!sv->w.broken && !sv->s.client_gone) {
 		struct pollfd p[2] = {{0, POLLIN, 0},
 				      {sv->s.audit_pipe ? sv->s.audit_fd : -1, POLLIN, 0}};
 		if (poll(p, 2, -1) < 0) {
@@ -314,12 +293,11 @@ static void serve(struct server *sv)
 			mcp_session_audit(&sv->s);
 		if (!p[0].revents)
 			continue;
-		ssize_t n = read(0, sv->in + sv->len, chunk);
+		long n = mcp_wire_read(&sv->w);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n <= 0)
 			break;
-		sv->len += (size_t)n;
 		lines(sv);
 	}
 }
@@ -330,21 +308,20 @@ int mcp_command(int argc, char **argv, struct ab_err *e)
 
 	if (argc < 3 || !strcmp(argv[2], "-h") || !strcmp(argv[2], "--help"))
 		return ab_fail(e, 0, "usage: agentbox mcp -p PROFILE [OPTIONS]"), 125;
-	/* a whole message, then one more read */
-	if (!(sv.in = malloc(MCP_MAX_MESSAGE + 64 * 1024 + 1)))
+	if (mcp_wire_init(&sv.w) < 0)
 		return ab_fail(e, ENOMEM, "mcp"), 125;
 	if (mcp_session_start(&sv.s, argv + 2, argc - 2, e) < 0) {
-		free(sv.in);
+		mcp_wire_free(&sv.w);
 		return 125;
 	}
 	ab_print("agentbox mcp: serving session %s\n", sv.s.id);
 	serve(&sv);
 	ab_print("agentbox mcp: %s; stopping session %s\n",
 		 sv.s.client_gone ? "the client hung up during a run"
-		 : sv.broken	  ? "stdout closed"
+		 : sv.w.broken	  ? "stdout closed"
 				  : "stdin ended",
 		 sv.s.id);
 	mcp_session_stop(&sv.s);
-	free(sv.in);
+	mcp_wire_free(&sv.w);
 	return 0;
 }

@@ -43,6 +43,17 @@ int mcp_buf_read(struct mcp_buf *b, int fd)
 	return 1;
 }
 
+/* The session's supervisor lowers a longer timeout to the profile's: the run tool asks for no
+ * more, so that its description and results say what applies. */
+uint64_t mcp_session_run_limit(const struct mcp_session *s)
+{
+	int64_t v;
+
+	if (!jnode_int(jnode_get(jnode_get(&s->policy, "limits"), "timeout_ms"), 1, INT64_MAX, &v))
+		return 0;
+	return (uint64_t)v;
+}
+
 /* ---------- the trail ---------- */
 
 static void tally_syscall(struct mcp_tally *t, const char *name, uint64_t count)

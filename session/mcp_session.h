@@ -61,6 +61,9 @@ int mcp_session_start(struct mcp_session *s, char **opts, int n, struct ab_err *
 /* Ends the session (idempotent) and waits until it is gone. */
 void mcp_session_stop(struct mcp_session *s);
 
+/* The profile's [limits] timeout in ms, 0 for none: the most a run gets. */
+uint64_t mcp_session_run_limit(const struct mcp_session *s);
+
 /* Reads the trail that has come so far and tallies it. */
 void mcp_session_audit(struct mcp_session *s);
 /* The same, calling before(arg) after each read and before its lines are tallied: whatever

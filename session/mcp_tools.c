@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
-/* The MCP server's tools (see include/mcp_tools.h). A run is an exec like `agentbox exec`'s:
- * the same request, with /dev/null and two pipes of this server's as its stdio. */
+/* The MCP server's tools (see mcp_tools.h). A run is an exec like `agentbox exec`'s: the same
+ * request, with /dev/null and two pipes of this server's as its stdio. While it runs, the
+ * client's stdin is read on for a notifications/cancelled (mcp_wire.h), and with a progress
+ * token the client hears how it goes. */
 #include "mcp_tools.h"
 
 #include <errno.h>
@@ -14,13 +16,20 @@
 #include <unistd.h>
 
 #include "channel.h"
+#include "mcp_output.h"
+#include "printable.h"
 #include "session.h"
 #include "session_proto.h"
 
-#define SHOWN_PATHS 12
 #define REVIEW_CAP (256 * 1024) /* what changes and diff return */
 #define DRAIN_AFTER_EXIT_MS 500 /* output still coming from what the command left running */
 #define TRAIL_WAIT_MS 2000	/* for the exec's own event to come through the trail */
+#define CANCEL_WAIT_MS 2000	/* for a cancelled command's end, before the connection goes */
+/* Progress: a notification at least this often, even with no output (a client's request
+ * timeout that progress resets never fires), and with new output no more often than this. */
+#define PROGRESS_BEAT_MS 1000
+#define PROGRESS_GAP_MS 200
+#define PROGRESS_TEXT 2048 /* the most output one notification's message carries */
 
 static uint64_t now_ms(void)
 {
@@ -30,247 +39,12 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* ---------- descriptions, from the policy ---------- */
+/* ---------- the run's arguments, checked as its input schema says ---------- */
 
-static void paths_of(FILE *f, const struct jnode *fs, const char *kind, const char *label)
-{
-	size_t shown = 0, more = 0;
-
-	for (size_t i = 0; fs && fs->type == JNODE_ARRAY && i < fs->n; i++) {
-		const char *k = jnode_str(&fs->kids[i], "kind"),
-			   *p = jnode_str(&fs->kids[i], "path");
-		if (!k || !p || strcmp(k, kind))
-			continue;
-		if (shown == SHOWN_PATHS) {
-			more++;
-			continue;
-		}
-		fprintf(f, "%s%s", shown++ ? ", " : label, p);
-	}
-	if (more)
-		fprintf(f, " and %zu more", more);
-	if (shown)
-		fputs(". ", f);
-}
-
-static void network_of(FILE *f, const struct jnode *net)
-{
-	const char *mode = jnode_str(net, "mode");
-	const struct jnode *allow = jnode_get(net, "allow");
-
-	if (!mode || !strcmp(mode, "none")) {
-		fputs("Network: none (no connection leaves the sandbox). ", f);
-		return;
-	}
-	if (!strcmp(mode, "host")) {
-		fputs("Network: the host's, unfiltered. ", f);
-		return;
-	}
-	fputs("Network: only through agentbox's egress filter, to ", f);
-	if (!allow || allow->type != JNODE_ARRAY || !allow->n)
-		fputs("no host at all", f);
-	for (size_t i = 0; allow && allow->type == JNODE_ARRAY && i < allow->n; i++)
-		if (allow->kids[i].type == JNODE_STRING && i < SHOWN_PATHS)
-			fprintf(f, "%s%s", i ? ", " : "", allow->kids[i].str);
-	if (allow && allow->type == JNODE_ARRAY && allow->n > SHOWN_PATHS)
-		fprintf(f, " and %zu more", allow->n - SHOWN_PATHS);
-	fputs("; anything else is refused. ", f);
-}
-
-static void limit_of(FILE *f, const struct jnode *l, const char *key, const char *label,
-		     const char *unit, int64_t div, bool *any)
-{
-	int64_t v;
-
-	if (!jnode_int(jnode_get(l, key), 0, INT64_MAX, &v))
-		return;
-	fprintf(f, "%s%s %lld%s", *any ? ", " : "Limits: ", label, (long long)(v / div), unit);
-	*any = true;
-}
-
-static void limits_of(FILE *f, const struct jnode *l)
-{
-	bool any = false;
-
-	limit_of(f, l, "timeout_ms", "timeout per command", " s", 1000, &any);
-	limit_of(f, l, "memory", "memory", " MiB", 1 << 20, &any);
-	limit_of(f, l, "processes", "processes", "", 1, &any);
-	limit_of(f, l, "cpu_s", "CPU", " s", 1, &any);
-	limit_of(f, l, "session_timeout_ms", "session lifetime", " s", 1000, &any);
-	if (any)
-		fputs(". ", f);
-}
-
-/* The profile's [limits] timeout in ms, 0 for none: the most a run gets (the session's
- * supervisor lowers a longer one to it; asking for it here keeps the description and the
- * result true). */
-static uint64_t profile_timeout(const struct mcp_session *s)
-{
-	int64_t v;
-
-	if (!jnode_int(jnode_get(jnode_get(&s->policy, "limits"), "timeout_ms"), 1, INT64_MAX, &v))
-		return 0;
-	return (uint64_t)v;
-}
-
-static void duration(FILE *f, uint64_t ms)
-{
-	if (ms % 1000)
-		fprintf(f, "%llu ms", (unsigned long long)ms);
-	else
-		fprintf(f, "%llu s", (unsigned long long)(ms / 1000));
-}
-
-static void timeout_of(FILE *f, uint64_t cap)
-{
-	uint64_t def = (uint64_t)MCP_RUN_TIMEOUT_DEFAULT * 1000;
-
-	fputs("Default timeout ", f);
-	duration(f, cap && cap < def ? cap : def);
-	if (cap) {
-		fputs("; a longer one is lowered to the profile's limit, ", f);
-		duration(f, cap);
-	}
-	fputs(". ", f);
-}
-
-/* The run tool's description: the command's world in a few lines. NULL when out of memory. */
-static char *run_description(const struct mcp_session *s)
-{
-	const struct jnode *p = &s->policy, *fs = jnode_get(p, "filesystem");
-	const char *workdir = jnode_str(jnode_get(p, "sandbox"), "workdir");
-	char *text = NULL;
-	size_t size;
-	FILE *f = open_memstream(&text, &size);
-
-	if (!f)
-		return NULL;
-	fprintf(f,
-		"Run a command in agentbox sandbox session %s (one sandbox for all runs: files "
-		"written by one run are seen by the next). command: an argv array, or a string run "
-		"with /bin/sh -c. Returns status (the exit code, 128+N for signal N, 124 on "
-		"timeout), cause, duration_ms, stdout and stderr "
-		"(each capped at %d bytes; the bytes dropped past the cap are counted in "
-		"stdout_dropped/stderr_dropped), timeout_ms (the timeout that applied) and the "
-		"sandbox's denials during the run. stdin is empty. ",
-		s->id, MCP_OUTPUT_CAP);
-	timeout_of(f, profile_timeout(s));
-	if (workdir)
-		fprintf(f, "Working directory: %s. ", workdir);
-	paths_of(f, fs, "rw", "Read-write: ");
-	paths_of(f, fs, "overlay", "Writable, changes kept apart from the host (see changes): ");
-	paths_of(f, fs, "ro", "Read-only: ");
-	paths_of(f, fs, "tmpfs", "Empty scratch: ");
-	fputs("Nothing else of the host is visible. ", f);
-	network_of(f, jnode_get(p, "network"));
-	limits_of(f, jnode_get(p, "limits"));
-	if (fclose(f) != 0) {
-		free(text);
-		return NULL;
-	}
-	return text;
-}
-
-static void schema_paths(struct json *j)
-{
-	json_key(j, "inputSchema");
-	json_obj_begin(j);
-	json_kv_str(j, "type", "object");
-	json_key(j, "properties");
-	json_obj_begin(j);
-	json_key(j, "paths");
-	json_obj_begin(j);
-	json_kv_str(j, "type", "array");
-	json_key(j, "items");
-	json_obj_begin(j);
-	json_kv_str(j, "type", "string");
-	json_obj_end(j);
-	json_kv_str(j, "description", "only these paths (default: all)");
-	json_obj_end(j);
-	json_obj_end(j);
-	json_obj_end(j);
-}
-
-static void schema_prop(struct json *j, const char *name, const char *type, const char *desc)
-{
-	json_key(j, name);
-	json_obj_begin(j);
-	if (type)
-		json_kv_str(j, "type", type);
-	json_kv_str(j, "description", desc);
-}
-
-static void schema_run(struct json *j)
-{
-	json_key(j, "inputSchema");
-	json_obj_begin(j);
-	json_kv_str(j, "type", "object");
-	json_key(j, "properties");
-	json_obj_begin(j);
-	schema_prop(j, "command", NULL, "argv array, or a string for /bin/sh -c");
-	json_key(j, "oneOf");
-	json_raw(j, "[{\"type\":\"string\"},{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
-		    "\"minItems\":1}]");
-	json_obj_end(j);
-	schema_prop(j, "cwd", "string", "working directory inside the sandbox");
-	json_obj_end(j);
-	schema_prop(j, "timeout", "number", "seconds before the command is killed");
-	json_kv_int(j, "exclusiveMinimum", 0);
-	json_kv_int(j, "maximum", MCP_RUN_TIMEOUT_MAX);
-	json_obj_end(j);
-	schema_prop(j, "env", "object", "environment variables to set, NAME: value");
-	json_key(j, "additionalProperties");
-	json_raw(j, "{\"type\":\"string\"}");
-	json_obj_end(j);
-	json_obj_end(j);
-	json_key(j, "required");
-	json_raw(j, "[\"command\"]");
-	json_obj_end(j);
-}
-
-static void tool(struct json *j, const char *name, const char *desc, void (*schema)(struct json *))
-{
-	json_obj_begin(j);
-	json_kv_str(j, "name", name);
-	json_kv_str(j, "description", desc);
-	schema(j);
-	json_key(j, "annotations");
-	json_obj_begin(j);
-	json_kv_bool(j, "readOnlyHint", schema != schema_run);
-	json_kv_bool(j, "openWorldHint", false);
-	json_obj_end(j);
-	json_obj_end(j);
-}
-
-void mcp_tools_list(const struct mcp_session *s, struct json *j)
-{
-	char *desc = run_description(s);
-
-	json_arr_begin(j);
-	if (!desc)
-		j->oom = true;
-	tool(j, "run", desc ? desc : "", schema_run);
-	free(desc);
-	if (s->changes) {
-		tool(
-		    j, "changes",
-		    "List the files the session's runs changed under its overlay paths (the host's "
-		    "files are untouched until a human promotes them). Read-only.",
-		    schema_paths);
-		tool(j, "diff",
-		     "Show the session's overlay changes as a unified diff against the host's "
-		     "files. "
-		     "Read-only.",
-		     schema_paths);
-	}
-	json_arr_end(j);
-}
-
-/* ---------- run ---------- */
-
+/* errno 0: an argument's fault, not the system's (which tool_run tells apart by ENOMEM) */
 static int bad_args(struct ab_err *e, const char *what)
 {
-	return ab_fail(e, EINVAL, "invalid arguments: %s", what);
+	return ab_fail(e, 0, "invalid arguments: %s", what);
 }
 
 static bool plain_string(const struct jnode *n)
@@ -280,14 +54,12 @@ static bool plain_string(const struct jnode *n)
 
 static int run_command(const struct jnode *cmd, struct session_request *q, struct ab_err *e)
 {
-	if (plain_string(cmd)) {
-		if (strv_push(&q->argv, "/bin/sh") < 0 || strv_push(&q->argv, "-c") < 0 ||
-		    strv_push(&q->argv, cmd->str) < 0)
-			return ab_fail(e, ENOMEM, "run");
-		return 0;
-	}
-	if (!cmd || cmd->type != JNODE_ARRAY || !cmd->n)
-		return bad_args(e, "command must be a non-empty array of strings or a string");
+	if (cmd && cmd->type == JNODE_STRING)
+		return bad_args(e, "command must be an array of strings: for shell syntax, "
+				   "[\"sh\", \"-c\", \"...\"]");
+	if (!cmd || cmd->type != JNODE_ARRAY || !cmd->n || cmd->n > MCP_ARGV_MAX)
+		return bad_args(
+		    e, "command must be an array of 1 to " MCP_STR(MCP_ARGV_MAX) " strings");
 	for (size_t i = 0; i < cmd->n; i++) {
 		if (!plain_string(&cmd->kids[i]))
 			return bad_args(e, "command's items must be strings without NUL");
@@ -299,12 +71,18 @@ static int run_command(const struct jnode *cmd, struct session_request *q, struc
 
 static int run_env(const struct jnode *env, struct session_request *q, struct ab_err *e)
 {
-	for (size_t i = 0; env && i < env->n; i++) {
+	if (!env)
+		return 0;
+	if (env->type != JNODE_OBJECT || env->n > MCP_ENV_MAX)
+		return bad_args(
+		    e, "env must be an object of at most " MCP_STR(MCP_ENV_MAX) " variables");
+	for (size_t i = 0; i < env->n; i++) {
 		const struct jnode *v = &env->kids[i];
 		char *entry;
 		if (!v->key_len || strlen(v->key) != v->key_len || strchr(v->key, '=') ||
 		    !plain_string(v))
-			return bad_args(e, "env must map names (no '=') to strings");
+			return bad_args(e, "env must map names (no '=', no NUL) to strings without "
+					   "NUL");
 		if (asprintf(&entry, "%s=%s", v->key, v->str) < 0)
 			return ab_fail(e, ENOMEM, "run");
 		int rc = strv_push(&q->env, entry);
@@ -315,55 +93,94 @@ static int run_env(const struct jnode *env, struct session_request *q, struct ab
 	return 0;
 }
 
-static int run_request(const struct jnode *args, uint64_t cap, struct session_request *q,
-		       struct ab_err *e)
+static bool known_arg(const char *key)
+{
+	static const char *const names[] = {"command", "cwd", "timeout", "env", "max_output_bytes"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(key, names[i]))
+			return true;
+	return false;
+}
+
+/* The output cap: an integer (5.0 is one, as JSON Schema counts) in [0, MCP_OUTPUT_MAX]. */
+static int run_cap(const struct jnode *n, size_t *cap, struct ab_err *e)
+{
+	double v;
+
+	*cap = MCP_OUTPUT_CAP;
+	if (!n)
+		return 0;
+	if (!jnode_double(n, &v) || v < 0 || v > MCP_OUTPUT_MAX || v != (double)(size_t)v)
+		return bad_args(
+		    e, "max_output_bytes must be an integer from 0 to " MCP_STR(MCP_OUTPUT_MAX));
+	*cap = (size_t)v;
+	return 0;
+}
+
+/* The request, checked; *encoded is what goes to the session. */
+static int run_request(const struct jnode *args, uint64_t limit, struct session_request *q,
+		       size_t *cap, char **encoded, size_t *len, struct ab_err *e)
 {
 	const struct jnode *cwd = jnode_get(args, "cwd"), *t = jnode_get(args, "timeout");
-	const struct jnode *env = jnode_get(args, "env");
 	double secs = MCP_RUN_TIMEOUT_DEFAULT;
 
 	q->kind = SESSION_EXEC;
-	if (!args || args->type != JNODE_OBJECT)
-		return bad_args(e, "run takes an object with command");
+	if (!args)
+		return bad_args(e, "run needs command");
 	for (size_t i = 0; i < args->n; i++)
-		if (strcmp(args->kids[i].key, "command") && strcmp(args->kids[i].key, "cwd") &&
-		    strcmp(args->kids[i].key, "timeout") && strcmp(args->kids[i].key, "env"))
-			return bad_args(e, "run takes command, cwd, timeout and env only");
+		if (!known_arg(args->kids[i].key) ||
+		    strlen(args->kids[i].key) != args->kids[i].key_len)
+			return bad_args(e, "run takes command, cwd, timeout, env and "
+					   "max_output_bytes only");
 	if (run_command(jnode_get(args, "command"), q, e) < 0)
 		return -1;
-	if (cwd && (!plain_string(cwd) || !(q->cwd = strdup(cwd->str))))
-		return bad_args(e, "cwd must be a string");
+	if (cwd && (!plain_string(cwd) || !cwd->len))
+		return bad_args(e, "cwd must be a non-empty string without NUL");
+	if (cwd && !(q->cwd = strdup(cwd->str)))
+		return ab_fail(e, ENOMEM, "run");
 	if (t && (!jnode_double(t, &secs) || secs <= 0 || secs > MCP_RUN_TIMEOUT_MAX))
-		return bad_args(e, "timeout must be a number of seconds, above 0, at most 86400");
+		return bad_args(e, "timeout must be a number of seconds, above 0, at most "
+				   "86400");
 	q->timeout_ms = (uint64_t)(secs * 1000);
 	if (!q->timeout_ms)
 		q->timeout_ms = 1;
-	if (cap && q->timeout_ms > cap)
-		q->timeout_ms = cap;
-	if (env && env->type != JNODE_OBJECT)
-		return bad_args(e, "env must be an object");
-	return run_env(env, q, e);
+	if (limit && q->timeout_ms > limit)
+		q->timeout_ms = limit;
+	if (run_env(jnode_get(args, "env"), q, e) < 0 ||
+	    run_cap(jnode_get(args, "max_output_bytes"), cap, e) < 0)
+		return -1;
+	if (session_request_encode(q, encoded, len, e) < 0)
+		return e->errnum == E2BIG ? bad_args(e, "the command, env and cwd together are "
+							"over the 128 KiB a request holds")
+					  : -1;
+	return 0;
 }
 
+/* ---------- a run ---------- */
+
 struct run {
+	struct mcp_call *call;
 	int ctl, out, err;
-	struct mcp_buf o, x;
+	struct mcp_output o, x;
+	struct mcp_output recent; /* output not yet in a progress notification */
+	size_t carry;		  /* its first bytes: a character the last one cut */
 	bool started, exited, refused;
 	bool client_gone; /* the client hung up while the command ran */
 	int status;
 	char cause[AB_ERR_MAX];
 	char *error; /* start-error: why the command never ran (from the exec's result) */
 	uint64_t t0, t1;
+	uint64_t progress_at, progress_ms; /* the last notification: when, and its progress */
+	uint64_t kill_by;		   /* a cancelled command's end is awaited until then */
 };
 
 /* Sends the request with /dev/null and the two pipes' write ends as the command's stdio. */
-static int run_send(struct run *r, const struct session_request *q, struct ab_err *e)
+static int run_send(struct run *r, const char *buf, size_t len, struct ab_err *e)
 {
 	int po[2], pe[2], fds[3];
 	struct msg m = {.type = 0};
-	char *buf;
-	size_t len;
-	int rc;
+	int rc = 0;
 
 	if (pipe2(po, O_CLOEXEC | O_NONBLOCK) < 0)
 		return ab_fail(e, errno, "pipe");
@@ -376,15 +193,10 @@ static int run_send(struct run *r, const struct session_request *q, struct ab_er
 	/* the command's ends block, as anyone's stdout would */
 	if (fds[0] < 0 || fcntl(po[1], F_SETFL, 0) < 0 || fcntl(pe[1], F_SETFL, 0) < 0)
 		rc = ab_fail(e, errno, "stdio for the command");
-	else if ((rc = session_request_encode(q, &buf, &len, e)) == 0) {
-		rc = channel_send_data(r->ctl, &m, buf, len, fds, 3);
-		free(buf);
-		/* a refusing supervisor may close first: its reply is queued */
-		if (rc < 0 && errno != EPIPE && errno != ECONNRESET)
-			rc = ab_fail(e, errno, "the session did not take the command");
-		else
-			rc = 0;
-	}
+	/* a refusing supervisor may close first: its reply is queued */
+	else if (channel_send_data(r->ctl, &m, buf, len, fds, 3) < 0 && errno != EPIPE &&
+		 errno != ECONNRESET)
+		rc = ab_fail(e, errno, "the session did not take the command");
 	if (fds[0] >= 0)
 		close(fds[0]);
 	close(po[1]);
@@ -447,62 +259,230 @@ static void replies_now(void *arg)
 		run_reply(q->s, q->r);
 }
 
-/* The client hung up (stdin at its end, stdout's reader gone): nobody waits for this command,
- * so it must not go on running. Closing the connection makes the supervisor kill it. */
-static void client_gone(struct mcp_session *s, struct run *r)
+/* Closing the connection makes the supervisor kill the command, as when agentbox exec dies. */
+static void hang_up(struct run *r)
 {
 	close(r->ctl);
 	r->ctl = -1;
-	r->client_gone = r->exited = r->refused = true;
-	r->status = 128 + SIGKILL;
+	r->exited = true;
 	r->t1 = now_ms();
+}
+
+/* The client hung up (stdin at its end, stdout's reader gone): nobody waits for this command,
+ * so it must not go on running. */
+static void client_gone(struct mcp_session *s, struct run *r)
+{
+	hang_up(r);
+	r->client_gone = r->refused = true;
+	r->status = 128 + SIGKILL;
 	snprintf(r->cause, sizeof(r->cause), "the client hung up: the command was killed");
 	s->client_gone = true;
+}
+
+/* The client cancelled the call: the command's process group is killed as a hang-up would
+ * kill it, but the connection stays until the supervisor says it ended (or CANCEL_WAIT_MS
+ * passed: then closing it kills it all the same), so the next message finds it gone. */
+static void cancel(struct run *r)
+{
+	struct session_request q = {.kind = SESSION_SIGNAL, .signo = SIGKILL};
+	struct msg m = {.type = 0};
+	char *buf = NULL;
+	size_t len;
+
+	r->kill_by = now_ms() + CANCEL_WAIT_MS;
+	if (session_request_encode(&q, &buf, &len, &(struct ab_err){0}) < 0 ||
+	    channel_send_data(r->ctl, &m, buf, len, NULL, 0) < 0)
+		r->kill_by = now_ms(); /* the connection's end does it */
+	free(buf);
+}
+
+/* What the client sent meanwhile: read on for a cancel (the rest waits its turn). */
+static void client_input(struct mcp_session *s, struct run *r, short revents)
+{
+	struct mcp_call *c = r->call;
+	long n;
+
+	if (!mcp_wire_room(c->wire) || !(revents & (POLLIN | POLLHUP))) {
+		if (revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL))
+			client_gone(s, r);
+		return;
+	}
+	n = mcp_wire_read(c->wire);
+	if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+		client_gone(s, r);
+		return;
+	}
+	if (!c->cancelled && mcp_wire_cancels(c->wire, c->id, c->reason, sizeof(c->reason))) {
+		c->cancelled = true;
+		cancel(r);
+	}
+}
+
+/* ---------- progress ---------- */
+
+/* The message: the output since the last notification (its last PROGRESS_TEXT bytes), or
+ * that the command still runs. Sets *ncarry to the bytes of a character cut at its end, which
+ * go with the next one. */
+static void progress_message(struct json *j, struct run *r, uint64_t ms, char *carry,
+			     size_t *ncarry)
+{
+	char text[PROGRESS_TEXT + 64];
+	struct mcp_kept k;
+	int at = 0;
+
+	*ncarry = r->carry;
+	if (r->recent.total <= r->carry) {
+		snprintf(text, sizeof(text), "running, %llu s", (unsigned long long)(ms / 1000));
+		json_kv_str(j, "message", text);
+		return;
+	}
+	mcp_output_kept(&r->recent, &k);
+	const char *p = k.dropped ? k.tail : k.head;
+	size_t n = k.dropped ? k.tail_len : k.head_len, whole = mcp_utf8_whole(p, n);
+	*ncarry = n - whole;
+	memcpy(carry, p + whole, *ncarry);
+	if (k.dropped)
+		at = snprintf(text, sizeof(text), "[%llu bytes not shown]\n",
+			      (unsigned long long)k.dropped);
+	memcpy(text + at, p, whole);
+	json_key(j, "message");
+	json_strn(j, text, (size_t)at + whole);
+}
+
+/* A notifications/progress: progress is the seconds since the run began (rising with each),
+ * the message what the command wrote meanwhile (progress_message). */
+static void progress(struct run *r, uint64_t now)
+{
+	struct json j;
+	char num[32], carry[4];
+	size_t ncarry;
+	bool text = r->recent.total > r->carry;
+	uint64_t ms = now - r->t0 > r->progress_ms ? now - r->t0 : r->progress_ms + 1;
+
+	r->progress_at = now;
+	json_init(&j);
+	json_obj_begin(&j);
+	json_kv_str(&j, "jsonrpc", "2.0");
+	json_kv_str(&j, "method", "notifications/progress");
+	json_key(&j, "params");
+	json_obj_begin(&j);
+	json_key(&j, "progressToken");
+	mcp_wire_put_id(&j, r->call->token);
+	snprintf(num, sizeof(num), "%llu.%03llu", (unsigned long long)(ms / 1000),
+		 (unsigned long long)(ms % 1000));
+	json_key(&j, "progress");
+	json_raw(&j, num);
+	progress_message(&j, r, ms, carry, &ncarry);
+	json_obj_end(&j);
+	json_obj_end(&j);
+	/* a client not reading now misses this one; the output waits for the next */
+	if (json_text(&j) && mcp_wire_offer(r->call->wire, json_text(&j))) {
+		r->progress_ms = ms;
+		if (text) {
+			mcp_output_clear(&r->recent);
+			mcp_output_add(&r->recent, carry, ncarry);
+			r->carry = ncarry;
+		}
+	}
+	json_free(&j);
+}
+
+static bool progress_on(const struct run *r)
+{
+	return r->call->token && !r->call->cancelled;
+}
+
+static uint64_t progress_due(const struct run *r)
+{
+	return r->progress_at + (r->recent.total > r->carry ? PROGRESS_GAP_MS : PROGRESS_BEAT_MS);
+}
+
+/* ---------- waiting for the end ---------- */
+
+/* Reads what fd has into o (and the progress's share): 1, 0 at its end, -1 on error. */
+static int take(struct run *r, int fd, struct mcp_output *o)
+{
+	char chunk[16384];
+	ssize_t n = read(fd, chunk, sizeof(chunk));
+
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? 1 : -1;
+	if (n == 0)
+		return 0;
+	mcp_output_add(o, chunk, (size_t)n);
+	if (progress_on(r))
+		mcp_output_add(&r->recent, chunk, (size_t)n);
+	return 1;
+}
+
+/* How long poll may wait: until the drain's end, the next progress, the cancel's deadline. */
+static int wait_for(const struct run *r, uint64_t drain_end, uint64_t now)
+{
+	uint64_t until = UINT64_MAX;
+
+	if (drain_end)
+		until = drain_end;
+	if (progress_on(r) && progress_due(r) < until)
+		until = progress_due(r);
+	if (r->kill_by && r->kill_by < until)
+		until = r->kill_by;
+	if (until == UINT64_MAX)
+		return -1;
+	return until > now ? (int)(until - now) : 0;
 }
 
 enum { RUN_CTL, RUN_OUT, RUN_ERR, RUN_TRAIL, RUN_STDIN, RUN_STDOUT, RUN_SLOTS };
 
 /* Until the command ends, then its output's end (or a short while, for what it left behind
  * holding the pipes), reading the trail all along so the session never waits on it, and
- * watching the client's end of stdin and stdout. */
+ * watching the client: its cancel, its end of stdin and stdout. */
 static void run_wait(struct mcp_session *s, struct run *r)
 {
 	struct replies q = {s, r};
-	uint64_t deadline = 0;
+	uint64_t drain_end = 0;
 
 	while (r->out >= 0 || r->err >= 0 || !r->exited) {
-		/* no POLLIN on stdin: the next message waits its turn; a hang-up is seen anyway */
+		bool room = mcp_wire_room(r->call->wire);
+		/* reading stdin only where there is room: a hang-up is seen anyway */
 		struct pollfd p[RUN_SLOTS] = {
 		    [RUN_CTL] = {r->exited ? -1 : r->ctl, POLLIN, 0},
 		    [RUN_OUT] = {r->out, POLLIN, 0},
 		    [RUN_ERR] = {r->err, POLLIN, 0},
 		    [RUN_TRAIL] = {s->audit_pipe ? s->audit_fd : -1, POLLIN, 0},
-		    [RUN_STDIN] = {r->exited ? -1 : 0, POLLRDHUP, 0},
+		    [RUN_STDIN] = {r->exited ? -1 : 0, room ? POLLIN : POLLRDHUP, 0},
 		    [RUN_STDOUT] = {r->exited ? -1 : 1, 0, 0}};
-		int wait = -1;
-		if (r->exited) {
-			uint64_t now = now_ms();
-			if (!deadline)
-				deadline = now + DRAIN_AFTER_EXIT_MS;
-			if (now >= deadline)
-				break;
-			wait = (int)(deadline - now);
+		uint64_t now = now_ms();
+		if (r->exited && r->call->cancelled)
+			break; /* nobody reads what a cancelled command left */
+		if (r->exited && !drain_end)
+			drain_end = now + DRAIN_AFTER_EXIT_MS;
+		if (drain_end && now >= drain_end)
+			break;
+		if (r->kill_by && now >= r->kill_by && !r->exited) {
+			hang_up(r);
+			break;
 		}
-		if (poll(p, RUN_SLOTS, wait) < 0 && errno != EINTR)
+		if (progress_on(r) && now >= progress_due(r))
+			progress(r, now);
+		if (poll(p, RUN_SLOTS, wait_for(r, drain_end, now_ms())) < 0 && errno != EINTR)
 			break;
 		if (p[RUN_TRAIL].revents)
 			mcp_session_audit_then(s, replies_now, &q);
-		if (p[RUN_OUT].revents && mcp_buf_read(&r->o, r->out) <= 0)
+		if (p[RUN_OUT].revents && take(r, r->out, &r->o) <= 0)
 			close(r->out), r->out = -1;
-		if (p[RUN_ERR].revents && mcp_buf_read(&r->x, r->err) <= 0)
+		if (p[RUN_ERR].revents && take(r, r->err, &r->x) <= 0)
 			close(r->err), r->err = -1;
 		/* the trail's turn may have taken the replies already: only what is still there */
 		if (p[RUN_CTL].revents)
 			replies_now(&q);
-		if ((p[RUN_STDIN].revents & (POLLHUP | POLLRDHUP | POLLERR)) ||
-		    (p[RUN_STDOUT].revents & (POLLHUP | POLLERR))) {
+		if (p[RUN_STDOUT].revents & (POLLHUP | POLLERR)) {
 			client_gone(s, r);
 			return;
+		}
+		if (p[RUN_STDIN].revents) {
+			client_input(s, r, p[RUN_STDIN].revents);
+			if (r->client_gone)
+				return;
 		}
 	}
 }
@@ -519,6 +499,8 @@ static void run_trail(struct mcp_session *s)
 		mcp_session_audit(s);
 	}
 }
+
+/* ---------- results ---------- */
 
 static void denials(struct json *j, const struct mcp_session *s)
 {
@@ -551,11 +533,20 @@ static void denials(struct json *j, const struct mcp_session *s)
 	json_obj_end(j);
 }
 
-static void output(struct json *j, const char *key, const struct mcp_buf *b, const char *dkey)
+/* NAME (the head, or all of it), NAME_dropped, NAME_tail. */
+static void output(struct json *j, const char *name, struct mcp_output *o)
 {
+	struct mcp_kept k;
+	char key[32];
+
+	mcp_output_kept(o, &k);
+	json_key(j, name);
+	json_strn(j, k.head, k.head_len);
+	snprintf(key, sizeof(key), "%s_dropped", name);
+	json_kv_uint(j, key, k.dropped);
+	snprintf(key, sizeof(key), "%s_tail", name);
 	json_key(j, key);
-	json_strn(j, b->buf ? b->buf : "", b->len);
-	json_kv_uint(j, dkey, b->dropped);
+	json_strn(j, k.tail, k.tail_len);
 }
 
 /* The tool's result: the structured object, and the same as text for older clients. */
@@ -575,7 +566,7 @@ static void result(struct json *j, const char *structured, bool is_error)
 	json_obj_end(j);
 }
 
-static void error_result(struct json *j, const char *message)
+void mcp_tools_error(struct json *j, const char *message)
 {
 	struct json s;
 
@@ -589,7 +580,7 @@ static void error_result(struct json *j, const char *message)
 	json_free(&s);
 }
 
-static void run_result(struct json *j, const struct mcp_session *s, const struct run *r,
+static void run_result(struct json *j, const struct mcp_session *s, struct run *r,
 		       uint64_t timeout_ms)
 {
 	struct json o;
@@ -600,8 +591,8 @@ static void run_result(struct json *j, const struct mcp_session *s, const struct
 	json_kv_str(&o, "cause", r->cause);
 	json_kv_uint(&o, "duration_ms", r->t1 - r->t0);
 	json_kv_uint(&o, "timeout_ms", timeout_ms);
-	output(&o, "stdout", &r->o, "stdout_dropped");
-	output(&o, "stderr", &r->x, "stderr_dropped");
+	output(&o, "stdout", &r->o);
+	output(&o, "stderr", &r->x);
 	json_kv_uint(&o, "exec", s->tally.exec);
 	json_kv_str(&o, "error", r->error);
 	denials(&o, s);
@@ -612,27 +603,44 @@ static void run_result(struct json *j, const struct mcp_session *s, const struct
 	json_free(&o);
 }
 
-static int tool_run(struct mcp_session *s, const struct jnode *args, struct json *j,
-		    struct ab_err *e)
+static void cancelled(struct run *r)
+{
+	char why[sizeof(r->call->reason) * 4 + 1];
+
+	printable(r->call->reason, why, sizeof(why));
+	ab_print("agentbox mcp: the client cancelled a run%s%s%s; %s\n", why[0] ? " (" : "", why,
+		 why[0] ? ")" : "",
+		 r->started ? "its command was killed" : "its command had not started");
+}
+
+static enum mcp_call_status tool_run(struct mcp_session *s, struct mcp_call *c,
+				     const struct jnode *args, struct json *j, struct ab_err *e)
 {
 	struct session_request q = {0};
-	struct run r = {.ctl = -1, .out = -1, .err = -1};
+	struct run r = {.call = c, .ctl = -1, .out = -1, .err = -1};
 	struct ab_err why = {0};
+	char *buf = NULL;
+	size_t len = 0, cap = MCP_OUTPUT_CAP;
 
-	r.o.cap = r.x.cap = MCP_OUTPUT_CAP;
-	if (run_request(args, profile_timeout(s), &q, e) < 0) {
+	if (run_request(args, mcp_session_run_limit(s), &q, &cap, &buf, &len, e) < 0) {
 		session_request_free(&q);
-		return -1;
+		return e->errnum == ENOMEM ? (mcp_tools_error(j, e->msg), MCP_CALL_DONE)
+					   : MCP_CALL_BAD_ARGS;
 	}
+	mcp_output_init(&r.o, cap - cap / 2, cap / 2);
+	mcp_output_init(&r.x, cap - cap / 2, cap / 2);
+	mcp_output_init(&r.recent, 0, PROGRESS_TEXT);
 	mcp_session_tally(s, 0);
-	r.t0 = r.t1 = now_ms();
-	if ((r.ctl = session_connect(s->id, &why)) < 0 || run_send(&r, &q, &why) < 0) {
-		error_result(j, why.msg);
+	r.t0 = r.t1 = r.progress_at = now_ms();
+	if ((r.ctl = session_connect(s->id, &why)) < 0 || run_send(&r, buf, len, &why) < 0) {
+		mcp_tools_error(j, why.msg);
 	} else {
 		run_wait(s, &r);
-		if (r.refused) {
-			error_result(j, r.cause);
-		} else {
+		if (c->cancelled)
+			cancelled(&r);
+		else if (r.refused)
+			mcp_tools_error(j, r.cause);
+		else {
 			run_trail(s);
 			run_result(j, s, &r, q.timeout_ms);
 		}
@@ -644,40 +652,44 @@ static int tool_run(struct mcp_session *s, const struct jnode *args, struct json
 		close(r.out);
 	if (r.err >= 0)
 		close(r.err);
-	free(r.o.buf);
-	free(r.x.buf);
+	mcp_output_free(&r.o);
+	mcp_output_free(&r.x);
+	mcp_output_free(&r.recent);
 	free(r.error);
+	free(buf);
 	session_request_free(&q);
-	return 0;
+	return MCP_CALL_DONE;
 }
 
 /* ---------- changes and diff ---------- */
 
-static int tool_review(struct mcp_session *s, const char *what, const struct jnode *args,
-		       struct json *j, struct ab_err *e)
+static enum mcp_call_status tool_review(struct mcp_session *s, const char *what,
+					const struct jnode *args, struct json *j, struct ab_err *e)
 {
 	const struct jnode *paths = jnode_get(args, "paths");
-	const char *argv[64] = {what, s->changes};
+	const char *argv[MCP_PATHS_MAX + 3] = {what, s->changes};
 	struct mcp_buf out = {.cap = REVIEW_CAP}, err = {.cap = 4096};
 	struct json o;
 	int status, n = 2;
 
-	if (args && (args->type != JNODE_OBJECT || args->n > (paths ? 1u : 0u)))
-		return bad_args(e, "takes paths only");
-	if (paths && (paths->type != JNODE_ARRAY || paths->n > 60))
-		return bad_args(e, "paths must be an array of at most 60 strings");
+	if (args && args->n > (paths ? 1u : 0u))
+		return bad_args(e, "takes paths only"), MCP_CALL_BAD_ARGS;
+	if (paths && (paths->type != JNODE_ARRAY || paths->n > MCP_PATHS_MAX))
+		return bad_args(e, "paths must be an array of at most " MCP_STR(
+				       MCP_PATHS_MAX) " strings"),
+		       MCP_CALL_BAD_ARGS;
 	for (size_t i = 0; paths && i < paths->n; i++) {
 		if (!plain_string(&paths->kids[i]))
-			return bad_args(e, "paths must be strings");
+			return bad_args(e, "paths must be strings without NUL"), MCP_CALL_BAD_ARGS;
 		argv[n++] = paths->kids[i].str;
 	}
 	argv[n] = NULL;
 	if (mcp_self(s, argv, &out, &err, -1, &status, e) < 0) {
-		error_result(j, e->msg);
+		mcp_tools_error(j, e->msg);
 		*e = (struct ab_err){0};
 		free(out.buf);
 		free(err.buf);
-		return 0;
+		return MCP_CALL_DONE;
 	}
 	json_init(&o);
 	json_obj_begin(&o);
@@ -694,15 +706,16 @@ static int tool_review(struct mcp_session *s, const char *what, const struct jno
 	json_free(&o);
 	free(out.buf);
 	free(err.buf);
-	return 0;
+	return MCP_CALL_DONE;
 }
 
-int mcp_tools_call(struct mcp_session *s, const char *name, const struct jnode *args,
-		   struct json *j, struct ab_err *e)
+enum mcp_call_status mcp_tools_call(struct mcp_session *s, struct mcp_call *c, const char *name,
+				    const struct jnode *args, struct json *j, struct ab_err *e)
 {
 	if (!strcmp(name, "run"))
-		return tool_run(s, args, j, e);
+		return tool_run(s, c, args, j, e);
 	if (s->changes && (!strcmp(name, "changes") || !strcmp(name, "diff")))
 		return tool_review(s, name, args, j, e);
-	return ab_fail(e, 0, "no tool named '%.100s'", name);
+	ab_fail(e, 0, "no tool named '%.100s'", name);
+	return MCP_CALL_NO_TOOL;
 }

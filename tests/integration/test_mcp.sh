@@ -8,6 +8,10 @@
 # and no promote; every JSON-RPC error (malformed, batch, unknown method, bad params, before
 # initialize, oversized) answered with the server serving on; 200 pings in order; and the end:
 # stdin closed or the server killed -9, the session is gone with nothing of it left running.
+# Every tool result is checked against its tool's output schema; the input schema is what the
+# server enforces; output caps keep head and tail on character boundaries; progress comes with a
+# token only; notifications/cancelled kills the running command and its request gets no
+# response; and the official TypeScript SDK drives it all (n/a without node, npm or a registry).
 . "$(dirname "$0")/lib.sh"
 
 if ! "$AGENTBOX" -p minimal -- true 2>/dev/null; then
@@ -123,13 +127,13 @@ case_timeout_cap() {
 	MCP_STDERR="$META/server.err" run_cmd "$PY" -c '
 import sys, time
 sys.path.insert(0, sys.argv[1])
-from mcp_client import Server, Fail, check
+from mcp_client import Server, Fail, check, sh
 s = Server(sys.argv[2], ["-p", sys.argv[3]])
 try:
     s.initialize()
     for args, want in (({}, 2000), ({"timeout": 3600}, 2000), ({"timeout": 1}, 1000)):
         t0 = time.monotonic()
-        _, sc = s.run(dict(args, command="sleep 30"))
+        _, sc = s.run(dict(args, command=["sleep", "30"]))
         took = time.monotonic() - t0
         check(sc["status"] == 124 and took < 10, "run %r: status %r after %.1f s" % (args, sc["status"], took))
         check(sc.get("timeout_ms") == want, "run %r: timeout_ms %r" % (args, sc.get("timeout_ms")))
@@ -156,14 +160,14 @@ case_busy() {
 	MCP_STDERR="$META/server.err" run_cmd "$PY" -c '
 import sys
 sys.path.insert(0, sys.argv[1])
-from mcp_client import Server, Fail, check
+from mcp_client import Server, Fail, check, sh
 s = Server(sys.argv[2], ["-p", "shell"])
 try:
     s.initialize()
     for i in range(int(sys.argv[3])):
         # a refused call, then more output than a pipe holds: the reply, the trail and
         # the output all come at once
-        _, sc = s.run({"command": "unshare -U true 2>/dev/null; head -c 300000 /dev/zero; echo %d >&2" % i},
+        _, sc = s.run({"command": sh("unshare -U true 2>/dev/null; head -c 300000 /dev/zero; echo %d >&2" % i)},
                       timeout=120)
         den = sc["denials"]
         check(sc["stderr"] == "%d\n" % i and sc["stdout_dropped"] == 300000 - 65536,
@@ -192,7 +196,7 @@ case_client_gone() {
 		GONE_MARKER=$m MCP_STDERR="$META/server.err" run_cmd "$PY" -c '
 import os, subprocess, sys, time
 sys.path.insert(0, sys.argv[1])
-from mcp_client import Server, Fail, check
+from mcp_client import Server, Fail, check, sh
 s = Server(sys.argv[2], ["-p", "shell"])
 how, marker = sys.argv[3], os.environ["GONE_MARKER"]
 def running():
@@ -200,7 +204,7 @@ def running():
 try:
     s.initialize()
     s.send({"jsonrpc": "2.0", "id": 99, "method": "tools/call",
-            "params": {"name": "run", "arguments": {"command": "sleep 300; true %s" % marker}}})
+            "params": {"name": "run", "arguments": {"command": sh("sleep 300; true %s" % marker)}}})
     for _ in range(300):
         if running():
             break
@@ -236,7 +240,7 @@ case_start_error() {
 	MCP_STDERR="$META/server.err" run_cmd "$PY" -c '
 import sys
 sys.path.insert(0, sys.argv[1])
-from mcp_client import Server, Fail, check
+from mcp_client import Server, Fail, check, sh
 s = Server(sys.argv[2], ["-p", "shell"])
 try:
     s.initialize()
@@ -245,7 +249,7 @@ try:
         _, sc = s.run(args)
         check(sc["status"] == status and sc["cause"] == "start-error" and part in (sc["error"] or ""),
               "run %r: %r" % (args, sc))
-    _, sc = s.run({"command": "exit 127"})
+    _, sc = s.run({"command": sh("exit 127")})
     check(sc["status"] == 127 and sc["cause"] == "exited" and sc["error"] is None,
           "control: exit 127: %r" % sc)
     s.close()
@@ -255,6 +259,79 @@ except Fail as e:
     s.p.kill()' "$HELPERS" "$AGENTBOX"
 	[ "$OUT" = said ] || fail "runs that could not start: $OUT" \
 		"$(tail -n 5 "$META/server.err" 2>/dev/null)"
+}
+
+# From protocol 2025-11-25 on, arguments that do not fit the input schema are a tool error.
+case_tool_errors() {
+	client tool_errors -p shell
+}
+
+# The input schema says exactly what the server enforces: a table of argument objects, each
+# taken by the server exactly when python3-jsonschema takes it.
+case_enforced() {
+	client enforced -p shell
+	case $OUT in "n/a: "*) not_applicable "${OUT#n/a: }" ;; esac
+}
+
+# max_output_bytes: head and tail, each cut on a UTF-8 character boundary, the bytes between
+# counted, at every alignment of 1- to 4-byte characters.
+case_caps() {
+	client caps -p shell
+}
+
+# Progress notifications with a string or an integer token (the output as it comes, a beat
+# while quiet, bounded messages), none without one and none after the result.
+case_progress() {
+	client progress -p shell
+}
+
+# notifications/cancelled: a running command (a loop writing a file) stops writing and is gone
+# before the next message is answered, and the cancelled request gets no response; a call
+# cancelled before it started never runs; a cancel of something unknown is ignored.
+case_cancel() {
+	MCP_MARKER=agentbox-mcp-cancel-$$-$RANDOM client cancel -p shell
+}
+
+# The same cancel and progress beside two busy processes.
+case_cancel_busy() {
+	bg sh -c 'while :; do :; done'
+	bg sh -c 'while :; do :; done'
+	MCP_MARKER=agentbox-mcp-cancel-$$-$RANDOM client cancel -p shell
+	client progress -p shell
+}
+
+# The official MCP TypeScript SDK (pinned in helpers/mcp_sdk/package.json and its lock),
+# installed with npm ci into this case's scratch directory (never into the source tree): call,
+# strict-Ajv schemas, tool errors, progress resetting the request timeout, the SDK's timeout
+# and abort cancelling a running command; then once more beside two busy processes. n/a without
+# node and npm, or when the npm registry cannot be reached.
+case_sdk() {
+	local sdk=$META/sdk i cafile why
+	command -v node >/dev/null && command -v npm >/dev/null ||
+		not_applicable "node and npm are not installed"
+	mkdir -p "$sdk" && cp "$HELPERS"/mcp_sdk/package.json "$HELPERS"/mcp_sdk/package-lock.json \
+		"$HELPERS"/mcp_sdk/sdk_client.mjs "$sdk"/ || fail "cannot copy the SDK test"
+	# npm's configured cafile (a registry behind a TLS-inspecting proxy) does not reach every
+	# request npm 11 makes; node's own variable does (run.sh clears the unprivileged user's
+	# environment, so the caller's is not there)
+	cafile=$(npm config get cafile 2>/dev/null)
+	[ -n "${NODE_EXTRA_CA_CERTS:-}" ] || ! [ -f "$cafile" ] || export NODE_EXTRA_CA_CERTS=$cafile
+	CMD_LIMIT=300 run_cmd npm ci --prefix "$sdk" --no-audit --no-fund --no-update-notifier \
+		--loglevel=error
+	if [ "$RC" != 0 ]; then
+		why=$ERR
+		CMD_LIMIT=60 run_cmd npm ping
+		[ "$RC" = 0 ] || not_applicable "the npm registry cannot be reached (npm ping: $RC)"
+		fail "npm ci of the pinned SDK failed" "$why"
+	fi
+	for i in 1 2; do
+		[ "$i" = 1 ] || { bg sh -c 'while :; do :; done'; bg sh -c 'while :; do :; done'; }
+		MCP_MARKER=agentbox-mcp-sdk-$$-$RANDOM MCP_TIME_SCALE=$(under_memcheck && echo 10 || echo 1) \
+			CMD_LIMIT=$(under_memcheck && echo 900 || echo 180) run_cmd node "$sdk/sdk_client.mjs" \
+			"$AGENTBOX"
+		[ "$RC" = 0 ] || fail "the SDK's client (pass $i): $(printf '%s\n' "$OUT" | grep FAIL)" \
+			"$OUT" "$(tail -n 5 <<<"$ERR")"
+	done
 }
 
 run_case basics case_basics
@@ -271,4 +348,11 @@ run_case timeout_cap case_timeout_cap
 run_case busy case_busy
 run_case client_gone case_client_gone
 run_case start_error case_start_error
+run_case tool_errors case_tool_errors
+run_case enforced case_enforced
+run_case caps case_caps
+run_case progress case_progress
+run_case cancel case_cancel
+run_case cancel_busy case_cancel_busy
+run_case sdk case_sdk
 finish

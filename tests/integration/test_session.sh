@@ -589,7 +589,7 @@ master, slave = pty.openpty()
 os.environ["MCP_STDERR"] = os.ttyname(slave)
 s = Server(sys.argv[2], ["-p", "shell"])
 s.initialize()
-_, sc = s.run({"command": "for f in 0 1 2; do test -t $f && echo tty$f; done; echo checked"})
+_, sc = s.run({"command": ["sh", "-c", "for f in 0 1 2; do test -t $f && echo tty$f; done; echo checked"]})
 print(sc["stdout"], end="")
 s.close()'
 	run_cmd "$PY" -c "$MCP_PY" "$HELPERS" "$AGENTBOX"
