@@ -49,9 +49,11 @@ _agentbox()
 	--net)
 		COMPREPLY=($(compgen -W "none proxy host" -- "$cur"))
 		return ;;
-	--ro | --rw | --tmpfs | --hide | --overlay | --changes | --chdir | --audit | --result | verify | summary | \
-		changes | diff | promote | discard)
+	--ro | --rw | --tmpfs | --hide | --overlay | --changes | --chdir | --audit | --result | verify | summary)
 		COMPREPLY=($(compgen -f -- "$cur"))
+		return ;;
+	changes | diff | promote | discard)
+		COMPREPLY=($(compgen -W "--json --audit" -- "$cur") $(compgen -f -- "$cur"))
 		return ;;
 	--setenv | --allow | --resolve | --timeout)
 		return ;;
