@@ -90,6 +90,7 @@ static const char usage[] =
     "                               refusal by kind, counted; then limits, errors, the exit\n"
     "  agentbox changes|diff|promote|discard [--json] [--audit DEST] RUN_ID|DIR [PATH...]\n"
     "                               review, apply or delete an overlay run's changes\n"
+    "      --max-bytes N            (diff --json) at most N bytes of diff text (16 MiB)\n"
     "  -h, --help               print this help and exit\n"
     "\n"
     "Exit status: the command's own; 128+N if it died of signal N; 124 on timeout;\n"

@@ -53,9 +53,10 @@ _agentbox()
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return ;;
 	changes | diff | promote | discard)
-		COMPREPLY=($(compgen -W "--json --audit" -- "$cur") $(compgen -f -- "$cur"))
+		COMPREPLY=($(compgen -W "--json --audit $([ "$prev" = diff ] && echo --max-bytes)" -- "$cur")
+			$(compgen -f -- "$cur"))
 		return ;;
-	--setenv | --allow | --resolve | --timeout)
+	--setenv | --allow | --resolve | --timeout | --max-bytes)
 		return ;;
 	esac
 	if [ "$COMP_CWORD" = 1 ]; then

@@ -81,7 +81,8 @@ int overlay_audit_change(struct audit *a, const char *action, const struct run_i
 			 struct ab_err *e);
 
 /* review_diff.c: `diff` of one change, printed (text); or, for --json, written into j as the
- * "diff" text (valid UTF-8, at most cap bytes) or a "note" saying why there is none. */
+ * "diff" text (valid UTF-8, at most cap bytes: less than REVIEW_DIFF_ONE when that is what is
+ * left of the document's) or a "note" saying why there is none. */
 int overlay_diff_one(const struct run_info *r, const struct change *c, struct ab_err *e);
 /* review_diff.c: the target of c's symlink in the upper layer, in out; -1 (errno) otherwise. */
 int overlay_link_target(const struct run_info *r, const struct change *c, char *out, size_t size);
@@ -90,10 +91,13 @@ int overlay_diff_json(const struct run_info *r, const struct change *c, size_t c
 		      struct ab_err *e);
 
 /* review_json.c: the JSON document of cmd (changes, diff, promote, discard) on stdout: the
- * selected changes of c (NULL: not listed) as objects, counts, the outcome (rc: 0, 1 for a
- * conflict, -1 for the error in e). Returns rc, or -1 when a diff or stdout failed. */
+ * selected changes of c (NULL: not listed) as objects (diff: with at most diff_max bytes of
+ * diff text in all), counts, the outcome (rc: 0, 1 for a conflict, -1 for the error in e).
+ * Returns rc, or -1 when a diff or stdout failed. */
+#define REVIEW_DIFF_MAX (16 * 1024 * 1024)
+#define REVIEW_DIFF_ONE (1024 * 1024) /* one change's diff text, at most */
 int overlay_json_print(const char *cmd, const struct run_info *r, const struct changes *c,
-		       char **paths, int n, int rc, struct ab_err *e);
+		       char **paths, int n, size_t diff_max, int rc, struct ab_err *e);
 /* review_json.c: the document for an error before the run's record was read. */
 void overlay_json_error(const char *cmd, const struct ab_err *e);
 
@@ -101,8 +105,9 @@ void overlay_json_error(const char *cmd, const struct ab_err *e);
  * it (conflict, refused), without writing anything. */
 int overlay_assess(const struct run_info *r, struct changes *c, char **paths, int n,
 		   struct ab_err *e);
-/* promote.c: the selected changes applied, protected and guarded paths refused; 1 when a
- * conflict stopped it before the first write. */
+/* promote.c: the selected changes applied, protected and guarded paths refused, each one's
+ * result set (the caller says what was done); 1 when a conflict stopped it before the first
+ * write. */
 int overlay_promote(const struct run_info *r, struct changes *c, char **paths, int n,
 		    struct audit *a, struct ab_err *e);
 

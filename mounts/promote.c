@@ -694,7 +694,7 @@ int overlay_promote(const struct run_info *r, struct changes *c, char **paths, i
 		    struct audit *a, struct ab_err *e)
 {
 	char host[PATH_MAX], shown[PATH_MAX * 4];
-	size_t done = 0, skipped = 0, refused = 0;
+	size_t done = 0;
 	struct strv gfiles = {0}, gdirs = {0};
 	struct promote_log log;
 	int result = promote_log_load(r, &log, e);
@@ -719,7 +719,6 @@ int overlay_promote(const struct run_info *r, struct changes *c, char **paths, i
 			ch->refused = why;
 			ch->result = "refused";
 			ab_say("refused: %s: %s\n", safe(host, shown, sizeof(shown)), why);
-			refused++;
 			if ((result = overlay_audit_change(a, "promote", r, host,
 							   kind_names[ch->kind], "refused", e)) < 0)
 				goto out;
@@ -730,7 +729,7 @@ int overlay_promote(const struct run_info *r, struct changes *c, char **paths, i
 					    done, done == 1 ? "" : "s");
 			goto out;
 		}
-		rc ? done++ : skipped++;
+		done += rc > 0;
 		ch->result = rc ? "applied" : "skipped";
 		ch->promoted = rc > 0;
 		if (!rc)

@@ -246,9 +246,26 @@ bool overlay_is_command(const char *name)
 
 static int usage(const char *cmd)
 {
-	ab_print("usage: agentbox %s [--json] [--audit DEST] RUN_ID|DIR%s\n", cmd,
+	ab_print("usage: agentbox %s [--json%s] [--audit DEST] RUN_ID|DIR%s\n", cmd,
+		 strcmp(cmd, "diff") ? "" : " [--max-bytes N]",
 		 strcmp(cmd, "discard") ? " [PATH...]" : "");
 	return EXIT_FAILED;
+}
+
+/* --max-bytes N: a decimal count of bytes, up to the default. */
+static bool byte_count(const char *s, size_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!*s || strspn(s, "0123456789") != strlen(s))
+		return false;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v > REVIEW_DIFF_MAX)
+		return false;
+	*out = (size_t)v;
+	return true;
 }
 
 static int report(struct ab_err *e)
@@ -362,14 +379,14 @@ static int run_cmd(const char *cmd, const struct run_info *r, char **paths, int 
 }
 
 static int dispatch(const char *cmd, const struct run_info *r, char **paths, int n, bool json,
-		    struct audit *a, struct ab_err *e)
+		    size_t diff_max, struct audit *a, struct ab_err *e)
 {
 	struct changes c = {0};
 	bool listed = false;
 	int rc = run_cmd(cmd, r, paths, n, json, &c, &listed, a, e);
 
 	if (json)
-		rc = overlay_json_print(cmd, r, listed ? &c : NULL, paths, n, rc, e);
+		rc = overlay_json_print(cmd, r, listed ? &c : NULL, paths, n, diff_max, rc, e);
 	overlay_changes_free(&c);
 	return rc;
 }
@@ -380,7 +397,8 @@ int overlay_command(int argc, char **argv)
 	struct ab_err e = {0};
 	struct audit *a = NULL;
 	struct run_info r;
-	bool json = false;
+	size_t diff_max = REVIEW_DIFF_MAX;
+	bool json = false, max = false;
 	int i = 2, rc;
 
 	for (;;) {
@@ -388,10 +406,14 @@ int overlay_command(int argc, char **argv)
 			dest = argv[i + 1], i += 2;
 		else if (i < argc && !strcmp(argv[i], "--json"))
 			json = true, i++;
+		else if (i + 1 < argc && !strcmp(argv[i], "--max-bytes") &&
+			 byte_count(argv[i + 1], &diff_max))
+			max = true, i += 2;
 		else
 			break;
 	}
-	if (i >= argc || argv[i][0] == '-' || (!strcmp(cmd, "discard") && argc != i + 1))
+	if (i >= argc || argv[i][0] == '-' || (!strcmp(cmd, "discard") && argc != i + 1) ||
+	    (max && (!json || strcmp(cmd, "diff"))))
 		return usage(cmd);
 	if (open_run(argv[i], &r, &e) < 0) {
 		if (json)
@@ -403,7 +425,7 @@ int overlay_command(int argc, char **argv)
 		run_info_free(&r);
 		return report(&e);
 	}
-	rc = dispatch(cmd, &r, argv + i + 1, argc - i - 1, json, a, &e);
+	rc = dispatch(cmd, &r, argv + i + 1, argc - i - 1, json, diff_max, a, &e);
 	if (rc < 0)
 		rc = report(&e);
 	audit_close(a);

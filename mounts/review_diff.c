@@ -89,12 +89,12 @@ static int run_diff(const char *label, int old_fd, int new_fd)
 	return wait_diff(pid);
 }
 
-/* diff's output read into *out (malloc'd, *len bytes); *over when it passed cap (diff is then
- * stopped and *out holds nothing useful). */
+/* diff's output read into *out (malloc'd, *len bytes and a NUL); *over when it passed cap (diff
+ * is then stopped and *out holds nothing useful). */
 static int capture_diff(const char *label, int old_fd, int new_fd, size_t cap, char **out,
 			size_t *len, bool *over)
 {
-	char *buf = malloc(cap + 1);
+	char *buf = malloc(cap + 2);
 	int p[2], rc;
 	ssize_t got = 1;
 	pid_t pid;
@@ -117,6 +117,7 @@ static int capture_diff(const char *label, int old_fd, int new_fd, size_t cap, c
 		else if (got < 0 && errno != EINTR)
 			break;
 	close(p[0]);
+	buf[*len] = '\0';
 	if ((*over = *len > cap))
 		kill(pid, SIGKILL);
 	rc = wait_diff(pid);
@@ -310,7 +311,7 @@ static int diff_text(const struct run_info *r, const struct change *c, const cha
 		return ab_fail(e, 0, "diff failed on %s", host),
 		       ab_hint(e, "diff (Debian's diffutils) must be on PATH");
 	if (over)
-		note(j, NULL, 0, "too large");
+		note(j, NULL, 0, cap < REVIEW_DIFF_ONE ? "output limit reached" : "too large");
 	else if (!strncmp(out, "Binary files ", 13) || !utf8_valid(out, len) || memchr(out, 0, len))
 		note(j, NULL, 0, "binary");
 	else

@@ -13,9 +13,6 @@
 #include "overlay_internal.h"
 
 #define JSON_FORMAT 1
-/* diff --json: the text of one change's diff, and of all of them, at most this */
-#define DIFF_ONE_CAP (1024 * 1024)
-#define DIFF_ALL_CAP (16 * 1024 * 1024)
 
 static const char *const kind_names[] = {"added", "modified", "deleted"};
 
@@ -63,8 +60,10 @@ static void change_fields(struct json *j, const struct run_info *r, const struct
 	json_kv_bytes(j, "path", host);
 	json_kv_bytes(j, "rel", c->rel);
 	json_kv_str(j, "kind", kind_names[c->kind]);
-	/* the entry the change leaves: the upper one, or for a deletion the host's */
-	side(j, "", true, upper ? c->mode : c->host_mode, upper ? c->size : c->host_size);
+	/* the entry the change leaves: the upper one, or for a deletion the host's (unknown below
+	 * a host symlink: never read) */
+	side(j, "", upper || on_host, upper ? c->mode : c->host_mode,
+	     upper ? c->size : c->host_size);
 	side(j, "host_", on_host, c->host_mode, c->host_size);
 	if (upper && S_ISLNK(c->mode) && overlay_link_target(r, c, target, sizeof(target)) == 0)
 		json_kv_bytes(j, "target", target);
@@ -128,10 +127,9 @@ static void counts(struct json *j, const char *cmd, const struct tally *t)
 
 /* The selected changes as objects (diff: with their diffs); -1 when a diff failed (e). */
 static int change_list(struct json *j, const char *cmd, const struct run_info *r,
-		       const struct changes *c, char **paths, int n, struct tally *t,
+		       const struct changes *c, char **paths, int n, size_t left, struct tally *t,
 		       struct ab_err *e)
 {
-	size_t left = DIFF_ALL_CAP;
 	int rc = 0;
 
 	json_key(j, "changes");
@@ -148,8 +146,8 @@ static int change_list(struct json *j, const char *cmd, const struct run_info *r
 		count(t, &c->v[i]);
 		if (!strcmp(cmd, "diff") && rc == 0) {
 			size_t before = j->len;
-			rc = overlay_diff_json(r, &c->v[i],
-					       left < DIFF_ONE_CAP ? left : DIFF_ONE_CAP, j, e);
+			rc = overlay_diff_json(
+			    r, &c->v[i], left < REVIEW_DIFF_ONE ? left : REVIEW_DIFF_ONE, j, e);
 			left -= j->len - before < left ? j->len - before : left;
 		}
 		json_obj_end(j);
@@ -159,7 +157,7 @@ static int change_list(struct json *j, const char *cmd, const struct run_info *r
 }
 
 int overlay_json_print(const char *cmd, const struct run_info *r, const struct changes *c,
-		       char **paths, int n, int rc, struct ab_err *e)
+		       char **paths, int n, size_t diff_max, int rc, struct ab_err *e)
 {
 	struct tally t = {0};
 	struct json j;
@@ -179,7 +177,7 @@ int overlay_json_print(const char *cmd, const struct run_info *r, const struct c
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
-	if (change_list(&j, cmd, r, c, paths, n, &t, e) < 0)
+	if (change_list(&j, cmd, r, c, paths, n, diff_max, &t, e) < 0)
 		rc = -1;
 	counts(&j, cmd, &t);
 	json_kv_str(&j, "status", rc < 0 ? "error" : rc > 0 ? "conflict" : "ok");

@@ -691,13 +691,13 @@ t_review_json() {
 		cd "$1" && printf "line one\nline 2\n" >src/main.txt && rm gone.txt &&
 		printf "odd\n" >"$(printf "bad\377name")" && ln -s src/main.txt link &&
 		printf "x=1\n" >.npmrc && chmod 600 docs/keep.txt && printf "\001\000z" >blob.bin &&
-		mkdir newdir && echo edited' sh "$PROJ"
+		mkdir newdir && yes "a line of text" | head -c 1200000 >big.txt && echo edited' sh "$PROJ"
 	local bad="$PROJ/bad"$'\377'"name" before
 	expect_exit 0 "$AGENTBOX" changes --json "$META/ch"
 	json_holds '
 assert d["version"] == 1 and d["command"] == "changes" and d["status"] == "ok", d
 assert d["error"] is None and d["roots"] == [{"path": "'"$PROJ"'"}]
-assert d["counts"]["changes"] == len(d["changes"]) == 8, d["counts"]
+assert d["counts"]["changes"] == len(d["changes"]) == 9, d["counts"]
 c = ch(b"bad\xffname")
 assert c["path"] == "'"$PROJ"'/bad\ufffdname" and c["rel"] == "bad\ufffdname", c
 assert base64.b64decode(c["path_b64"]) == b"'"$PROJ"'/bad\xffname", c
@@ -719,7 +719,16 @@ assert "+line 2" in ch("src/main.txt")["diff"] and ch("src/main.txt")["note"] is
 assert "-delete me" in ch("gone.txt")["diff"]
 assert ch("blob.bin")["diff"] is None and ch("blob.bin")["note"] == "binary", ch("blob.bin")
 assert ch("link")["diff"] is None and ch("link")["note"]
-assert ch(b"bad\xffname")["diff"].endswith("+odd\n")'
+assert ch(b"bad\xffname")["diff"].endswith("+odd\n")
+assert ch("big.txt")["diff"] is None and ch("big.txt")["note"] == "too large", ch("big.txt")'
+	# --max-bytes: the diff text of all changes together stays within it
+	expect_exit 0 "$AGENTBOX" diff --json --max-bytes 1000 "$META/ch"
+	json_holds '
+assert sum(len(c["diff"] or "") for c in d["changes"]) <= 1000
+assert any(c["diff"] for c in d["changes"]), "no diff at all"
+assert any(c["note"] == "output limit reached" for c in d["changes"]), "nothing held back"'
+	expect_exit 125 "$AGENTBOX" diff --max-bytes 1000 "$META/ch"
+	assert_contains "$ERR" "usage:" "--max-bytes without --json"
 	# a conflict: listed, and it holds the whole promote (exit 1, nothing written)
 	sleep 0.05
 	printf 'the user edited this meanwhile\n' >"$PROJ/docs/keep.txt"
@@ -732,7 +741,7 @@ assert ch("src/main.txt")["conflict"] is False'
 	json_holds '
 assert d["status"] == "conflict" and ch("docs/keep.txt")["result"] == "conflict", d["status"]
 assert ch("src/main.txt")["result"] == "held" and d["results"]["applied"] == 0, d["results"]
-assert d["results"]["held"] == 7 and d["results"]["conflict"] == 1, d["results"]'
+assert d["results"]["held"] == 8 and d["results"]["conflict"] == 1, d["results"]'
 	assert_eq "$before" "$(snapshot "$PROJ")" "the host tree after a held promote"
 	# positive control: a partial promote, a file name that is not UTF-8 given by its bytes
 	expect_exit 0 "$AGENTBOX" promote --json "$META/ch" "$PROJ/src" "$bad"
@@ -750,13 +759,13 @@ assert d["results"] == {"applied": 0, "skipped": 0, "refused": 1, "conflict": 0,
 	json_holds '
 assert ch("src/main.txt")["promoted"] and ch(b"bad\xffname")["promoted"]
 assert not ch(".npmrc")["promoted"] and not ch("gone.txt")["promoted"]
-assert (d["counts"]["pending"], d["counts"]["promoted"]) == (6, 2), d["counts"]'
+assert (d["counts"]["pending"], d["counts"]["promoted"]) == (7, 2), d["counts"]'
 	expect_exit 0 "$AGENTBOX" changes "$META/ch"
 	assert_not_contains "$OUT" "src/main.txt" "a promoted change, in the text"
 	assert_contains "$OUT" "D $PROJ/gone.txt" "a pending change, in the text"
 	expect_exit 0 "$AGENTBOX" discard --json "$META/ch"
 	json_holds '
-assert d["status"] == "ok" and d["results"] == {"discarded": 6}, d
+assert d["status"] == "ok" and d["results"] == {"discarded": 7}, d
 assert all(c["result"] == "discarded" for c in d["changes"])'
 	assert_absent "$META/ch" "the discarded changes directory"
 	# an error is a document too, and still exit 125
