@@ -49,11 +49,14 @@ _agentbox()
 	--net)
 		COMPREPLY=($(compgen -W "none proxy host" -- "$cur"))
 		return ;;
-	--ro | --rw | --tmpfs | --hide | --overlay | --changes | --chdir | --audit | --result | verify | summary | \
-		changes | diff | promote | discard)
+	--ro | --rw | --tmpfs | --hide | --overlay | --changes | --chdir | --audit | --result | verify | summary)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return ;;
-	--setenv | --allow | --resolve | --timeout)
+	changes | diff | promote | discard)
+		COMPREPLY=($(compgen -W "--json --audit $([ "$prev" = diff ] && echo --max-bytes)" -- "$cur")
+			$(compgen -f -- "$cur"))
+		return ;;
+	--setenv | --allow | --resolve | --timeout | --max-bytes)
 		return ;;
 	esac
 	if [ "$COMP_CWORD" = 1 ]; then

@@ -50,5 +50,9 @@ void json_kv_str(struct json *j, const char *key, const char *s);
 void json_kv_int(struct json *j, const char *key, int64_t v);
 void json_kv_uint(struct json *j, const char *key, uint64_t v);
 void json_kv_bool(struct json *j, const char *key, bool v);
+/* Bytes that may not be UTF-8 (a file name): "key" as a string, and when s is not valid UTF-8
+ * (so "key" holds U+FFFD in place of the bad bytes) also "key_b64", the exact bytes in base64
+ * (RFC 4648, padded), unless the document has a filter. NULL writes "key": null. */
+void json_kv_bytes(struct json *j, const char *key, const char *s);
 
 #endif

@@ -4,6 +4,7 @@
 #ifndef AGENTBOX_UTF8_H
 #define AGENTBOX_UTF8_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -11,5 +12,7 @@
  * well-formed (a lone continuation byte, a cut sequence, an overlong form, a surrogate or a
  * code point past U+10FFFF) or is ASCII (n == 0 or s[0] < 0x80: the caller's own case). */
 size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
+/* Whether all n bytes at s are well-formed UTF-8 (ASCII included). */
+bool utf8_valid(const char *s, size_t n);
 
 #endif

@@ -256,3 +256,37 @@ void json_kv_bool(struct json *j, const char *key, bool v)
 	json_key(j, key);
 	json_bool(j, v);
 }
+
+/* Standard base64 of n bytes as one string value. */
+static void json_base64(struct json *j, const unsigned char *p, size_t n)
+{
+	static const char abc[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char quad[4];
+
+	sep(j);
+	put(j, "\"", 1);
+	for (size_t i = 0; i < n; i += 3) {
+		uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0) |
+			     (i + 2 < n ? p[i + 2] : 0);
+		quad[0] = abc[v >> 18 & 63];
+		quad[1] = abc[v >> 12 & 63];
+		quad[2] = i + 1 < n ? abc[v >> 6 & 63] : '=';
+		quad[3] = i + 2 < n ? abc[v & 63] : '=';
+		put(j, quad, 4);
+	}
+	put(j, "\"", 1);
+}
+
+void json_kv_bytes(struct json *j, const char *key, const char *s)
+{
+	char k[64];
+
+	json_kv_str(j, key, s);
+	/* a filtered document (the audit trail) gets no exact bytes past its filter */
+	if (!s || j->filter || utf8_valid(s, strlen(s)))
+		return;
+	snprintf(k, sizeof(k), "%s_b64", key);
+	json_key(j, k);
+	json_base64(j, (const unsigned char *)s, strlen(s));
+}

@@ -28,3 +28,14 @@ size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
 	*cp = c;
 	return len;
 }
+
+bool utf8_valid(const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	uint32_t cp;
+
+	for (size_t i = 0, len; i < n; i += len)
+		if (!(len = u[i] < 0x80 ? 1 : utf8_decode(u + i, n - i, &cp)))
+			return false;
+	return true;
+}

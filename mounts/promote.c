@@ -145,7 +145,7 @@ static bool was_promoted(const struct promote_log *log, const struct change *c)
 	return false;
 }
 
-int promote_log_pending(const struct run_info *r, struct changes *c, struct ab_err *e)
+int promote_log_pending(const struct run_info *r, struct changes *c, bool keep, struct ab_err *e)
 {
 	struct promote_log log;
 	size_t kept = 0;
@@ -153,7 +153,9 @@ int promote_log_pending(const struct run_info *r, struct changes *c, struct ab_e
 	if (promote_log_load(r, &log, e) < 0)
 		return -1;
 	for (size_t i = 0; i < c->n; i++) {
-		if (was_promoted(&log, &c->v[i]))
+		if (was_promoted(&log, &c->v[i]) && keep)
+			c->v[i].promoted = true, c->v[kept++] = c->v[i];
+		else if (was_promoted(&log, &c->v[i]))
 			free(c->v[i].rel);
 		else
 			c->v[kept++] = c->v[i];
@@ -584,26 +586,30 @@ static void set_dir_modes(const struct run_info *r, const struct changes *c, cha
 	}
 }
 
+#define BELOW_LINK "the host path crosses a symlink"
+
 /* All or nothing: every selected change is checked before the first write. A change the host
  * made after the run started is a conflict; a change whose host path crosses a symlink is
  * refused, and so is the whole promote: applying it means replacing the host's link (one
  * committed in a cloned repository, say, to a directory outside) with the command's directory,
  * and applying the rest without it would half-apply what the command did. Each is said and
  * audited; 1 when any stopped the promote. */
-static int check_all(const struct run_info *r, const struct promote_log *log,
-		     const struct changes *c, char **paths, int n, struct audit *a,
-		     struct ab_err *e)
+static int check_all(const struct run_info *r, const struct promote_log *log, struct changes *c,
+		     char **paths, int n, struct audit *a, struct ab_err *e)
 {
 	char host[PATH_MAX], shown[PATH_MAX * 4];
 	size_t conflicted = 0, linked = 0;
 
 	for (size_t i = 0; i < c->n; i++) {
-		const struct change *ch = &c->v[i];
+		struct change *ch = &c->v[i];
 		bool below_link;
 		if (!overlay_selected(r, ch, paths, n))
 			continue;
 		if (!(below_link = ch->beyond_link) && !conflicts(r, log, ch))
 			continue;
+		ch->conflict = !below_link;
+		ch->refused = below_link ? BELOW_LINK : NULL;
+		ch->result = below_link ? "refused" : "conflict";
 		overlay_host_path(r, ch->tree, ch->rel, host, sizeof(host));
 		safe(host, shown, sizeof(shown));
 		ab_say("%s: %s%s\n", below_link ? "refused" : "conflict", shown,
@@ -643,12 +649,52 @@ static bool run_protected(const struct run_info *r, const struct change *ch)
 	return false;
 }
 
+/* Why promote refuses ch (guarded, or protected by the run's profile), or NULL. */
+static const char *refusal(const struct run_info *r, const struct change *ch,
+			   const struct strv *gfiles, const struct strv *gdirs)
+{
+	char host[PATH_MAX];
+	const char *why;
+
+	overlay_host_path(r, ch->tree, ch->rel, host, sizeof(host));
+	why = guarded_refusal(ch->rel, ch->kind != CH_DELETED && S_ISDIR(ch->mode), host, gfiles,
+			      gdirs);
+	if (!why && run_protected(r, ch))
+		why = "a path the run's profile protects";
+	return why;
+}
+
+int overlay_assess(const struct run_info *r, struct changes *c, char **paths, int n,
+		   struct ab_err *e)
+{
+	struct strv gfiles = {0}, gdirs = {0};
+	struct promote_log log;
+
+	if (promote_log_load(r, &log, e) < 0)
+		return -1;
+	if (guarded_paths_here(&gfiles, &gdirs, e) < 0) {
+		promote_log_free(&log);
+		return -1;
+	}
+	for (size_t i = 0; i < c->n; i++) {
+		struct change *ch = &c->v[i];
+		if (ch->promoted || !overlay_selected(r, ch, paths, n))
+			continue;
+		ch->refused = ch->beyond_link ? BELOW_LINK : refusal(r, ch, &gfiles, &gdirs);
+		ch->conflict = !ch->beyond_link && conflicts(r, &log, ch);
+	}
+	promote_log_free(&log);
+	strv_free(&gfiles);
+	strv_free(&gdirs);
+	return 0;
+}
+
 /* Protected and guarded paths are refused (listed, audited); the rest is applied. */
-int overlay_promote(const struct run_info *r, const struct changes *c, char **paths, int n,
+int overlay_promote(const struct run_info *r, struct changes *c, char **paths, int n,
 		    struct audit *a, struct ab_err *e)
 {
 	char host[PATH_MAX], shown[PATH_MAX * 4];
-	size_t done = 0, skipped = 0, refused = 0;
+	size_t done = 0;
 	struct strv gfiles = {0}, gdirs = {0};
 	struct promote_log log;
 	int result = promote_log_load(r, &log, e);
@@ -663,19 +709,16 @@ int overlay_promote(const struct run_info *r, const struct changes *c, char **pa
 	    (result = guarded_paths_here(&gfiles, &gdirs, e)) < 0)
 		goto out;
 	for (size_t i = 0; i < c->n; i++) {
-		const struct change *ch = &c->v[i];
+		struct change *ch = &c->v[i];
 		const char *why;
 		int rc;
 		if (!overlay_selected(r, ch, paths, n))
 			continue;
 		overlay_host_path(r, ch->tree, ch->rel, host, sizeof(host));
-		why = guarded_refusal(ch->rel, ch->kind != CH_DELETED && S_ISDIR(ch->mode), host,
-				      &gfiles, &gdirs);
-		if (!why && run_protected(r, ch))
-			why = "a path the run's profile protects";
-		if (why) {
+		if ((why = refusal(r, ch, &gfiles, &gdirs))) {
+			ch->refused = why;
+			ch->result = "refused";
 			ab_say("refused: %s: %s\n", safe(host, shown, sizeof(shown)), why);
-			refused++;
 			if ((result = overlay_audit_change(a, "promote", r, host,
 							   kind_names[ch->kind], "refused", e)) < 0)
 				goto out;
@@ -686,7 +729,9 @@ int overlay_promote(const struct run_info *r, const struct changes *c, char **pa
 					    done, done == 1 ? "" : "s");
 			goto out;
 		}
-		rc ? done++ : skipped++;
+		done += rc > 0;
+		ch->result = rc ? "applied" : "skipped";
+		ch->promoted = rc > 0;
 		if (!rc)
 			ab_say("not promoted: %s is a special file\n",
 			       safe(host, shown, sizeof(shown)));
@@ -695,12 +740,6 @@ int overlay_promote(const struct run_info *r, const struct changes *c, char **pa
 			goto out;
 	}
 	set_dir_modes(r, c, paths, n, &log);
-	printf("promoted %zu change%s", done, done == 1 ? "" : "s");
-	if (skipped)
-		printf(", skipped %zu special file%s", skipped, skipped == 1 ? "" : "s");
-	if (refused)
-		printf(", refused %zu protected path%s", refused, refused == 1 ? "" : "s");
-	printf("\n");
 out:
 	promote_log_free(&log);
 	strv_free(&gfiles);

@@ -33,7 +33,8 @@ bool promote_log_line(const char *line);
 /* Reads the log from r's record; an empty log when there is none yet. */
 int promote_log_load(const struct run_info *r, struct promote_log *log, struct ab_err *e);
 void promote_log_free(struct promote_log *log);
-/* Drops the changes an earlier promote applied from c (r's log): what is left is pending. */
-int promote_log_pending(const struct run_info *r, struct changes *c, struct ab_err *e);
+/* Drops the changes an earlier promote applied from c (r's log): what is left is pending; or,
+ * with keep, marks them promoted (changes --json lists them too). */
+int promote_log_pending(const struct run_info *r, struct changes *c, bool keep, struct ab_err *e);
 
 #endif

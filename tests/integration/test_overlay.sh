@@ -659,6 +659,120 @@ M $PROJ/src/main.txt" "$(printf '%s\n' "$OUT" | LC_ALL=C sort)" "changes: only w
 	assert_absent "$PROJ/gone.txt" "the promoted deletion"
 }
 
+# --json CHECKS: the last command's stdout is one JSON document in ASCII, and the Python
+# statements CHECKS (d: the document; ch(REL): the change at REL, a str or bytes) hold.
+json_holds() {
+	local checks=$1 why
+	printf '%s' "$OUT" >"$META/doc.json"
+	why=$("$PY" - "$META/doc.json" 2>&1 <<-EOF
+		import base64, json, sys
+		raw = open(sys.argv[1], "rb").read()
+		assert raw.isascii(), "not ASCII"
+		d = json.loads(raw)
+		def name(c, k):
+		    return base64.b64decode(c[k + "_b64"]) if k + "_b64" in c else c[k].encode()
+		def ch(rel):
+		    rel = rel if isinstance(rel, bytes) else rel.encode()
+		    hits = [c for c in d["changes"] if name(c, "rel") == rel]
+		    assert len(hits) == 1, f"{rel!r}: {len(hits)} changes"
+		    return hits[0]
+		$checks
+	EOF
+	) || fail "the --json document: $why" "$(clip "$OUT" 3000)"
+}
+
+# --json: the review as data, with the cases a harness meets: a file name that is not UTF-8
+# (its exact bytes in path_b64, so it can be promoted by name), a symlink, a deleted file, a
+# conflict, a protected path promote refuses, a partial promote and then what is left; diff's
+# text and notes; the exit statuses are those of the text commands.
+t_review_json() {
+	mk_project
+	expect_exit 0 "$AGENTBOX" -p shell --overlay "$PROJ" --changes "$META/ch" -- sh -c '
+		cd "$1" && printf "line one\nline 2\n" >src/main.txt && rm gone.txt &&
+		printf "odd\n" >"$(printf "bad\377name")" && ln -s src/main.txt link &&
+		printf "x=1\n" >.npmrc && chmod 600 docs/keep.txt && printf "\001\000z" >blob.bin &&
+		mkdir newdir && yes "a line of text" | head -c 1200000 >big.txt && echo edited' sh "$PROJ"
+	local bad="$PROJ/bad"$'\377'"name" before
+	expect_exit 0 "$AGENTBOX" changes --json "$META/ch"
+	json_holds '
+assert d["version"] == 1 and d["command"] == "changes" and d["status"] == "ok", d
+assert d["error"] is None and d["roots"] == [{"path": "'"$PROJ"'"}]
+assert d["counts"]["changes"] == len(d["changes"]) == 9, d["counts"]
+c = ch(b"bad\xffname")
+assert c["path"] == "'"$PROJ"'/bad\ufffdname" and c["rel"] == "bad\ufffdname", c
+assert base64.b64decode(c["path_b64"]) == b"'"$PROJ"'/bad\xffname", c
+assert (c["kind"], c["type"], c["size"], c["refused"]) == ("added", "file", 4, None), c
+assert "path_b64" not in ch("src/main.txt"), "a UTF-8 name has no byte form"
+c = ch("link")
+assert (c["type"], c["target"], c["size"]) == ("symlink", "src/main.txt", None), c
+c = ch("gone.txt")
+assert (c["kind"], c["type"], c["size"], c["host_type"]) == ("deleted", "file", 10, "file"), c
+c = ch("docs/keep.txt")
+assert (c["kind"], c["mode"], c["host_mode"], c["conflict"]) == ("modified", "0600", "0644", False), c
+assert ch("newdir")["type"] == "dir" and ch("newdir")["size"] is None
+assert "protect" in ch(".npmrc")["refused"], ch(".npmrc")
+assert not any(c["promoted"] or c["conflict"] for c in d["changes"])'
+	# diff: the text, or why there is none
+	expect_exit 0 "$AGENTBOX" diff --json "$META/ch"
+	json_holds '
+assert "+line 2" in ch("src/main.txt")["diff"] and ch("src/main.txt")["note"] is None
+assert "-delete me" in ch("gone.txt")["diff"]
+assert ch("blob.bin")["diff"] is None and ch("blob.bin")["note"] == "binary", ch("blob.bin")
+assert ch("link")["diff"] is None and ch("link")["note"]
+assert ch(b"bad\xffname")["diff"].endswith("+odd\n")
+assert ch("big.txt")["diff"] is None and ch("big.txt")["note"] == "too large", ch("big.txt")'
+	# --max-bytes: the diff text of all changes together stays within it
+	expect_exit 0 "$AGENTBOX" diff --json --max-bytes 1000 "$META/ch"
+	json_holds '
+assert sum(len(c["diff"] or "") for c in d["changes"]) <= 1000
+assert any(c["diff"] for c in d["changes"]), "no diff at all"
+assert any(c["note"] == "output limit reached" for c in d["changes"]), "nothing held back"'
+	expect_exit 125 "$AGENTBOX" diff --max-bytes 1000 "$META/ch"
+	assert_contains "$ERR" "usage:" "--max-bytes without --json"
+	# a conflict: listed, and it holds the whole promote (exit 1, nothing written)
+	sleep 0.05
+	printf 'the user edited this meanwhile\n' >"$PROJ/docs/keep.txt"
+	before=$(snapshot "$PROJ")
+	expect_exit 0 "$AGENTBOX" changes --json "$META/ch"
+	json_holds '
+assert ch("docs/keep.txt")["conflict"] is True and d["counts"]["conflicts"] == 1
+assert ch("src/main.txt")["conflict"] is False'
+	expect_exit 1 "$AGENTBOX" promote --json "$META/ch"
+	json_holds '
+assert d["status"] == "conflict" and ch("docs/keep.txt")["result"] == "conflict", d["status"]
+assert ch("src/main.txt")["result"] == "held" and d["results"]["applied"] == 0, d["results"]
+assert d["results"]["held"] == 8 and d["results"]["conflict"] == 1, d["results"]'
+	assert_eq "$before" "$(snapshot "$PROJ")" "the host tree after a held promote"
+	# positive control: a partial promote, a file name that is not UTF-8 given by its bytes
+	expect_exit 0 "$AGENTBOX" promote --json "$META/ch" "$PROJ/src" "$bad"
+	json_holds '
+assert d["status"] == "ok" and d["results"]["applied"] == 2 and len(d["changes"]) == 2, d
+assert all(c["result"] == "applied" and c["promoted"] for c in d["changes"])'
+	assert_eq odd "$(cat "$bad")" "the file whose name is not UTF-8, promoted"
+	expect_exit 0 "$AGENTBOX" promote --json "$META/ch" "$PROJ/.npmrc"
+	json_holds '
+assert ch(".npmrc")["result"] == "refused" and "protect" in ch(".npmrc")["refused"]
+assert d["results"] == {"applied": 0, "skipped": 0, "refused": 1, "conflict": 0, "held": 0}'
+	assert_absent "$PROJ/.npmrc" "the refused .npmrc"
+	# what is left: the promoted ones marked, the rest pending (the text lists only those)
+	expect_exit 0 "$AGENTBOX" changes --json "$META/ch"
+	json_holds '
+assert ch("src/main.txt")["promoted"] and ch(b"bad\xffname")["promoted"]
+assert not ch(".npmrc")["promoted"] and not ch("gone.txt")["promoted"]
+assert (d["counts"]["pending"], d["counts"]["promoted"]) == (7, 2), d["counts"]'
+	expect_exit 0 "$AGENTBOX" changes "$META/ch"
+	assert_not_contains "$OUT" "src/main.txt" "a promoted change, in the text"
+	assert_contains "$OUT" "D $PROJ/gone.txt" "a pending change, in the text"
+	expect_exit 0 "$AGENTBOX" discard --json "$META/ch"
+	json_holds '
+assert d["status"] == "ok" and d["results"] == {"discarded": 7}, d
+assert all(c["result"] == "discarded" for c in d["changes"])'
+	assert_absent "$META/ch" "the discarded changes directory"
+	# an error is a document too, and still exit 125
+	expect_exit 125 "$AGENTBOX" changes --json "$META/ch"
+	json_holds 'assert d["status"] == "error" and "No such file" in d["error"], d'
+}
+
 run_case host_untouched t_host_untouched
 run_case changes_and_diff t_changes_and_diff
 run_case promote t_promote
@@ -680,4 +794,5 @@ run_case unreadable_directory t_unreadable_directory
 run_case record_validated t_record_validated
 run_case foreign_group_said_before t_foreign_group_said_before
 run_case promote_piecewise t_promote_piecewise
+run_case review_json t_review_json
 finish

@@ -456,6 +456,43 @@ static void test_filter_oom_spoils_document(void **state)
 	json_free(&j);
 }
 
+/* A file name: valid UTF-8 as it is; anything else also as its exact bytes in base64, at each
+ * padding length; never past a filter. */
+static void expect_bytes(const char *name, bool filtered, const char *want)
+{
+	struct filter_log log = {0};
+	struct json j;
+
+	json_init(&j);
+	if (filtered)
+		j.filter = test_filter, j.filter_ctx = &log;
+	json_obj_begin(&j);
+	json_kv_bytes(&j, "path", name);
+	json_obj_end(&j);
+	assert_non_null(json_text(&j));
+	if (strcmp(json_text(&j), want)) {
+		print_error("encoded as %s\nexpected   %s\n", json_text(&j), want);
+		fail();
+	}
+	assert_true(json_valid(json_text(&j)));
+	json_free(&j);
+}
+
+static void test_bytes_keep_what_is_not_utf8(void **state)
+{
+	(void)state;
+	expect_bytes("a/b.txt", false, "{\"path\":\"a/b.txt\"}");
+	expect_bytes("caf\xc3\xa9", false, "{\"path\":\"caf\\u00e9\"}");
+	expect_bytes(NULL, false, "{\"path\":null}");
+	expect_bytes("bad\xffname", false,
+		     "{\"path\":\"bad\\ufffdname\",\"path_b64\":\"YmFk/25hbWU=\"}");
+	expect_bytes("\xff", false, "{\"path\":\"\\ufffd\",\"path_b64\":\"/w==\"}");
+	expect_bytes("\xc3(", false, "{\"path\":\"\\ufffd(\",\"path_b64\":\"wyg=\"}");
+	expect_bytes("\xed\xa0\x80x", false,
+		     "{\"path\":\"\\ufffd\\ufffd\\ufffdx\",\"path_b64\":\"7aCAeA==\"}");
+	expect_bytes("bad\xffname", true, "{\"path\":\"bad\\ufffdname\"}");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -479,6 +516,7 @@ int main(void)
 	    cmocka_unit_test(test_every_single_byte),
 	    cmocka_unit_test(test_filter_rewrites_values_not_keys),
 	    cmocka_unit_test(test_filter_oom_spoils_document),
+	    cmocka_unit_test(test_bytes_keep_what_is_not_utf8),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
