@@ -1,0 +1,191 @@
+#!/bin/bash
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
+# run-examples.sh AGENTBOX SOURCE_DIR: the examples in README.md and docs/*.md run as written.
+#
+# Every fenced code block (```LANG) of those files is one of:
+#
+#   ```sh    a shell example: run with bash -e as one script, in a fresh directory, with
+#            AGENTBOX's directory first on PATH (so `agentbox` is the binary under test), the
+#            bundled profiles on AGENTBOX_PROFILE_PATH, HOME a fresh directory, stdin
+#            /dev/null, and 60 s to finish. It passes when it exits 0.
+#   ```ini   a profile: `agentbox --check -p FILE` must accept it. A block whose first line
+#            is a comment naming a file (`# my.ini: what it is for`) is written under that
+#            name, and the shell blocks after it in the same document find it in their
+#            directory (`agentbox -p ./my.ini`).
+#   ```text  (or any other language: json, yaml, python...) shown, not run.
+#
+# A block with no language is an error: say which it is. The fresh directory holds a small
+# project, so that a shell example can say `make` or `python3 task.py` as a user would in
+# theirs: a Makefile whose `all` and `test` targets succeed, task.py, gen.py and x.py (print a
+# line), slow.sh and agent.sh (a second; agent.sh writes notes.txt), my.ini (includes
+# shell.ini), tests/test_ok.py (one passing unittest), and ~/data/ with a file.
+#
+# An example that cannot run here is marked on the line right before its fence:
+#
+#   <!-- example: skip REASON -->
+#
+# REASON says what it needs that this test does not have (network, a cluster, minutes). The
+# test prints `n/a FILE:LINE: REASON` for it. Nothing else is a marker: keep them rare.
+#
+# Output: `ok FILE:LINE (LANG)`, `n/a ...` or `FAIL FILE:LINE: ...` with the block's output,
+# then a summary line. Exit status 1 when any block failed or has no language, else 0.
+set -u
+
+if [ $# -ne 2 ]; then
+	echo "usage: run-examples.sh AGENTBOX SOURCE_DIR" >&2
+	exit 2
+fi
+AGENTBOX=$(readlink -f "$1")
+SRC=$(readlink -f "$2")
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/agentbox-doc-examples.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+# The sandbox's own /tmp is private: a work directory there would be hidden by it, so the
+# examples run in a directory below the current one (ctest's is the build tree).
+WORK=$(mktemp -d "$PWD/doc-examples.XXXXXX") || exit 1
+trap 'rm -rf "$TMP" "$WORK"' EXIT
+chmod 0755 "$WORK"
+
+mkdir -p "$TMP/bin"
+ln -s "$AGENTBOX" "$TMP/bin/agentbox"
+export PATH="$TMP/bin:$PATH"
+export AGENTBOX_PROFILE_PATH="$SRC/profiles"
+unset XDG_STATE_HOME XDG_CONFIG_HOME
+
+passed=0
+failed=0
+skipped=0
+
+# extract DOC: writes each fenced block of DOC to $TMP/blocks/N and prints one line per
+# block: N LINE LANG MARKER (MARKER is `-` when there is none).
+extract() {
+	awk -v dir="$TMP/blocks" -v base="$2" '
+		function marker(line) {
+			sub(/^ +/, "", line)
+			if (line !~ /^<!-- example: .* -->$/) return "-"
+			sub(/^<!-- example: /, "", line)
+			sub(/ -->$/, "", line)
+			return line
+		}
+		!inblock && /^ *```/ {
+			inblock = 1
+			n++
+			lang = $0
+			sub(/^ *```/, "", lang)
+			if (lang == "") lang = "-"
+			indent = match($0, /[^ ]/) - 1
+			file = dir "/" base + n
+			printf "" >file
+			print (base + n) " " NR " " lang " " marker(prev)
+			next
+		}
+		inblock && /^ *```/ { inblock = 0; close(file); prev = ""; next }
+		inblock { print substr($0, indent + 1) >>file; next }
+		{ prev = $0 }
+	' "$1"
+}
+
+# project DIR: the small project a shell example works in.
+project() {
+	local dir=$1
+	mkdir -p "$dir/home/data" "$dir/work/tests"
+	echo "one,two" >"$dir/home/data/table.csv"
+	printf 'all:\n\t@echo built\ntest:\n\t@echo tested\n' >"$dir/work/Makefile"
+	for f in task gen x; do
+		echo "print('$f.py ran')" >"$dir/work/$f.py"
+	done
+	printf '#!/bin/sh\nsleep 1\necho slow done\n' >"$dir/work/slow.sh"
+	printf '#!/bin/sh\nsleep 1\necho "notes of the agent" >notes.txt\n' >"$dir/work/agent.sh"
+	chmod +x "$dir/work/slow.sh" "$dir/work/agent.sh"
+	printf '[sandbox]\ninclude = shell.ini\n' >"$dir/work/my.ini"
+	printf 'import unittest\n\n\nclass T(unittest.TestCase):\n    def test_ok(self):\n        self.assertTrue(True)\n' \
+		>"$dir/work/tests/test_ok.py"
+}
+
+fail() {
+	echo "FAIL $1"
+	sed 's/^/    /' "$2" | tail -n 40
+	failed=$((failed + 1))
+}
+
+# run_sh WHERE BLOCK NAMED: runs a shell example in a fresh project with the named profiles
+# of its document so far.
+run_sh() {
+	local where=$1 block=$2 named=$3 dir run sock
+	dir=$(mktemp -d "$WORK/sh.XXXXXX") || return 1
+	# the block's sessions have their sockets here (a short path: a socket's is bounded), so
+	# that those a failed block left running are found and stopped, and no one else's
+	run=$(mktemp -d "$TMP/run.XXXXXX") || return 1
+	project "$dir"
+	cp -p "$named"/* "$dir/work/" 2>/dev/null
+	if (cd "$dir/work" && HOME="$dir/home" XDG_RUNTIME_DIR="$run" \
+		timeout -k 5 60 bash -e "$block" </dev/null >"$dir/out" 2>&1); then
+		echo "ok $where (sh)"
+		passed=$((passed + 1))
+	else
+		echo "exit status $?" >>"$dir/out"
+		fail "$where: the shell example failed" "$dir/out"
+	fi
+	for sock in "$run"/agentbox/*.sock; do
+		[ -S "$sock" ] || continue
+		XDG_RUNTIME_DIR="$run" agentbox session stop "$(basename "$sock" .sock)" >/dev/null 2>&1
+	done
+	rm -rf "$dir" "$run"
+}
+
+# check_ini WHERE BLOCK NAMED: agentbox --check accepts the profile; a named one is kept.
+check_ini() {
+	local where=$1 block=$2 named=$3 name dir
+	name=$(sed -n '1s/^[#;] *\([A-Za-z0-9._-]*\.ini\)\($\|:.*\)/\1/p' "$block")
+	dir=$(mktemp -d "$WORK/ini.XXXXXX") || return 1
+	project "$dir"
+	cp -p "$named"/* "$dir/work/" 2>/dev/null
+	cp "$block" "$dir/work/${name:-example.ini}"
+	if (cd "$dir/work" && HOME="$dir/home" agentbox --check -p "./${name:-example.ini}" \
+		</dev/null >"$dir/out" 2>&1); then
+		echo "ok $where (ini${name:+ $name})"
+		passed=$((passed + 1))
+		[ -z "$name" ] || cp "$block" "$named/$name"
+	else
+		echo "exit status $?" >>"$dir/out"
+		fail "$where: agentbox --check refused the profile" "$dir/out"
+	fi
+	rm -rf "$dir"
+}
+
+mkdir -p "$TMP/blocks"
+base=0
+for doc in "$SRC/README.md" "$SRC"/docs/*.md; do
+	rel=${doc#"$SRC"/}
+	named=$(mktemp -d "$TMP/named.XXXXXX") || exit 1
+	chmod 0755 "$named"
+	extract "$doc" "$base" >"$TMP/index"
+	while read -r n line lang mark; do
+		base=$n
+		where="$rel:$line"
+		if [ "$mark" != "-" ]; then
+			case $mark in
+			"skip "?*)
+				echo "n/a $where: ${mark#skip }"
+				skipped=$((skipped + 1))
+				;;
+			*)
+				echo "FAIL $where: unknown marker '$mark' (only 'skip REASON')"
+				failed=$((failed + 1))
+				;;
+			esac
+			continue
+		fi
+		case $lang in
+		sh) run_sh "$where" "$TMP/blocks/$n" "$named" ;;
+		ini) check_ini "$where" "$TMP/blocks/$n" "$named" ;;
+		-)
+			echo "FAIL $where: a code block without a language (sh, ini, or text for output)"
+			failed=$((failed + 1))
+			;;
+		*) ;;
+		esac
+	done <"$TMP/index"
+done
+
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]
