@@ -20,12 +20,18 @@
 # line), slow.sh and agent.sh (a second; agent.sh writes notes.txt), my.ini (includes
 # shell.ini), tests/test_ok.py (one passing unittest), and ~/data/ with a file.
 #
-# An example that cannot run here is marked on the line right before its fence:
+# A marker on the line right before a fence changes that:
 #
-#   <!-- example: skip REASON -->
+#   <!-- example: skip REASON -->   not run: REASON says what it needs that this test does not
+#                                   have (the network, a cluster, minutes); printed as
+#                                   `n/a FILE:LINE: REASON`
+#   <!-- example: installed -->     a shell example for an agentbox installed under /usr/local
+#                                   (`sudo cmake --install build`): as root it runs in a mount
+#                                   namespace of its own where an overlay on /usr/local holds
+#                                   this binary and the profiles where the install puts them;
+#                                   n/a for another user or another install prefix
 #
-# REASON says what it needs that this test does not have (network, a cluster, minutes). The
-# test prints `n/a FILE:LINE: REASON` for it. Nothing else is a marker: keep them rare.
+# Nothing else is a marker: keep them rare.
 #
 # Output: `ok FILE:LINE (LANG)`, `n/a ...` or `FAIL FILE:LINE: ...` with the block's output,
 # then a summary line. Exit status 1 when any block failed or has no language, else 0.
@@ -107,18 +113,43 @@ fail() {
 	failed=$((failed + 1))
 }
 
-# run_sh WHERE BLOCK NAMED: runs a shell example in a fresh project with the named profiles
-# of its document so far.
+# installed_run DIR COMMAND...: COMMAND with this build installed under /usr/local, seen only
+# by COMMAND (an overlay in a mount namespace of its own; its upper layer in DIR).
+installed_run() {
+	local dir=$1
+	shift
+	mkdir -p "$dir/upper" "$dir/overlay-work" || return 1
+	unshare --mount --propagation private -- bash -c '
+		set -e
+		mount -t overlay overlay -o "lowerdir=/usr/local,upperdir=$1/upper,workdir=$1/overlay-work" /usr/local
+		mkdir -p /usr/local/bin /usr/local/share/agentbox
+		install -m 0755 "$2" /usr/local/bin/agentbox
+		cp -RL "$3/profiles" /usr/local/share/agentbox/profiles
+		shift 3
+		exec "$@"
+	' bash "$dir" "$AGENTBOX" "$SRC" "$@"
+}
+
+# run_sh WHERE BLOCK NAMED [installed]: runs a shell example in a fresh project with the named
+# profiles of its document so far.
 run_sh() {
-	local where=$1 block=$2 named=$3 dir run sock
+	local where=$1 block=$2 named=$3 installed=${4:-} dir run sock wrap=()
+	if [ -n "$installed" ]; then
+		if [ "$(id -u)" != 0 ] || [ "${AGENTBOX_INSTALL_PREFIX:-/usr/local}" != /usr/local ]; then
+			echo "n/a $where: an installed agentbox (root simulates one under /usr/local)"
+			skipped=$((skipped + 1))
+			return 0
+		fi
+	fi
 	dir=$(mktemp -d "$WORK/sh.XXXXXX") || return 1
 	# the block's sessions have their sockets here (a short path: a socket's is bounded), so
 	# that those a failed block left running are found and stopped, and no one else's
 	run=$(mktemp -d "$TMP/run.XXXXXX") || return 1
 	project "$dir"
 	cp -p "$named"/* "$dir/work/" 2>/dev/null
+	[ -z "$installed" ] || wrap=(installed_run "$dir/install")
 	if (cd "$dir/work" && HOME="$dir/home" XDG_RUNTIME_DIR="$run" \
-		timeout -k 5 60 bash -e "$block" </dev/null >"$dir/out" 2>&1); then
+		"${wrap[@]}" timeout -k 5 60 bash -e "$block" </dev/null >"$dir/out" 2>&1); then
 		echo "ok $where (sh)"
 		passed=$((passed + 1))
 	else
@@ -168,8 +199,16 @@ for doc in "$SRC/README.md" "$SRC"/docs/*.md; do
 				echo "n/a $where: ${mark#skip }"
 				skipped=$((skipped + 1))
 				;;
+			installed)
+				if [ "$lang" = sh ]; then
+					run_sh "$where" "$TMP/blocks/$n" "$named" installed
+				else
+					echo "FAIL $where: 'installed' is for shell examples"
+					failed=$((failed + 1))
+				fi
+				;;
 			*)
-				echo "FAIL $where: unknown marker '$mark' (only 'skip REASON')"
+				echo "FAIL $where: unknown marker '$mark' (only 'skip REASON' or 'installed')"
 				failed=$((failed + 1))
 				;;
 			esac
