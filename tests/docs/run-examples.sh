@@ -7,7 +7,8 @@
 #   ```sh    a shell example: run with bash -e as one script, in a fresh directory, with
 #            AGENTBOX's directory first on PATH (so `agentbox` is the binary under test), the
 #            bundled profiles on AGENTBOX_PROFILE_PATH, HOME a fresh directory, stdin
-#            /dev/null, and 60 s to finish. It passes when it exits 0.
+#            /dev/null, and 60 s to finish. It passes when it exits 0 and leaves no session
+#            running.
 #   ```ini   a profile: `agentbox --check -p FILE` must accept it. A block whose first line
 #            is a comment naming a file (`# my.ini: what it is for`) is written under that
 #            name, and the shell blocks after it in the same document find it in their
@@ -133,7 +134,7 @@ installed_run() {
 # run_sh WHERE BLOCK NAMED [installed]: runs a shell example in a fresh project with the named
 # profiles of its document so far.
 run_sh() {
-	local where=$1 block=$2 named=$3 installed=${4:-} dir run sock wrap=()
+	local where=$1 block=$2 named=$3 installed=${4:-} dir run sock status left wrap=()
 	if [ -n "$installed" ]; then
 		if [ "$(id -u)" != 0 ] || [ "${AGENTBOX_INSTALL_PREFIX:-/usr/local}" != /usr/local ]; then
 			echo "n/a $where: an installed agentbox (root simulates one under /usr/local)"
@@ -148,18 +149,25 @@ run_sh() {
 	project "$dir"
 	cp -p "$named"/* "$dir/work/" 2>/dev/null
 	[ -z "$installed" ] || wrap=(installed_run "$dir/install")
-	if (cd "$dir/work" && HOME="$dir/home" XDG_RUNTIME_DIR="$run" \
-		"${wrap[@]}" timeout -k 5 60 bash -e "$block" </dev/null >"$dir/out" 2>&1); then
-		echo "ok $where (sh)"
-		passed=$((passed + 1))
-	else
-		echo "exit status $?" >>"$dir/out"
-		fail "$where: the shell example failed" "$dir/out"
-	fi
+	(cd "$dir/work" && HOME="$dir/home" XDG_RUNTIME_DIR="$run" \
+		"${wrap[@]}" timeout -k 5 60 bash -e "$block" </dev/null >"$dir/out" 2>&1)
+	status=$?
+	# a session the example leaves running would be left running by whoever types it
+	left=
 	for sock in "$run"/agentbox/*.sock; do
 		[ -S "$sock" ] || continue
+		left="$left $(basename "$sock" .sock)"
 		XDG_RUNTIME_DIR="$run" agentbox session stop "$(basename "$sock" .sock)" >/dev/null 2>&1
 	done
+	if [ "$status" != 0 ]; then
+		echo "exit status $status" >>"$dir/out"
+		fail "$where: the shell example failed" "$dir/out"
+	elif [ -n "$left" ]; then
+		fail "$where: the shell example leaves a session running:$left" "$dir/out"
+	else
+		echo "ok $where (sh)"
+		passed=$((passed + 1))
+	fi
 	rm -rf "$dir" "$run"
 }
 
