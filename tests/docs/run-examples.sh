@@ -13,7 +13,9 @@
 #            is a comment naming a file (`# my.ini: what it is for`) is written under that
 #            name, and the shell blocks after it in the same document find it in their
 #            directory (`agentbox -p ./my.ini`).
-#   ```text  (or any other language: json, yaml, python...) shown, not run.
+#   ```python  run with python3 like a shell example (harness code that drives agentbox).
+#   ```json  must parse (jq).
+#   ```text  (or any other language: yaml, hcl...) shown, not run.
 #
 # A block with no language is an error: say which it is. The fresh directory holds a small
 # project, so that a shell example can say `make` or `python3 task.py` as a user would in
@@ -131,10 +133,11 @@ installed_run() {
 	' bash "$dir" "$AGENTBOX" "$SRC" "$@"
 }
 
-# run_sh WHERE BLOCK NAMED [installed]: runs a shell example in a fresh project with the named
-# profiles of its document so far.
+# run_sh WHERE BLOCK NAMED [installed|python]: runs a shell (or Python) example in a fresh
+# project with the named profiles of its document so far.
 run_sh() {
-	local where=$1 block=$2 named=$3 installed=${4:-} dir run sock status left wrap=()
+	local where=$1 block=$2 named=$3 installed=${4:-} dir run sock status left wrap=() shell=(bash -e) label=sh
+	[ "$installed" != python ] || { shell=(python3); label=python; installed=; }
 	if [ -n "$installed" ]; then
 		if [ "$(id -u)" != 0 ] || [ "${AGENTBOX_INSTALL_PREFIX:-/usr/local}" != /usr/local ]; then
 			echo "n/a $where: an installed agentbox (root simulates one under /usr/local)"
@@ -150,7 +153,7 @@ run_sh() {
 	cp -p "$named"/* "$dir/work/" 2>/dev/null
 	[ -z "$installed" ] || wrap=(installed_run "$dir/install")
 	(cd "$dir/work" && HOME="$dir/home" XDG_RUNTIME_DIR="$run" \
-		"${wrap[@]}" timeout -k 5 60 bash -e "$block" </dev/null >"$dir/out" 2>&1)
+		"${wrap[@]}" timeout -k 5 60 "${shell[@]}" "$block" </dev/null >"$dir/out" 2>&1)
 	status=$?
 	# a session the example leaves running would be left running by whoever types it
 	left=
@@ -161,11 +164,11 @@ run_sh() {
 	done
 	if [ "$status" != 0 ]; then
 		echo "exit status $status" >>"$dir/out"
-		fail "$where: the shell example failed" "$dir/out"
+		fail "$where: the example failed" "$dir/out"
 	elif [ -n "$left" ]; then
-		fail "$where: the shell example leaves a session running:$left" "$dir/out"
+		fail "$where: the example leaves a session running:$left" "$dir/out"
 	else
-		echo "ok $where (sh)"
+		echo "ok $where ($label)"
 		passed=$((passed + 1))
 	fi
 	rm -rf "$dir" "$run"
@@ -225,6 +228,15 @@ for doc in "$SRC/README.md" "$SRC"/docs/*.md; do
 		case $lang in
 		sh) run_sh "$where" "$TMP/blocks/$n" "$named" ;;
 		ini) check_ini "$where" "$TMP/blocks/$n" "$named" ;;
+		python) run_sh "$where" "$TMP/blocks/$n" "$named" python ;;
+		json)
+			if jq . "$TMP/blocks/$n" >"$TMP/json.out" 2>&1; then
+				echo "ok $where (json)"
+				passed=$((passed + 1))
+			else
+				fail "$where: not valid JSON" "$TMP/json.out"
+			fi
+			;;
 		-)
 			echo "FAIL $where: a code block without a language (sh, ini, or text for output)"
 			failed=$((failed + 1))
