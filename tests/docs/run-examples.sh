@@ -64,8 +64,9 @@ passed=0
 failed=0
 skipped=0
 
-# extract DOC: writes each fenced block of DOC to $TMP/blocks/N and prints one line per
-# block: N LINE LANG MARKER (MARKER is `-` when there is none).
+# extract DOC BASE: writes each fenced block of DOC to $TMP/blocks/N, numbered on from BASE,
+# and prints one line per block: N LINE LANG MARKER (MARKER is `-` when there is none). A
+# block indented in a list item loses the indentation of its fence.
 extract() {
 	awk -v dir="$TMP/blocks" -v base="$2" '
 		function marker(line) {
@@ -122,6 +123,7 @@ installed_run() {
 	local dir=$1
 	shift
 	mkdir -p "$dir/upper" "$dir/overlay-work" || return 1
+	# shellcheck disable=SC2016 # the inner script's $1.. are its own arguments
 	unshare --mount --propagation private -- bash -c '
 		set -e
 		mount -t overlay overlay -o "lowerdir=/usr/local,upperdir=$1/upper,workdir=$1/overlay-work" /usr/local
@@ -133,25 +135,44 @@ installed_run() {
 	' bash "$dir" "$AGENTBOX" "$SRC" "$@"
 }
 
-# run_sh WHERE BLOCK NAMED [installed|python]: runs a shell (or Python) example in a fresh
-# project with the named profiles of its document so far.
+# can_install: sets install_why to why installed_run cannot work here, or to nothing when it
+# can (found out once).
+can_install() {
+	if [ -z "${install_why+set}" ]; then
+		install_why=
+		if [ "$(id -u)" != 0 ]; then
+			install_why="only root can lay an install over /usr/local"
+		elif [ "${AGENTBOX_INSTALL_PREFIX:-/usr/local}" != /usr/local ]; then
+			install_why="this build installs under $AGENTBOX_INSTALL_PREFIX"
+		elif ! installed_run "$TMP/probe" /usr/local/bin/agentbox --version >/dev/null 2>&1; then
+			install_why="cannot lay an overlay on /usr/local here"
+		fi
+	fi
+}
+
+# run_sh WHERE BLOCK NAMED MODE: runs an example in a fresh project with the named profiles of
+# its document so far; MODE is sh, installed (sh, with installed_run) or python.
 run_sh() {
-	local where=$1 block=$2 named=$3 installed=${4:-} dir run sock status left wrap=() shell=(bash -e) label=sh
-	[ "$installed" != python ] || { shell=(python3); label=python; installed=; }
-	if [ -n "$installed" ]; then
-		if [ "$(id -u)" != 0 ] || [ "${AGENTBOX_INSTALL_PREFIX:-/usr/local}" != /usr/local ]; then
-			echo "n/a $where: an installed agentbox (root simulates one under /usr/local)"
+	local where=$1 block=$2 named=$3 mode=$4 dir run sock status left
+	local wrap=() shell=(bash -e) label=sh
+	case $mode in
+	python) shell=(python3) label=python ;;
+	installed)
+		can_install
+		if [ -n "$install_why" ]; then
+			echo "n/a $where: an installed agentbox ($install_why)"
 			skipped=$((skipped + 1))
 			return 0
 		fi
-	fi
+		;;
+	esac
 	dir=$(mktemp -d "$WORK/sh.XXXXXX") || return 1
 	# the block's sessions have their sockets here (a short path: a socket's is bounded), so
 	# that those a failed block left running are found and stopped, and no one else's
 	run=$(mktemp -d "$TMP/run.XXXXXX") || return 1
 	project "$dir"
 	cp -p "$named"/* "$dir/work/" 2>/dev/null
-	[ -z "$installed" ] || wrap=(installed_run "$dir/install")
+	[ "$mode" != installed ] || wrap=(installed_run "$dir/install")
 	(cd "$dir/work" && HOME="$dir/home" XDG_RUNTIME_DIR="$run" \
 		"${wrap[@]}" timeout -k 5 60 "${shell[@]}" "$block" </dev/null >"$dir/out" 2>&1)
 	status=$?
@@ -226,7 +247,7 @@ for doc in "$SRC/README.md" "$SRC"/docs/*.md; do
 			continue
 		fi
 		case $lang in
-		sh) run_sh "$where" "$TMP/blocks/$n" "$named" ;;
+		sh) run_sh "$where" "$TMP/blocks/$n" "$named" sh ;;
 		ini) check_ini "$where" "$TMP/blocks/$n" "$named" ;;
 		python) run_sh "$where" "$TMP/blocks/$n" "$named" python ;;
 		json)
