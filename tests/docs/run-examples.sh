@@ -267,5 +267,10 @@ for doc in "$SRC/README.md" "$SRC"/docs/*.md; do
 	done <"$TMP/index"
 done
 
+# the documents hold more than 20 runnable examples: fewer means the extraction broke
+if [ "$passed" -lt 20 ]; then
+	echo "FAIL only $passed examples ran"
+	failed=$((failed + 1))
+fi
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
