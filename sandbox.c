@@ -73,8 +73,13 @@ static int clone_sandbox(struct run *r, struct ab_err *e)
 	return 0;
 }
 
+/* What agentbox sets replaces the profile's value, but for JAVA_TOOL_OPTIONS, a list of options
+ * in which the last setting of a property wins: the profile's options stay, agentbox's follow
+ * them (the proxy's, the run's trust store). */
 static int set_env(void *ctx, const char *name, const char *value)
 {
+	if (!strcmp(name, "JAVA_TOOL_OPTIONS"))
+		return env_append(ctx, name, value);
 	return env_override(ctx, name, value);
 }
 
