@@ -137,8 +137,15 @@ static int prepare(struct run *r, const struct mount_protect *protect, struct au
 	/* in proxy mode the command is pointed at the proxy, whatever the profile passed */
 	if (trust_note_user_anchors(r, e) < 0)
 		return -1;
+	if (r->jvm_user_store)
+		ab_say("warning: %s names a javax.net.ssl.trustStore of its own: kept, so Java "
+		       "clients do not trust the run's CA and fail on the hosts [http] rules "
+		       "intercept; drop the option to use " TRUST_JVM_STORE ", which holds the "
+		       "system's CAs, the run's and those of the PEM files SSL_CERT_FILE or "
+		       "NODE_EXTRA_CA_CERTS name\n",
+		       r->jvm_user_store);
 	if ((p->net_mode == NET_PROXY && egress_proxy_env(set_env, &r->env) < 0) ||
-	    (trust_intercepts(p) && trust_env(set_env, &r->env) < 0))
+	    (trust_intercepts(p) && trust_env(set_env, &r->env, !r->jvm_user_store) < 0))
 		return ab_fail(e, ENOMEM, "environment");
 	if (creds_prepare(p, &r->creds, &r->env, e) < 0)
 		return -1;
@@ -171,7 +178,6 @@ static void close_run(struct run *r)
 {
 	mount_plan_free(&r->plan);
 	env_result_free(&r->env);
-	strv_free(&r->user_anchors);
 	free(r->workdir);
 	for (int i = 0; i < 2; i++)
 		if (r->sock[i] >= 0)
@@ -182,7 +188,8 @@ static void close_run(struct run *r)
 	disk_limit_close(r->disk);
 	proxy_stop(r->proxy);
 	trust_end(r);
-	tls_ca_free(r->tls_ca); /* after the proxy and the thread that made it */
+	strv_free(&r->user_anchors); /* after the thread that reads them (trust_end) */
+	tls_ca_free(r->tls_ca);	     /* after the proxy and the thread that made it */
 	creds_free(r->creds);
 	cgroup_release(&r->cgroup);
 	if (r->tmpdir) {

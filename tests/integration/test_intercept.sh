@@ -501,6 +501,82 @@ print(\"SYSTEM:\" + peer(\"/etc/ssl/certs\"))
 	assert_contains "$OUT" "SYSTEM:failed" "control: the system's directory alone does not"
 }
 
+# Java reads none of the trust variables: agentbox adds to JAVA_TOOL_OPTIONS, after the
+# profile's own options (which stay), the run's PKCS12 store /run/agentbox/java-cacerts.p12,
+# holding the system's CAs, the run's and [network] ca's. A real JVM client (HttpsURLConnection)
+# verifies the intercepted host, and the tunnelled other.test, whose CA only [network] ca gives.
+# Controls: the same client without the store fails to build a path to the run's CA; a store of
+# the user's own named in JAVA_TOOL_OPTIONS is kept (and said on stderr): other.test, whose CA it
+# holds, verifies, and the intercepted host, whose CA it lacks, does not.
+t_jvm() {
+	command -v java >/dev/null || not_applicable "no java on PATH (Debian: default-jre-headless)"
+	java --list-modules 2>/dev/null | grep -q '^jdk\.compiler@' ||
+		not_applicable "this java cannot run a source file (no jdk.compiler module)"
+	origin
+	cat >"$CASE/Get.java" <<'JAVA'
+import java.io.InputStream;
+import java.net.URL;
+import javax.net.ssl.HttpsURLConnection;
+import javax.net.ssl.SSLException;
+
+public class Get {
+    public static void main(String[] args) throws Exception {
+        System.out.println("PROP:" + System.getProperty("agentbox.test"));
+        try {
+            HttpsURLConnection c = (HttpsURLConnection) new URL(args[0]).openConnection();
+            int status = c.getResponseCode();
+            System.out.println("STATUS:" + status);
+            try (InputStream in = status < 400 ? c.getInputStream() : c.getErrorStream()) {
+                System.out.println("BODY:" + new String(in.readAllBytes()).trim());
+            }
+        } catch (SSLException e) {
+            System.out.println("TLS:" + e.getMessage());
+        }
+    }
+}
+JAVA
+	# Debian's JDK keeps its configuration in /etc/java-N-openjdk, which no bundled profile shows
+	local conf
+	conf=$(readlink -f "$(dirname "$(readlink -f "$(command -v java)")")/../conf/security/java.security")
+	printf '[env]\nset = JAVA_TOOL_OPTIONS=-Dagentbox.test=kept\n[filesystem]\nro-try = %s\n' \
+		"${conf%/security/java.security}" >>"$META/p.ini"
+	local get="java -XX:TieredStopAtLevel=1 Get.java" \
+		own="https://origin.test:$OP/repos/acme/jvm" other="https://other.test:$OP/repos/acme/jvm-other"
+	box jvm sh -c "printf 'OPTS:%s\n' \"\$JAVA_TOOL_OPTIONS\"; ls /run/agentbox/java-cacerts.p12
+		echo '== intercepted'; $get $own
+		echo '== tunnelled'; $get $other
+		echo '== without'; JAVA_TOOL_OPTIONS=\"\${JAVA_TOOL_OPTIONS%% -Djavax.net.ssl.trustStore=*}\" $get $own"
+	[ "$RC" = 0 ] || fail "the JVM runs failed" "$(report)"
+	case "$(line_of OPTS)" in
+	"-Dagentbox.test=kept "*"-Dhttps.proxyHost=127.0.0.1 "*"-Djavax.net.ssl.trustStore=/run/agentbox/java-cacerts.p12 -Djavax.net.ssl.trustStoreType=PKCS12") ;;
+	*) fail "JAVA_TOOL_OPTIONS: the profile's options, then the proxy's and the store's" "$(report)" ;;
+	esac
+	section intercepted
+	assert_eq kept "$(sec_of PROP)" "the profile's Java option reaches the JVM"
+	assert_eq 200 "$(sec_of STATUS)" "Java verifies the intercepted host ($(sec_of TLS))"
+	assert_contains "$(sec_of BODY)" "origin method=GET path=/repos/acme/jvm " "the origin's answer"
+	has_event "Java's request" event=http decision=allow method=GET host=origin.test path=/repos/acme/jvm
+	section tunnelled
+	assert_eq 200 "$(sec_of STATUS)" "Java verifies other.test with [network] ca's CA ($(sec_of TLS))"
+	section without
+	assert_contains "$(sec_of TLS)" "PKIX path building failed" "control: Java's own store lacks the run's CA"
+	# the user's own store: the origin's CA only (keytool, which every JRE has)
+	keytool -importcert -noprompt -alias origin -file "$CASE/origin-ca.pem" -keystore "$CASE/user.p12" \
+		-storetype PKCS12 -storepass changeit >"$META/keytool.log" 2>&1 ||
+		fail "keytool cannot make the user's store" "$(cat "$META/keytool.log")"
+	sed -i "s|^set = JAVA_TOOL_OPTIONS=.*|set = JAVA_TOOL_OPTIONS=-Djavax.net.ssl.trustStore=$CASE/user.p12 -Djavax.net.ssl.trustStorePassword=changeit|" "$META/p.ini"
+	box jvm-own sh -c "printf 'OPTS:%s\n' \"\$JAVA_TOOL_OPTIONS\"
+		echo '== intercepted'; $get $own
+		echo '== tunnelled'; $get $other"
+	assert_not_contains "$(line_of OPTS)" "java-cacerts.p12" "the run's store with the user's own"
+	assert_contains "$ERR" "agentbox: warning: JAVA_TOOL_OPTIONS names a javax.net.ssl.trustStore of its own: kept" \
+		"the user is told their store is kept"
+	section tunnelled
+	assert_eq 200 "$(sec_of STATUS)" "the user's store verifies other.test ($(sec_of TLS))"
+	section intercepted
+	assert_contains "$(sec_of TLS)" "PKIX path building failed" "the user's store lacks the run's CA"
+}
+
 t_not_intercepted() {
 	origin
 	run_subject
@@ -708,6 +784,7 @@ run_case node_fetch t_node_fetch
 run_case git_clone t_git_clone
 run_case not_intercepted t_not_intercepted
 run_case hashed_dir t_hashed_dir
+run_case jvm t_jvm
 run_case silent_refusal t_silent_refusal
 run_case user_ca_kept t_user_ca_kept
 run_case star_rule t_star_rule
