@@ -341,7 +341,7 @@ static int ca_file(const char *pem, size_t len, struct ab_err *e)
 		return ab_fail(e, 0, "the run's CA certificate is over 1 MiB (too many names)"),
 		       ab_hint(e, "give [http] rules and [network] allow fewer host names, e.g. "
 				  "one *.example.com rule instead of many hosts below it");
-	return sealed_file("ca.crt", pem, len, e);
+	return sealed_file("agentbox-ca.crt", pem, len, e);
 }
 
 /* The CA is made by a thread of the supervisor, started right after the clone (pid 1 never
@@ -474,7 +474,7 @@ static int send_jvm_store(struct run *r, struct ab_err *e)
 	int fd;
 
 	if (trust_jvm_wait(&der, &len, e) < 0 ||
-	    (fd = sealed_file("java-cacerts.p12", der, len, e)) < 0)
+	    (fd = sealed_file("agentbox-java-cacerts.p12", der, len, e)) < 0)
 		return -1;
 	if (channel_send_fds(r->sock[0], MSG_TRUST_JVM, 0, NULL, &fd, 1) < 0)
 		shutdown(r->sock[0], SHUT_WR); /* pid 1 gone: as in send_files */
