@@ -174,6 +174,12 @@ static int open_channels(struct run *r, struct ab_err *e)
 	return 0;
 }
 
+static void say_line(void *ctx, const char *line)
+{
+	(void)ctx;
+	ab_say("%s\n", line);
+}
+
 static void close_run(struct run *r)
 {
 	mount_plan_free(&r->plan);
@@ -186,6 +192,9 @@ static void close_run(struct run *r)
 		close(r->sigfd);
 	seccomp_monitor_close(r->monitor);
 	disk_limit_close(r->disk);
+	/* on stderr, as the overlay's line below: a session's are its execs' (session_serve.c) */
+	if (!r->session)
+		proxy_say_refusals(r->proxy, -2, say_line, NULL);
 	proxy_stop(r->proxy);
 	trust_end(r);
 	strv_free(&r->user_anchors); /* after the thread that reads them (trust_end) */

@@ -176,6 +176,13 @@ req() {
 	printf '%s %s HTTP/1.1\\r\\nHost: origin.test:%s\\r\\n%s\\r\\n%s' "$1" "$2" "$OP" "${3:-}" "${4:-}"
 }
 
+# stop_session: the session a case started ($META/sid), stopped when the case ends.
+stop_session() {
+	[ -f "$META/sid" ] && timeout -s KILL "$CMD_LIMIT" "$AGENTBOX" session stop \
+		"$(cat "$META/sid")" >/dev/null 2>&1
+	return 0
+}
+
 run_subject() {
 	box subject "$PY" intercept_client.py subject /run/agentbox/ca.crt
 	RUN_CA=$(line_of SUBJECT)
@@ -471,6 +478,43 @@ t_silent_refusal() {
 	box spoke curl -sS --max-time 15 -o /dev/null "https://origin.test:$OP/repos/acme/x"
 	[ "$RC" = 0 ] || fail "the control request failed" "$(report)"
 	! grep -q "likely refused" "$AUDIT" || fail "a client that made its request was called a refusal" "$(cat "$AUDIT")"
+}
+
+# At the run's end agentbox says, on stderr, one line per host whose clients refused the run's
+# certificate, with the fix: curl pinning another key (it hangs up after the handshake, twice)
+# and a Python client trusting only the origin's CA (it aborts the handshake with an alert) make
+# one line for origin.test, counting three connections. Control: clients that trust the run's CA
+# make none. In a session, each exec's client says its own exec's lines; the next exec, which
+# trusts the CA, says none.
+t_refusal_lines() {
+	origin
+	local pinned="curl -sS --max-time 15 -o /dev/null --pinnedpubkey sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA= https://origin.test:$OP/repos/acme/x"
+	box refused sh -c "$pinned; $pinned; $PY intercept_client.py peer origin.test $OP origin-ca.pem"
+	assert_eq 1 "$(printf '%s\n' "$ERR" | grep -c '^agentbox: origin.test: a client refused the run.s certificate on 3 connections (its TLS alert said so: ')" \
+		"one line for origin.test, its three refused connections counted"
+	assert_contains "$ERR" "fix: have it trust /run/agentbox/ca.crt, or allow origin.test without [http] rules or a credential for it" \
+		"the line's fix"
+	assert_eq 1 "$(printf '%s\n' "$ERR" | grep -c 'refused the run.s certificate')" "no other host's line"
+	box trusting sh -c "curl -sS --max-time 15 -o /dev/null https://origin.test:$OP/repos/acme/x
+		$PY intercept_client.py urllib https://origin.test:$OP/repos/acme/py"
+	[ "$RC" = 0 ] || fail "the trusting clients failed" "$(report)"
+	assert_not_contains "$ERR" "refused the run's certificate" "control: clients that trust the CA"
+	# a session: the lines are the exec's
+	local sid
+	trap 'stop_session' EXIT
+	run_cmd "$AGENTBOX" session start -p "$META/p.ini" --audit "$META/session.jsonl"
+	[ "$RC" = 0 ] || fail "session start" "$(report)"
+	sid=$OUT
+	echo "$sid" >"$META/sid"
+	run_cmd "$AGENTBOX" exec "$sid" -- sh -c "$pinned"
+	[ "$RC" != 0 ] || fail "curl accepted a key it did not pin (session)" "$(report)"
+	assert_contains "$ERR" "agentbox: origin.test: a client likely refused the run's certificate on 1 connection (it hung up after the handshake" \
+		"the exec's client says its refusal"
+	run_cmd "$AGENTBOX" exec "$sid" -- curl -sS --max-time 15 -o /dev/null "https://origin.test:$OP/repos/acme/x"
+	[ "$RC" = 0 ] || fail "the trusting exec failed" "$(report)"
+	assert_not_contains "$ERR" "refused the run's certificate" "control: the next exec, which trusts the CA"
+	run_cmd "$AGENTBOX" session stop "$sid"
+	rm -f "$META/sid"
 }
 
 # A client that looks CAs up in a directory finds the run's CA by its subject hash: SSL_CERT_DIR
@@ -786,6 +830,7 @@ run_case not_intercepted t_not_intercepted
 run_case hashed_dir t_hashed_dir
 run_case jvm t_jvm
 run_case silent_refusal t_silent_refusal
+run_case refusal_lines t_refusal_lines
 run_case user_ca_kept t_user_ca_kept
 run_case star_rule t_star_rule
 run_case path_tricks t_path_tricks
