@@ -554,6 +554,7 @@ print(\"SYSTEM:\" + peer(\"/etc/ssl/certs\"))
 # holds, verifies, and the intercepted host, whose CA it lacks, does not.
 t_jvm() {
 	command -v java >/dev/null || not_applicable "no java on PATH (Debian: default-jre-headless)"
+	command -v keytool >/dev/null || not_applicable "no keytool beside java"
 	java --list-modules 2>/dev/null | grep -q '^jdk\.compiler@' ||
 		not_applicable "this java cannot run a source file (no jdk.compiler module)"
 	origin
