@@ -73,8 +73,13 @@ static int clone_sandbox(struct run *r, struct ab_err *e)
 	return 0;
 }
 
+/* What agentbox sets replaces the profile's value, but for JAVA_TOOL_OPTIONS, a list of options
+ * in which the last setting of a property wins: the profile's options stay, agentbox's follow
+ * them (the proxy's, the run's trust store). */
 static int set_env(void *ctx, const char *name, const char *value)
 {
+	if (!strcmp(name, "JAVA_TOOL_OPTIONS"))
+		return env_append(ctx, name, value);
 	return env_override(ctx, name, value);
 }
 
@@ -132,8 +137,15 @@ static int prepare(struct run *r, const struct mount_protect *protect, struct au
 	/* in proxy mode the command is pointed at the proxy, whatever the profile passed */
 	if (trust_note_user_anchors(r, e) < 0)
 		return -1;
+	if (r->jvm_user_store)
+		ab_say("warning: %s names a javax.net.ssl.trustStore of its own: kept, so Java "
+		       "clients do not trust the run's CA and fail on the hosts [http] rules "
+		       "intercept; drop the option to use " TRUST_JVM_STORE ", which holds the "
+		       "system's CAs, the run's and those of the PEM files SSL_CERT_FILE or "
+		       "NODE_EXTRA_CA_CERTS name\n",
+		       r->jvm_user_store);
 	if ((p->net_mode == NET_PROXY && egress_proxy_env(set_env, &r->env) < 0) ||
-	    (trust_intercepts(p) && trust_env(set_env, &r->env) < 0))
+	    (trust_intercepts(p) && trust_env(set_env, &r->env, !r->jvm_user_store) < 0))
 		return ab_fail(e, ENOMEM, "environment");
 	if (creds_prepare(p, &r->creds, &r->env, e) < 0)
 		return -1;
@@ -162,11 +174,16 @@ static int open_channels(struct run *r, struct ab_err *e)
 	return 0;
 }
 
+static void say_line(void *ctx, const char *line)
+{
+	(void)ctx;
+	ab_say("%s\n", line);
+}
+
 static void close_run(struct run *r)
 {
 	mount_plan_free(&r->plan);
 	env_result_free(&r->env);
-	strv_free(&r->user_anchors);
 	free(r->workdir);
 	for (int i = 0; i < 2; i++)
 		if (r->sock[i] >= 0)
@@ -175,9 +192,13 @@ static void close_run(struct run *r)
 		close(r->sigfd);
 	seccomp_monitor_close(r->monitor);
 	disk_limit_close(r->disk);
+	/* on stderr, as the overlay's line below: a session's are its execs' (session_serve.c) */
+	if (!r->session)
+		proxy_say_refusals(r->proxy, -2, say_line, NULL);
 	proxy_stop(r->proxy);
 	trust_end(r);
-	tls_ca_free(r->tls_ca); /* after the proxy and the thread that made it */
+	strv_free(&r->user_anchors); /* after the thread that reads them (trust_end) */
+	tls_ca_free(r->tls_ca);	     /* after the proxy and the thread that made it */
 	creds_free(r->creds);
 	cgroup_release(&r->cgroup);
 	if (r->tmpdir) {

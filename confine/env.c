@@ -158,3 +158,28 @@ int env_override(struct env_result *r, const char *name, const char *value)
 	free(entry);
 	return rc;
 }
+
+const char *env_get(const struct env_result *r, const char *name)
+{
+	size_t len = strlen(name);
+	ssize_t i = find(&r->vars, name, len);
+
+	return i < 0 ? NULL : r->vars.v[i] + len + 1;
+}
+
+int env_append(struct env_result *r, const char *name, const char *value)
+{
+	const char *old = env_get(r, name);
+	size_t n = strlen(name) + (old ? strlen(old) + 1 : 0) + strlen(value) + 2;
+	char *entry;
+	int rc;
+
+	if (!old || !old[0])
+		return env_override(r, name, value);
+	if (!(entry = malloc(n)))
+		return -1;
+	snprintf(entry, n, "%s=%s %s", name, old, value);
+	rc = put(&r->vars, entry);
+	free(entry);
+	return rc;
+}

@@ -352,6 +352,20 @@ static const char *handshake_reason(struct conn *c, bool upstream, char *why, si
 	return why;
 }
 
+/* Whether the client's handshake failed on an alert about the certificate it was shown (from
+ * OpenSSL's queue, which is left as it is): Python and curl send unknown_ca, Java
+ * certificate_unknown, Go bad_certificate. */
+static bool refused_certificate(void)
+{
+	unsigned long err = ERR_peek_last_error();
+	int alert = ERR_GET_REASON(err) - SSL_AD_REASON_OFFSET;
+
+	return err && ERR_GET_LIB(err) == ERR_LIB_SSL &&
+	       (alert == SSL_AD_BAD_CERTIFICATE || alert == SSL_AD_UNSUPPORTED_CERTIFICATE ||
+		alert == SSL_AD_CERTIFICATE_REVOKED || alert == SSL_AD_CERTIFICATE_EXPIRED ||
+		alert == SSL_AD_CERTIFICATE_UNKNOWN || alert == SSL_AD_UNKNOWN_CA);
+}
+
 /* Advances one side's handshake; false when it failed (the connection was closed). */
 static bool handshake(struct conn *c, bool upstream)
 {
@@ -373,6 +387,8 @@ static bool handshake(struct conn *c, bool upstream)
 		ERR_clear_error();
 		return true;
 	}
+	if (!upstream && refused_certificate())
+		ca_refusals_note(&c->px->ca_refusals, c->name, c->exec, false);
 	(void)drain(c, x->cl, &c->to_client); /* the alert, when there is one */
 	fail(c, handshake_reason(c, upstream, why, sizeof(why)));
 	return false;
@@ -485,15 +501,17 @@ bool intercept_pump(struct conn *c)
 	return relay_flush(c, &c->up, &c->to_up) && relay_flush(c, &c->cl, &c->to_client);
 }
 
-const char *intercept_end_reason(const struct conn *c)
+const char *intercept_end_reason(struct conn *c)
 {
 	const struct intercept *x = c->tls;
 
 	/* Python and Java refuse a certificate with an alert (the handshake's failure names it);
 	 * curl --pinnedpubkey, node with a ca: of its own and others finish the handshake and
 	 * then hang up without a word */
-	if (x->cl_ready && x->client_ended && !x->client_spoke)
+	if (x->cl_ready && x->client_ended && !x->client_spoke) {
+		ca_refusals_note(&c->px->ca_refusals, c->name, c->exec, true);
 		return INTERCEPT_SILENT_CLIENT;
+	}
 	return "closed";
 }
 

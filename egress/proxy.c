@@ -675,6 +675,13 @@ int proxy_start(struct proxy **out, const struct policy *p, const int fds[EGRESS
 	return 0;
 }
 
+void proxy_say_refusals(struct proxy *px, long exec, void (*say)(void *ctx, const char *line),
+			void *ctx)
+{
+	if (px)
+		ca_refusals_say(&px->ca_refusals, exec, say, ctx);
+}
+
 void proxy_stop(struct proxy *px)
 {
 	if (!px)
@@ -692,6 +699,7 @@ void proxy_stop(struct proxy *px)
 	if (px->epfd >= 0)
 		close(px->epfd);
 	hostlimits_free(&px->hosts);
+	ca_refusals_free(&px->ca_refusals);
 	intercept_stop(px);
 	free(px->chunk);
 	px->chunk = NULL;

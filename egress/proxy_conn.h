@@ -18,7 +18,8 @@
  *   dns_stub.c    the transparent capture's DNS stub
  * The protocols are read by pure parsers with headers of their own: http_proxy.h, socks5.h,
  * sniff.h, http_stream.h, dns.h; per-host limits are hostlimits.h, a session's attribution
- * sock_owner.h. docs/architecture.md walks one connection through all of it. */
+ * sock_owner.h, the clients that refused the run's certificate ca_refusals.h. docs/architecture.md
+ * walks one connection through all of it. */
 #ifndef AGENTBOX_PROXY_CONN_H
 #define AGENTBOX_PROXY_CONN_H
 
@@ -30,6 +31,7 @@
 #include <time.h>
 
 #include "audit.h"
+#include "ca_refusals.h"
 #include "dns.h"
 #include "egress.h"
 #include "hostlimits.h"
@@ -198,6 +200,7 @@ struct proxy {
 	bool listeners_paused;	 /* out of fds: the listeners wait for a close or a tick */
 	struct hostlimits hosts; /* [network] *-per-host; no table without them */
 	bool hosts_full_hit;
+	struct ca_refusals ca_refusals; /* whose clients refused the run's certificate */
 	int audit_failed;
 	struct ab_err audit_err;
 };
@@ -321,12 +324,13 @@ bool intercept_reads(const struct conn *c, bool client);
  * under TLS; the connection ends once it is sent. */
 void intercept_refusal(struct conn *c, int status, const char *data, size_t n);
 /* Why an intercepted connection ended, for its event: "closed", or INTERCEPT_SILENT_CLIENT
- * when the client finished the handshake and hung up without sending anything. */
+ * when the client finished the handshake and hung up without sending anything (then noted in
+ * px->ca_refusals, for the end of the run). */
 #define INTERCEPT_SILENT_CLIENT                                                                    \
 	"the client hung up after the TLS handshake without a request: it likely refused the "     \
 	"run's certificate (a pinned key, or a CA list of its own); fix: point it at "             \
 	"/run/agentbox/ca.crt, or leave the host out of the [http] rules and credentials"
-const char *intercept_end_reason(const struct conn *c);
+const char *intercept_end_reason(struct conn *c);
 /* The request being read was refused (http_check_refuse): its "http" event. */
 void exchange_refused(struct conn *c, const char *why);
 void intercept_free(struct conn *c);

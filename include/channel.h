@@ -10,7 +10,8 @@
 #include "egress.h"
 #include "error.h"
 
-/* MSG_TRUST: the run's CA certificate (trust.h), one sealed memfd, supervisor to pid 1. */
+/* MSG_TRUST: the run's CA certificate (trust.h), one sealed memfd, supervisor to pid 1; then
+ * MSG_TRUST_JVM: the JVM's trust store, likewise. */
 /* A session (session.h) adds: MSG_EXEC, supervisor to pid 1: run a command (id: the exec's
  * number; the encoded request follows the message; its stdin, stdout and stderr come with it);
  * MSG_EXEC_STARTED, the exec's first process to the supervisor before it execs (the kernel's
@@ -23,6 +24,7 @@ enum msg_type {
 	MSG_EXIT,
 	MSG_FILTER,
 	MSG_TRUST,
+	MSG_TRUST_JVM,
 	MSG_EXEC,
 	MSG_EXEC_STARTED,
 	MSG_EXEC_EXIT,

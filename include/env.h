@@ -22,5 +22,10 @@ int env_build(const struct policy *p, char *const *caller, const char *home, con
 void env_result_free(struct env_result *r);
 /* Sets NAME=VALUE in an environment already built, replacing an earlier value. */
 int env_override(struct env_result *r, const char *name, const char *value);
+/* NAME's value in an environment built, or NULL when it is unset. */
+const char *env_get(const struct env_result *r, const char *name);
+/* Adds VALUE at the end of NAME's value, after a space (NAME=VALUE when it is unset or empty):
+ * for a variable that holds a list of options, such as JAVA_TOOL_OPTIONS. */
+int env_append(struct env_result *r, const char *name, const char *value);
 
 #endif

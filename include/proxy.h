@@ -42,6 +42,12 @@ int proxy_dispatch(struct proxy *px, struct ab_err *e);
  * still open get a short grace (an upstream's close in flight, 50 ms at most, none when every
  * connection has ended); -1 only when the audit trail failed. */
 int proxy_settle(struct proxy *px, struct ab_err *e);
+/* The hosts whose clients refused the run's certificate (a pinned key, a CA list of their own),
+ * one line each (say(ctx, line), no newline) with the fix, at most 8 and then how many more;
+ * exec: those of that exec of a session (the connections' exec, audit_kv_exec's), -2 outside
+ * one. Those said are forgotten. After proxy_settle, so that the last closes are read. */
+void proxy_say_refusals(struct proxy *px, long exec, void (*say)(void *ctx, const char *line),
+			void *ctx);
 /* Closes every connection, auditing each, and frees the engine. */
 void proxy_stop(struct proxy *px);
 

@@ -29,7 +29,8 @@ struct run {
 	const struct policy *p;
 	struct mount_plan plan;
 	struct env_result env;
-	struct strv user_anchors; /* CA files the command's trust variables named (trust.h) */
+	struct strv user_anchors;   /* CA files the command's trust variables named (trust.h) */
+	const char *jvm_user_store; /* the Java options variable naming the user's own store */
 	char *workdir;
 	bool own_session; /* stdin is not a terminal: the command gets a session of its own */
 	bool session;	  /* agentbox session: pid 1 runs the execs the supervisor sends */

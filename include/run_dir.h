@@ -15,6 +15,8 @@
 #define TRUST_BUNDLE_FILE TRUST_DIR "/ca-bundle.crt"
 /* the run's CA by its subject hash (HASH.0), for clients that look CAs up in a directory */
 #define TRUST_CERT_DIR TRUST_DIR "/certs"
+/* the same anchors as the bundle, as the PKCS12 trust store a JVM reads (trust_jvm.h) */
+#define TRUST_JVM_STORE TRUST_DIR "/java-cacerts.p12"
 #define TRUST_SYSTEM_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
 
 #endif

@@ -47,6 +47,7 @@ enum session_reply {
 	SESSION_REPLY_INFO,	     /* text: the session as one JSON object */
 	SESSION_REPLY_STOPPED,
 	SESSION_REPLY_RESULT, /* just before EXIT; text: the exec's --result object (result.h) */
+	SESSION_REPLY_NOTE,   /* before RESULT; text: a line agentbox says on the client's stderr */
 };
 
 #endif

@@ -2,7 +2,8 @@
 /* What the sandbox trusts when the egress proxy intercepts HTTPS: the run's CA
  * (tls_ca.h), made in the supervisor after the clone, so that pid 1 (a fork-like copy of the
  * supervisor) never holds its key; its certificate, alone and appended to the host's system
- * bundle, handed to pid 1 in sealed memfds (MSG_TRUST) and shown read-only in the view; the
+ * bundle, and the same anchors as the JVM's PKCS12 store, handed to pid 1 in sealed memfds
+ * (MSG_TRUST, MSG_TRUST_JVM) and shown read-only in the view; the
  * environment variables that point clients at them; and the check of [network] ca, the extra
  * anchor the proxy verifies upstream with. */
 #ifndef AGENTBOX_TRUST_H
@@ -40,13 +41,17 @@ int trust_ca_names(const struct policy *p, struct egress_rule_list *names, struc
 uint64_t trust_ca_lifetime(const struct policy *p);
 
 /* Sets the variables that point clients at the trust files (set(ctx, NAME, VALUE) per
- * variable, as egress_proxy_env does); -1 when set fails. */
-int trust_env(int (*set)(void *ctx, const char *name, const char *value), void *ctx);
+ * variable, as egress_proxy_env does); -1 when set fails. jvm: JAVA_TOOL_OPTIONS gets the
+ * options naming the JVM's store too, which set must add to the options already there (Java
+ * reads them in order, the last setting of a property winning). */
+int trust_env(int (*set)(void *ctx, const char *name, const char *value), void *ctx, bool jvm);
 
 /* Before trust_env replaces them: notes the CA files the command's environment (the profile's
  * [env] and the caller's passed variables) names in the trust variables (r->user_anchors), so
- * that trust_stage adds their certificates to the run's bundle and ca.crt: intercepting one
- * host must not break a tunnelled one that needs the user's own CA. */
+ * that trust_stage adds their certificates to the run's bundle, ca.crt and the JVM's store:
+ * intercepting one host must not break a tunnelled one that needs the user's own CA. Notes as
+ * well the variable whose Java options name a trust store of the user's own
+ * (r->jvm_user_store): that one is kept, and the JVM gets no store of the run's. */
 int trust_note_user_anchors(struct run *r, struct ab_err *e);
 
 /* ---------- the supervisor ---------- */
@@ -70,11 +75,12 @@ int trust_check_anchor(const struct policy *p, struct ab_err *e);
 int trust_start(struct run *r, struct ab_err *e);
 
 /* After GO, while pid 1 builds its view: waits for the CA, sends its certificate to pid 1 (a
- * sealed memfd; pid 1 has the system bundle), then waits for the check of [network] ca
- * (before the filter is sent, so before any command starts). -1 when the CA could not be made
- * or [network] ca holds no certificate OpenSSL reads (errors read "PROFILE:LINE: [network] ca
- * FILE: cause; fix: ..."). A failed send means pid 1 is gone: the socket is shut and its
- * reason is left for supervise_wait_ready, as with the filter. */
+ * sealed memfd; pid 1 has the system bundle), then waits for the check of [network] ca and the
+ * JVM's store (before the filter is sent, so before any command starts), and sends the store.
+ * -1 when the CA or the store could not be made or [network] ca holds no certificate OpenSSL
+ * reads (errors read "PROFILE:LINE: [network] ca FILE: cause; fix: ..."). A failed send means
+ * pid 1 is gone: the socket is shut and its reason is left for supervise_wait_ready, as with
+ * the filter. */
 int trust_send(struct run *r, struct audit *a, struct ab_err *e);
 
 /* Waits for trust_start's thread and closes what it left (every run that started it, before
@@ -89,8 +95,8 @@ void trust_end(struct run *r);
 int trust_stage(struct run *r, struct ab_err *e);
 
 /* After the pivot, before the capabilities are dropped: waits for the CA's certificate, writes
- * it as ca.crt and at the end of the bundle, and mounts the tmpfs (and the bundle) read-only
- * where the plan's MOP_TRUST ops say. */
+ * it as ca.crt and at the end of the bundle, then the JVM's store, and mounts the tmpfs (and
+ * the bundle) read-only where the plan's MOP_TRUST ops say. */
 int trust_install(struct run *r, struct ab_err *e);
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "landlock.h"
 #include "result.h"
+#include "run_dir.h"
 
 static int audit_mounts(const struct mount_plan *plan, struct audit *a, struct ab_err *e)
 {
@@ -177,6 +178,14 @@ static int audit_warnings(const struct run *r, struct audit *a, struct ab_err *e
 			 "[credential] section",
 			 r->env.overruled.v[i], r->env.overruled_by.v[i]);
 		rc |= run_audit_warn(a, "env", msg, e);
+	}
+	if (r->jvm_user_store) {
+		char msg[320];
+		snprintf(msg, sizeof(msg),
+			 "%s names a javax.net.ssl.trustStore of its own: kept, so Java clients "
+			 "are not pointed at " TRUST_JVM_STORE " and do not trust the run's CA",
+			 r->jvm_user_store);
+		rc |= run_audit_warn(a, "trust", msg, e);
 	}
 	if ((p->limits.memory || p->limits.processes) && r->cgroup_mode == CGROUP_NONE)
 		rc |= run_audit_warn(a, "limits",

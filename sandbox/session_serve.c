@@ -339,6 +339,14 @@ static void signal_exec(struct serve *s, const struct exec *x, int sig)
 	channel_send_data(s->r->sock[0], &m, NULL, 0, NULL, 0);
 }
 
+static void reply_note(void *ctx, const char *line)
+{
+	const struct exec *x = ctx;
+
+	if (x->client >= 0)
+		reply(x->client, SESSION_REPLY_NOTE, 0, x->id, line);
+}
+
 /* failure: pid 1's word that the command never ran (its exec or what comes before it
  * failed), "" when it did. */
 static int exec_ended(struct serve *s, struct exec *x, int wait_status, const char *failure,
@@ -355,6 +363,11 @@ static int exec_ended(struct serve *s, struct exec *x, int wait_status, const ch
 	res.limit = x->timeout_stage ? "timeout" : NULL;
 	res.duration_ms = now_ms() - x->t0;
 	rc = audit_exec(s, x, &res, e);
+	/* its connections' last bytes read first: a client that refused the run's certificate
+	 * is known by its close; the exec's client says each host's line on its stderr */
+	if (proxy_settle(s->r->proxy, e) < 0)
+		rc = -1;
+	proxy_say_refusals(s->r->proxy, x->id, reply_note, x);
 	if (x->client >= 0) {
 		struct client *c = find_client(s, x->client);
 		reply_exit(s, x, &res);

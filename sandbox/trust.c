@@ -17,9 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/asn1.h>
 #include <openssl/crypto.h>
-#include <openssl/err.h>
-#include <openssl/pem.h>
 #include <openssl/rand.h>
 
 #include "channel.h"
@@ -33,23 +32,13 @@
 #include "run_result.h"
 #include "tls_ca.h"
 #include "trust_anchors.h"
+#include "trust_jvm.h"
 
-/* A system bundle is ~200 KiB; anything this big is not one (and must not fill memory). */
-#define TRUST_MAX_FILE (16ull * 1024 * 1024)
 /* The run's CA certificate, at most: each of its names adds a name constraint (~31 bytes of
  * PEM), and nothing else bounds how many names a profile gives. */
 #define TRUST_CA_MAX (1024ull * 1024)
 /* tls_ca_new accepts up to 10 years. */
 #define TRUST_MAX_LIFETIME_S (10ull * 365 * 86400)
-
-/* Where hosts keep their system bundle: Debian, Ubuntu, Arch, Alpine, Gentoo; Fedora, RHEL;
- * openSUSE; BSD-style. The first one present is used. */
-static const char *const system_bundles[] = {
-    TRUST_SYSTEM_BUNDLE,
-    "/etc/pki/tls/certs/ca-bundle.crt",
-    "/etc/ssl/ca-bundle.pem",
-    "/etc/ssl/cert.pem",
-};
 
 /* ---------- pure ---------- */
 
@@ -142,13 +131,16 @@ uint64_t trust_ca_lifetime(const struct policy *p)
 	return s > TRUST_MAX_LIFETIME_S ? TRUST_MAX_LIFETIME_S : s;
 }
 
-int trust_env(int (*set)(void *ctx, const char *name, const char *value), void *ctx)
+int trust_env(int (*set)(void *ctx, const char *name, const char *value), void *ctx, bool jvm)
 {
 	for (size_t i = 0; trust_bundle_vars[i]; i++)
 		if (set(ctx, trust_bundle_vars[i], TRUST_BUNDLE_FILE) < 0)
 			return -1;
 	/* OpenSSL and Go read a list of directories: the run's CA, then the system's */
 	if (set(ctx, "SSL_CERT_DIR", TRUST_CERT_DIR ":/etc/ssl/certs") < 0)
+		return -1;
+	/* Java's options: added to the profile's (the caller's set appends to this one) */
+	if (jvm && set(ctx, "JAVA_TOOL_OPTIONS", TRUST_JVM_OPTIONS) < 0)
 		return -1;
 	/* node adds these to its own store (npm, yarn, pnpm too) */
 	return set(ctx, "NODE_EXTRA_CA_CERTS", TRUST_CA_FILE);
@@ -158,6 +150,7 @@ int trust_note_user_anchors(struct run *r, struct ab_err *e)
 {
 	if (!trust_intercepts(r->p))
 		return 0;
+	r->jvm_user_store = trust_jvm_user_store(&r->env);
 	return trust_user_anchor_files(&r->env, &r->user_anchors, e);
 }
 
@@ -182,46 +175,18 @@ static bool certificate_shaped(const unsigned char *der, long len)
 	return ok;
 }
 
-/* The certificates among the file's PEM blocks (other blocks are skipped, as the store skips
- * them); a certificate block that is not one, or PEM that does not decode, is an error. */
-static int count_certificates(const char *pem, size_t size, int *n, struct ab_err *e)
+/* A certificate block of the file (other blocks are skipped, as the store skips them): counted,
+ * or an error when it is not one. */
+static int count_certificate(void *ctx, const char *name, const unsigned char *der, long len,
+			     int block, struct ab_err *e)
 {
-	BIO *b = BIO_new_mem_buf(pem, (int)size);
-	char *name = NULL, *header = NULL, detail[256] = "no detail from OpenSSL";
-	unsigned char *der = NULL;
-	unsigned long err;
-	long len = 0;
-	int rc = 0, block = 0;
+	int *n = ctx;
 
-	*n = 0;
-	if (!b)
-		return ab_fail(e, ENOMEM, "cannot read it");
-	while (rc == 0 && PEM_read_bio(b, &name, &header, &der, &len)) {
-		block++;
-		if (!strcmp(name, PEM_STRING_X509_TRUSTED) || !strcmp(name, PEM_STRING_X509) ||
-		    !strcmp(name, PEM_STRING_X509_OLD)) {
-			if (certificate_shaped(der, len))
-				(*n)++;
-			else
-				rc = ab_fail(e, 0,
-					     "not readable as PEM (block %d, %s, is not a "
-					     "certificate)",
-					     block, name);
-		}
-		OPENSSL_free(name);
-		OPENSSL_free(header);
-		OPENSSL_free(der);
-	}
-	/* the end of the file reads as "no start line"; anything else is bad PEM */
-	err = ERR_peek_last_error();
-	if (rc == 0 && err &&
-	    !(ERR_GET_LIB(err) == ERR_LIB_PEM && ERR_GET_REASON(err) == PEM_R_NO_START_LINE)) {
-		ERR_error_string_n(err, detail, sizeof(detail));
-		rc = ab_fail(e, 0, "not readable as PEM (%s)", detail);
-	}
-	ERR_clear_error();
-	BIO_free(b);
-	return rc;
+	if (!certificate_shaped(der, len))
+		return ab_fail(e, 0, "not readable as PEM (block %d, %s, is not a certificate)",
+			       block, name);
+	(*n)++;
+	return 0;
 }
 
 static const char anchor_fix[] = "give a PEM file with one or more -----BEGIN CERTIFICATE----- "
@@ -303,7 +268,7 @@ int trust_check_anchor(const struct policy *p, struct ab_err *e)
 		return 0;
 	if (!anchor.pem && anchor_read(p, e) < 0)
 		return -1;
-	rc = count_certificates(anchor.pem, anchor.len, &n, e);
+	rc = trust_pem_blocks(anchor.pem, anchor.len, count_certificate, &n, e);
 	if (rc == 0 && n == 0)
 		rc = ab_fail(e, 0, "no PEM certificate in it");
 	if (rc < 0)
@@ -344,32 +309,39 @@ static int seal(int fd, const char *name, struct ab_err *e)
 /* Whether the host has a system bundle (for the supervisor's warning; pid 1 copies it). */
 static bool have_system_bundle(void)
 {
-	struct stat st;
+	struct ab_err ignored = {0};
+	off_t size;
+	int fd = trust_open_system_bundle(&size, &ignored);
 
-	for (size_t i = 0; i < sizeof(system_bundles) / sizeof(system_bundles[0]); i++)
-		if (stat(system_bundles[i], &st) == 0 && S_ISREG(st.st_mode))
-			return true;
-	return false;
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0;
+}
+
+/* len bytes in a sealed memfd, for pid 1. */
+static int sealed_file(const char *name, const void *data, size_t len, struct ab_err *e)
+{
+	int fd = new_memfd(name, e);
+
+	if (fd < 0)
+		return -1;
+	if (fs_write_all(fd, data, len) < 0 || seal(fd, name, e) < 0) {
+		if (!e->msg[0])
+			ab_fail(e, errno, "%s", name);
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 /* The CA's certificate in a sealed memfd, for pid 1. */
 static int ca_file(const char *pem, size_t len, struct ab_err *e)
 {
-	int fd;
-
 	if (len > TRUST_CA_MAX)
 		return ab_fail(e, 0, "the run's CA certificate is over 1 MiB (too many names)"),
 		       ab_hint(e, "give [http] rules and [network] allow fewer host names, e.g. "
 				  "one *.example.com rule instead of many hosts below it");
-	if ((fd = new_memfd("agentbox-ca.crt", e)) < 0)
-		return -1;
-	if (fs_write_all(fd, pem, len) < 0 || seal(fd, "ca.crt", e) < 0) {
-		if (!e->msg[0])
-			ab_fail(e, errno, "the CA certificate");
-		close(fd);
-		return -1;
-	}
-	return fd;
+	return sealed_file("agentbox-ca.crt", pem, len, e);
 }
 
 /* The CA is made by a thread of the supervisor, started right after the clone (pid 1 never
@@ -398,7 +370,7 @@ static void post_made(void)
 {
 	pthread_mutex_lock(&maker.lock);
 	maker.made = true;
-	pthread_cond_signal(&maker.posted);
+	pthread_cond_broadcast(&maker.posted); /* the main thread and the JVM store's */
 	pthread_mutex_unlock(&maker.lock);
 }
 
@@ -408,6 +380,14 @@ static void wait_made(void)
 	while (!maker.made)
 		pthread_cond_wait(&maker.posted, &maker.lock);
 	pthread_mutex_unlock(&maker.lock);
+}
+
+/* The CA's certificate for the JVM store's thread, once made; NULL when it could not be. */
+static const char *made_ca(size_t *len)
+{
+	wait_made();
+	*len = maker.len;
+	return maker.rc == 0 ? maker.pem : NULL;
 }
 
 static void *make_ca(void *arg)
@@ -448,6 +428,9 @@ int trust_start(struct run *r, struct ab_err *e)
 		make_ca(r); /* no thread to be had: the same work, in line */
 	else
 		maker.started = true;
+	/* [network] ca as read before the clone: freed by trust_end, after this thread */
+	trust_jvm_start(
+	    &(struct trust_jvm_sources){anchor.pem, anchor.len, &r->user_anchors, made_ca});
 	return 0;
 }
 
@@ -483,6 +466,22 @@ static int send_files(struct run *r, struct audit *a, struct ab_err *e)
 	return 0;
 }
 
+/* The JVM's store, once its thread has made it: pid 1 writes the CA's files meanwhile. */
+static int send_jvm_store(struct run *r, struct ab_err *e)
+{
+	const unsigned char *der;
+	size_t len;
+	int fd;
+
+	if (trust_jvm_wait(&der, &len, e) < 0 ||
+	    (fd = sealed_file("agentbox-java-cacerts.p12", der, len, e)) < 0)
+		return -1;
+	if (channel_send_fds(r->sock[0], MSG_TRUST_JVM, 0, NULL, &fd, 1) < 0)
+		shutdown(r->sock[0], SHUT_WR); /* pid 1 gone: as in send_files */
+	close(fd);
+	return 0;
+}
+
 int trust_send(struct run *r, struct audit *a, struct ab_err *e)
 {
 	int rc;
@@ -495,18 +494,22 @@ int trust_send(struct run *r, struct audit *a, struct ab_err *e)
 		*e = maker.anchor_err;
 		rc = -1;
 	}
+	if (rc == 0)
+		rc = send_jvm_store(r, e);
 	trust_end(r);
 	return rc;
 }
 
 void trust_end(struct run *r)
 {
-	anchor_forget(); /* read by trust_prepare, whether or not the thread started */
-	if (maker.r != r)
-		return;
-	join_maker();
-	free(maker.pem);
-	maker.pem = NULL;
+	if (maker.r == r) {
+		trust_jvm_end(); /* first: it may be waiting for the CA's thread */
+		join_maker();
+		free(maker.pem);
+		maker.pem = NULL;
+	}
+	/* read by trust_prepare, whether or not the threads started; after them, which read it */
+	anchor_forget();
 }
 
 /* ---------- pid 1 ---------- */
@@ -545,42 +548,31 @@ static int append(int fd, int from, off_t size, const char *name, struct ab_err 
 /* Copies the first system bundle the host has to out: 1, or 0 when it has none. */
 static int copy_system_bundle(int out, struct ab_err *e)
 {
-	for (size_t i = 0; i < sizeof(system_bundles) / sizeof(system_bundles[0]); i++) {
-		const char *path = system_bundles[i];
-		int in = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-		struct stat st;
-		off_t done = 0;
-		char last = '\n';
+	off_t size = 0, done = 0;
+	int in = trust_open_system_bundle(&size, e);
+	char last = '\n';
 
-		if (in < 0 && errno == ENOENT)
-			continue;
-		if (in < 0)
-			return ab_fail(e, errno, "the system CA bundle %s", path);
-		if (fstat(in, &st) < 0 || !S_ISREG(st.st_mode) ||
-		    (uint64_t)st.st_size > TRUST_MAX_FILE) {
-			close(in);
-			return ab_fail(e, 0,
-				       "the system CA bundle %s is not a regular file of at "
-				       "most 16 MiB",
-				       path);
-		}
-		/* in the kernel: not a byte of it passes through pid 1's memory */
-		while (done < st.st_size) {
-			ssize_t n = sendfile(out, in, &done, (size_t)(st.st_size - done));
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0)
-				break; /* shorter than it was: what was read is the bundle */
-		}
-		if (done > 0 && pread(in, &last, 1, done - 1) != 1)
-			last = 0;
-		close(in);
-		/* a bundle whose last line has no newline would swallow the next BEGIN line */
-		if (last != '\n' && fs_write_all(out, "\n", 1) < 0)
-			return ab_fail(e, errno, "the trust bundle");
-		return 1;
+	if (in < 0 && e->errnum == ENOENT) {
+		*e = (struct ab_err){0};
+		return 0;
 	}
-	return 0;
+	if (in < 0)
+		return -1;
+	/* in the kernel: not a byte of it passes through pid 1's memory */
+	while (done < size) {
+		ssize_t n = sendfile(out, in, &done, (size_t)(size - done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break; /* shorter than it was: what was read is the bundle */
+	}
+	if (done > 0 && pread(in, &last, 1, done - 1) != 1)
+		last = 0;
+	close(in);
+	/* a bundle whose last line has no newline would swallow the next BEGIN line */
+	if (last != '\n' && fs_write_all(out, "\n", 1) < 0)
+		return ab_fail(e, errno, "the trust bundle");
+	return 1;
 }
 
 /* What the run adds to the system's anchors besides its CA: [network] ca (as read before the
@@ -588,25 +580,17 @@ static int copy_system_bundle(int out, struct ab_err *e)
  * after the CA (trust_install), so that ca.crt is the bundle's end. */
 static int stage_extra(struct run *r, struct ab_err *e)
 {
-	trust_extra_free(&staged.extra);
-	if (anchor.pem && trust_extra_add(&staged.extra, anchor.pem, anchor.len, e) < 0)
-		return ab_context(e, "[network] ca");
-	for (size_t i = 0; i < r->user_anchors.n; i++)
-		if (trust_extra_add_file(&staged.extra, r->user_anchors.v[i], e) < 0)
-			return ab_context(e, "the CA file a trust variable of the command names"),
-			       ab_hint(e, "point the variable at a readable PEM file, or leave it "
-					  "out: the run's bundle holds the system's CAs");
-	return 0;
+	return trust_extra_gather(&staged.extra, anchor.pem, anchor.len, &r->user_anchors, e);
 }
 
 int trust_stage(struct run *r, struct ab_err *e)
 {
 	if (!trust_intercepts(r->p))
 		return 0;
-	/* its size is a cap: the largest bundle, the CA, the credentials' files and a page each
-	 * for the directory and rounding */
+	/* its size is a cap: the largest bundle, the CA, the JVM's store, the credentials' files
+	 * and a page each for the directory and rounding */
 	staged.dir = mounts_new_tmpfs(TRUST_MAX_FILE + 2 * TRUST_CA_MAX + 2 * TRUST_EXTRA_MAX +
-					  4 * 4096 + creds_files_size(r->p),
+					  TRUST_JVM_MAX + 4 * 4096 + creds_files_size(r->p),
 				      "0755", e);
 	if (staged.dir < 0 || creds_write_files(r->creds, staged.dir, e) < 0 ||
 	    (staged.bundle = create_file(staged.dir, "ca-bundle.crt", e)) < 0 ||
@@ -615,34 +599,65 @@ int trust_stage(struct run *r, struct ab_err *e)
 	return 0;
 }
 
-/* The CA's certificate from the supervisor: one sealed memfd, of a certificate's size. */
-static int receive(struct run *r, off_t *size, char hash_name[12], struct ab_err *e)
+/* A file from the supervisor: one sealed memfd (its size cannot change) of at most max bytes,
+ * in a message of the type; what: what it is, for the errors. */
+static int receive(struct run *r, int type, uint64_t max, const char *what, struct msg *m,
+		   off_t *size, struct ab_err *e)
 {
 	int got[MAX_PASSED_FDS];
 	size_t n = 0;
-	struct msg m;
-	int rc = channel_recv_fds(r->sock[1], &m, got, MAX_PASSED_FDS, &n);
+	int rc = channel_recv_fds(r->sock[1], m, got, MAX_PASSED_FDS, &n);
 	struct stat st;
 
-	if (rc != 1 || m.type != MSG_TRUST || n != 1) {
+	if (rc != 1 || m->type != type || n != 1) {
 		for (size_t i = 0; i < n; i++)
 			close(got[i]);
-		return ab_fail(e, rc < 0 ? errno : EPROTO, "no CA certificate from the supervisor");
+		return ab_fail(e, rc < 0 ? errno : EPROTO, "no %s from the supervisor", what);
 	}
-	/* sealed: the size cannot change after this */
-	if (fstat(got[0], &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > TRUST_CA_MAX) {
+	if (fstat(got[0], &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) {
 		close(got[0]);
-		return ab_fail(e, EPROTO, "the supervisor's CA certificate");
+		return ab_fail(e, EPROTO, "the supervisor's %s", what);
 	}
-	/* the name the CA gets in the hashed directory: eight hex digits and ".0", nothing else */
+	*size = st.st_size;
+	return got[0];
+}
+
+/* The CA's certificate, and its name in the hashed directory. */
+static int receive_ca(struct run *r, off_t *size, char hash_name[12], struct ab_err *e)
+{
+	struct msg m;
+	int fd = receive(r, MSG_TRUST, TRUST_CA_MAX, "CA certificate", &m, size, e);
+
+	if (fd < 0)
+		return -1;
+	/* eight hex digits and ".0", nothing else */
 	if (strlen(m.text) != 10 || strspn(m.text, "0123456789abcdef") != 8 ||
 	    strcmp(m.text + 8, ".0")) {
-		close(got[0]);
+		close(fd);
 		return ab_fail(e, EPROTO, "the supervisor's CA certificate's name");
 	}
 	memcpy(hash_name, m.text, 11);
-	*size = st.st_size;
-	return got[0];
+	return fd;
+}
+
+/* The JVM's store, sent once the supervisor's thread has made it. */
+static int jvm_store(struct run *r, struct ab_err *e)
+{
+	struct msg m;
+	off_t size = 0;
+	int in = receive(r, MSG_TRUST_JVM, TRUST_JVM_MAX, "JVM trust store", &m, &size, e), out, rc;
+
+	if (in < 0)
+		return -1;
+	if ((out = create_file(staged.dir, "java-cacerts.p12", e)) < 0) {
+		close(in);
+		return -1;
+	}
+	rc = append(out, in, size, "java-cacerts.p12", e);
+	if (close(out) < 0 && rc == 0)
+		rc = ab_fail(e, errno, "%s", TRUST_JVM_STORE);
+	close(in);
+	return rc;
 }
 
 /* certs/HASH.0: the CA where clients that look CAs up in a directory (SSL_CERT_DIR, -CApath)
@@ -675,7 +690,7 @@ int trust_install(struct run *r, struct ab_err *e)
 
 	if (!trust_intercepts(r->p))
 		return 0;
-	if ((ca = receive(r, &size, hash_name, e)) < 0 ||
+	if ((ca = receive_ca(r, &size, hash_name, e)) < 0 ||
 	    (crt = create_file(staged.dir, "ca.crt", e)) < 0 ||
 	    append(crt, ca, size, "ca.crt", e) < 0 ||
 	    append(staged.bundle, ca, size, "ca-bundle.crt", e) < 0 ||
@@ -695,7 +710,7 @@ int trust_install(struct run *r, struct ab_err *e)
 		ab_fail(e, errno, "%s", TRUST_DIR);
 		goto out;
 	}
-	if (mounts_attach_ro(staged.dir, TRUST_DIR, e) < 0)
+	if (jvm_store(r, e) < 0 || mounts_attach_ro(staged.dir, TRUST_DIR, e) < 0)
 		goto out;
 	for (size_t i = 0; i < r->plan.n; i++) {
 		const struct mount_op *op = &r->plan.ops[i];

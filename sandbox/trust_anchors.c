@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
-/* The certificates a run adds to its trust files besides its own CA. A profile that intercepts
+/* Where a run's trust files take their certificates from besides its own CA: the host's system
+ * bundle, and what the run adds to it. A profile that intercepts
  * one host and tunnels another whose CA the user gives through SSL_CERT_FILE,
  * REQUESTS_CA_BUNDLE or NODE_EXTRA_CA_CERTS would lose that CA when trust_env points the
  * variables at the run's bundle: so the bundle (and ca.crt, node's extra store) carries those
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "fsops.h"
+#include "run_dir.h"
 
 #define BEGIN_CERT "-----BEGIN CERTIFICATE-----"
 #define END_CERT "-----END CERTIFICATE-----"
@@ -39,14 +41,39 @@ const char *const trust_bundle_vars[] = {
     NULL,
 };
 
-static const char *value_of(const struct env_result *env, const char *name)
-{
-	size_t n = strlen(name);
+/* Where hosts keep their system bundle: Debian, Ubuntu, Arch, Alpine, Gentoo; Fedora, RHEL;
+ * openSUSE; BSD-style. The first one present is used. */
+static const char *const system_bundles[] = {
+    TRUST_SYSTEM_BUNDLE,
+    "/etc/pki/tls/certs/ca-bundle.crt",
+    "/etc/ssl/ca-bundle.pem",
+    "/etc/ssl/cert.pem",
+};
 
-	for (size_t i = 0; i < env->vars.n; i++)
-		if (!strncmp(env->vars.v[i], name, n) && env->vars.v[i][n] == '=')
-			return env->vars.v[i] + n + 1;
-	return NULL;
+int trust_open_system_bundle(off_t *size, struct ab_err *e)
+{
+	for (size_t i = 0; i < sizeof(system_bundles) / sizeof(system_bundles[0]); i++) {
+		const char *path = system_bundles[i];
+		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		struct stat st;
+
+		if (fd < 0 && errno == ENOENT)
+			continue;
+		if (fd < 0)
+			return ab_fail(e, errno, "the system CA bundle %s", path);
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+		    (uint64_t)st.st_size > TRUST_MAX_FILE) {
+			close(fd);
+			return ab_fail(e, 0,
+				       "the system CA bundle %s is not a regular file of at most "
+				       "16 MiB",
+				       path);
+		}
+		*size = st.st_size;
+		return fd;
+	}
+	*size = 0;
+	return ab_fail(e, ENOENT, "no system CA bundle");
 }
 
 static int add_file(struct strv *files, const char *value, struct ab_err *e)
@@ -59,9 +86,9 @@ static int add_file(struct strv *files, const char *value, struct ab_err *e)
 int trust_user_anchor_files(const struct env_result *env, struct strv *files, struct ab_err *e)
 {
 	for (size_t i = 0; trust_bundle_vars[i]; i++)
-		if (add_file(files, value_of(env, trust_bundle_vars[i]), e) < 0)
+		if (add_file(files, env_get(env, trust_bundle_vars[i]), e) < 0)
 			return -1;
-	return add_file(files, value_of(env, "NODE_EXTRA_CA_CERTS"), e);
+	return add_file(files, env_get(env, "NODE_EXTRA_CA_CERTS"), e);
 }
 
 static int put(struct trust_extra *x, const char *s, size_t n, struct ab_err *e)
@@ -141,4 +168,18 @@ void trust_extra_free(struct trust_extra *x)
 	free(x->pem);
 	x->pem = NULL;
 	x->len = x->cap = 0;
+}
+
+int trust_extra_gather(struct trust_extra *x, const char *anchor, size_t anchor_len,
+		       const struct strv *files, struct ab_err *e)
+{
+	trust_extra_free(x);
+	if (anchor && trust_extra_add(x, anchor, anchor_len, e) < 0)
+		return ab_context(e, "[network] ca");
+	for (size_t i = 0; i < files->n; i++)
+		if (trust_extra_add_file(x, files->v[i], e) < 0)
+			return ab_context(e, "the CA file a trust variable of the command names"),
+			       ab_hint(e, "point the variable at a readable PEM file, or leave it "
+					  "out: the run's bundle holds the system's CAs");
+	return 0;
 }

@@ -437,6 +437,8 @@ static int wait_exit(int fd, int sigfd, const sigset_t *old, struct relay *t, ch
 			       e->errnum = m.value, -1;
 		if (m.type == SESSION_REPLY_RESULT)
 			snprintf(result, AB_ERR_MAX, "%s", m.text);
+		if (m.type == SESSION_REPLY_NOTE)
+			ab_say("%s\n", m.text);
 		if (m.type == SESSION_REPLY_EXIT) {
 			if (!result[0]) /* a supervisor from before --result: status and cause */
 				fallback_result(m.value, m.text, result);

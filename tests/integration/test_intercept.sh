@@ -176,6 +176,13 @@ req() {
 	printf '%s %s HTTP/1.1\\r\\nHost: origin.test:%s\\r\\n%s\\r\\n%s' "$1" "$2" "$OP" "${3:-}" "${4:-}"
 }
 
+# stop_session: the session a case started ($META/sid), stopped when the case ends.
+stop_session() {
+	[ -f "$META/sid" ] && timeout -s KILL "$CMD_LIMIT" "$AGENTBOX" session stop \
+		"$(cat "$META/sid")" >/dev/null 2>&1
+	return 0
+}
+
 run_subject() {
 	box subject "$PY" intercept_client.py subject /run/agentbox/ca.crt
 	RUN_CA=$(line_of SUBJECT)
@@ -473,6 +480,43 @@ t_silent_refusal() {
 	! grep -q "likely refused" "$AUDIT" || fail "a client that made its request was called a refusal" "$(cat "$AUDIT")"
 }
 
+# At the run's end agentbox says, on stderr, one line per host whose clients refused the run's
+# certificate, with the fix: curl pinning another key (it hangs up after the handshake, twice)
+# and a Python client trusting only the origin's CA (it aborts the handshake with an alert) make
+# one line for origin.test, counting three connections. Control: clients that trust the run's CA
+# make none. In a session, each exec's client says its own exec's lines; the next exec, which
+# trusts the CA, says none.
+t_refusal_lines() {
+	origin
+	local pinned="curl -sS --max-time 15 -o /dev/null --pinnedpubkey sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA= https://origin.test:$OP/repos/acme/x"
+	box refused sh -c "$pinned; $pinned; $PY intercept_client.py peer origin.test $OP origin-ca.pem"
+	assert_eq 1 "$(printf '%s\n' "$ERR" | grep -c '^agentbox: origin.test: a client refused the run.s certificate on 3 connections (its TLS alert said so: ')" \
+		"one line for origin.test, its three refused connections counted"
+	assert_contains "$ERR" "fix: have it trust /run/agentbox/ca.crt, or allow origin.test without [http] rules or a credential for it" \
+		"the line's fix"
+	assert_eq 1 "$(printf '%s\n' "$ERR" | grep -c 'refused the run.s certificate')" "no other host's line"
+	box trusting sh -c "curl -sS --max-time 15 -o /dev/null https://origin.test:$OP/repos/acme/x
+		$PY intercept_client.py urllib https://origin.test:$OP/repos/acme/py"
+	[ "$RC" = 0 ] || fail "the trusting clients failed" "$(report)"
+	assert_not_contains "$ERR" "refused the run's certificate" "control: clients that trust the CA"
+	# a session: the lines are the exec's
+	local sid
+	trap 'stop_session' EXIT
+	run_cmd "$AGENTBOX" session start -p "$META/p.ini" --audit "$META/session.jsonl"
+	[ "$RC" = 0 ] || fail "session start" "$(report)"
+	sid=$OUT
+	echo "$sid" >"$META/sid"
+	run_cmd "$AGENTBOX" exec "$sid" -- sh -c "$pinned"
+	[ "$RC" != 0 ] || fail "curl accepted a key it did not pin (session)" "$(report)"
+	assert_contains "$ERR" "agentbox: origin.test: a client likely refused the run's certificate on 1 connection (it hung up after the handshake" \
+		"the exec's client says its refusal"
+	run_cmd "$AGENTBOX" exec "$sid" -- curl -sS --max-time 15 -o /dev/null "https://origin.test:$OP/repos/acme/x"
+	[ "$RC" = 0 ] || fail "the trusting exec failed" "$(report)"
+	assert_not_contains "$ERR" "refused the run's certificate" "control: the next exec, which trusts the CA"
+	run_cmd "$AGENTBOX" session stop "$sid"
+	rm -f "$META/sid"
+}
+
 # A client that looks CAs up in a directory finds the run's CA by its subject hash: SSL_CERT_DIR
 # lists /run/agentbox/certs (HASH.0), then the system's directory. Control: the system's
 # directory alone does not verify an intercepted host.
@@ -499,6 +543,83 @@ print(\"SYSTEM:\" + peer(\"/etc/ssl/certs\"))
 	printf '%s\n' "$OUT" | grep -qE '^[0-9a-f]{8}\.0$' || fail "no HASH.0 in /run/agentbox/certs" "$(report)"
 	assert_contains "$OUT" "LIST:ok" "the intercepted host verifies through SSL_CERT_DIR alone"
 	assert_contains "$OUT" "SYSTEM:failed" "control: the system's directory alone does not"
+}
+
+# Java reads none of the trust variables: agentbox adds to JAVA_TOOL_OPTIONS, after the
+# profile's own options (which stay), the run's PKCS12 store /run/agentbox/java-cacerts.p12,
+# holding the system's CAs, the run's and [network] ca's. A real JVM client (HttpsURLConnection)
+# verifies the intercepted host, and the tunnelled other.test, whose CA only [network] ca gives.
+# Controls: the same client without the store fails to build a path to the run's CA; a store of
+# the user's own named in JAVA_TOOL_OPTIONS is kept (and said on stderr): other.test, whose CA it
+# holds, verifies, and the intercepted host, whose CA it lacks, does not.
+t_jvm() {
+	command -v java >/dev/null || not_applicable "no java on PATH (Debian: default-jre-headless)"
+	command -v keytool >/dev/null || not_applicable "no keytool beside java"
+	java --list-modules 2>/dev/null | grep -q '^jdk\.compiler@' ||
+		not_applicable "this java cannot run a source file (no jdk.compiler module)"
+	origin
+	cat >"$CASE/Get.java" <<'JAVA'
+import java.io.InputStream;
+import java.net.URL;
+import javax.net.ssl.HttpsURLConnection;
+import javax.net.ssl.SSLException;
+
+public class Get {
+    public static void main(String[] args) throws Exception {
+        System.out.println("PROP:" + System.getProperty("agentbox.test"));
+        try {
+            HttpsURLConnection c = (HttpsURLConnection) new URL(args[0]).openConnection();
+            int status = c.getResponseCode();
+            System.out.println("STATUS:" + status);
+            try (InputStream in = status < 400 ? c.getInputStream() : c.getErrorStream()) {
+                System.out.println("BODY:" + new String(in.readAllBytes()).trim());
+            }
+        } catch (SSLException e) {
+            System.out.println("TLS:" + e.getMessage());
+        }
+    }
+}
+JAVA
+	# Debian's JDK keeps its configuration in /etc/java-N-openjdk, which no bundled profile shows
+	local conf
+	conf=$(readlink -f "$(dirname "$(readlink -f "$(command -v java)")")/../conf/security/java.security")
+	printf '[env]\nset = JAVA_TOOL_OPTIONS=-Dagentbox.test=kept\n[filesystem]\nro-try = %s\n' \
+		"${conf%/security/java.security}" >>"$META/p.ini"
+	local get="java -XX:TieredStopAtLevel=1 Get.java" \
+		own="https://origin.test:$OP/repos/acme/jvm" other="https://other.test:$OP/repos/acme/jvm-other"
+	box jvm sh -c "printf 'OPTS:%s\n' \"\$JAVA_TOOL_OPTIONS\"; ls /run/agentbox/java-cacerts.p12
+		echo '== intercepted'; $get $own
+		echo '== tunnelled'; $get $other
+		echo '== without'; JAVA_TOOL_OPTIONS=\"\${JAVA_TOOL_OPTIONS%% -Djavax.net.ssl.trustStore=*}\" $get $own"
+	[ "$RC" = 0 ] || fail "the JVM runs failed" "$(report)"
+	case "$(line_of OPTS)" in
+	"-Dagentbox.test=kept "*"-Dhttps.proxyHost=127.0.0.1 "*"-Djavax.net.ssl.trustStore=/run/agentbox/java-cacerts.p12 -Djavax.net.ssl.trustStoreType=PKCS12") ;;
+	*) fail "JAVA_TOOL_OPTIONS: the profile's options, then the proxy's and the store's" "$(report)" ;;
+	esac
+	section intercepted
+	assert_eq kept "$(sec_of PROP)" "the profile's Java option reaches the JVM"
+	assert_eq 200 "$(sec_of STATUS)" "Java verifies the intercepted host ($(sec_of TLS))"
+	assert_contains "$(sec_of BODY)" "origin method=GET path=/repos/acme/jvm " "the origin's answer"
+	has_event "Java's request" event=http decision=allow method=GET host=origin.test path=/repos/acme/jvm
+	section tunnelled
+	assert_eq 200 "$(sec_of STATUS)" "Java verifies other.test with [network] ca's CA ($(sec_of TLS))"
+	section without
+	assert_contains "$(sec_of TLS)" "PKIX path building failed" "control: Java's own store lacks the run's CA"
+	# the user's own store: the origin's CA only (keytool, which every JRE has)
+	keytool -importcert -noprompt -alias origin -file "$CASE/origin-ca.pem" -keystore "$CASE/user.p12" \
+		-storetype PKCS12 -storepass changeit >"$META/keytool.log" 2>&1 ||
+		fail "keytool cannot make the user's store" "$(cat "$META/keytool.log")"
+	sed -i "s|^set = JAVA_TOOL_OPTIONS=.*|set = JAVA_TOOL_OPTIONS=-Djavax.net.ssl.trustStore=$CASE/user.p12 -Djavax.net.ssl.trustStorePassword=changeit|" "$META/p.ini"
+	box jvm-own sh -c "printf 'OPTS:%s\n' \"\$JAVA_TOOL_OPTIONS\"
+		echo '== intercepted'; $get $own
+		echo '== tunnelled'; $get $other"
+	assert_not_contains "$(line_of OPTS)" "java-cacerts.p12" "the run's store with the user's own"
+	assert_contains "$ERR" "agentbox: warning: JAVA_TOOL_OPTIONS names a javax.net.ssl.trustStore of its own: kept" \
+		"the user is told their store is kept"
+	section tunnelled
+	assert_eq 200 "$(sec_of STATUS)" "the user's store verifies other.test ($(sec_of TLS))"
+	section intercepted
+	assert_contains "$(sec_of TLS)" "PKIX path building failed" "the user's store lacks the run's CA"
 }
 
 t_not_intercepted() {
@@ -708,7 +829,9 @@ run_case node_fetch t_node_fetch
 run_case git_clone t_git_clone
 run_case not_intercepted t_not_intercepted
 run_case hashed_dir t_hashed_dir
+run_case jvm t_jvm
 run_case silent_refusal t_silent_refusal
+run_case refusal_lines t_refusal_lines
 run_case user_ca_kept t_user_ca_kept
 run_case star_rule t_star_rule
 run_case path_tricks t_path_tricks

@@ -309,9 +309,9 @@ supervisor_lines() {
 }
 
 # The supervisor (traced with its threads, without its children) opens for writing exactly what
-# it opens without interception, and makes the CA's certificate in a memfd. Root only: once it
-# holds the key it is not dumpable, and strace, as its caller, can no longer read the paths it
-# passes.
+# it opens without interception, and makes the CA's certificate and the JVM's store in memfds.
+# Root only: once it holds the key it is not dumpable, and strace, as its caller, can no longer
+# read the paths it passes.
 t_supervisor_writes() {
 	command -v strace >/dev/null || not_applicable "strace is not installed"
 	under_memcheck && not_applicable "strace and valgrind do not trace together"
@@ -329,7 +329,9 @@ t_supervisor_writes() {
 	done
 	assert_eq 1 "$(grep -c '^memfd_create("agentbox-ca.crt"' "$META/trace.with")" \
 		"the CA's certificate made in a memfd"
-	assert_eq 1 "$(grep -c '^memfd_create(' "$META/trace.with")" "no other memfd"
+	assert_eq 1 "$(grep -c '^memfd_create("agentbox-java-cacerts.p12"' "$META/trace.with")" \
+		"the JVM's trust store made in a memfd"
+	assert_eq 2 "$(grep -c '^memfd_create(' "$META/trace.with")" "no other memfd"
 	assert_eq 0 "$(grep -c '^memfd_create(' "$META/trace.without")" "no memfd without interception"
 	written "$META/trace.without" >"$META/w.without"
 	written "$META/trace.with" >"$META/w.with"

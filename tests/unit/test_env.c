@@ -349,6 +349,32 @@ static void test_duplicate_caller_entries(void **state)
 	policy_free(p);
 }
 
+/* env_get reads what was built; env_append adds to a list of options after a space, or sets it
+ * when it is unset or empty (JAVA_TOOL_OPTIONS: the profile's options, then agentbox's). */
+static void test_get_and_append(void **state)
+{
+	struct policy *p = new_policy();
+	struct env_result r;
+	(void)state;
+
+	push(&p->env_set, "JAVA_TOOL_OPTIONS=-Xmx1g");
+	push(&p->env_set, "EMPTY=");
+	build(p, NULL, "/h", &r);
+	assert_string_equal(env_get(&r, "JAVA_TOOL_OPTIONS"), "-Xmx1g");
+	assert_null(env_get(&r, "JAVA_TOOL"));
+	assert_null(env_get(&r, "UNSET"));
+	assert_int_equal(env_append(&r, "JAVA_TOOL_OPTIONS", "-Da=1"), 0);
+	assert_int_equal(env_append(&r, "JAVA_TOOL_OPTIONS", "-Db=2"), 0);
+	assert_string_equal(env_get(&r, "JAVA_TOOL_OPTIONS"), "-Xmx1g -Da=1 -Db=2");
+	assert_int_equal(env_append(&r, "UNSET", "-Dc=3"), 0);
+	assert_string_equal(env_get(&r, "UNSET"), "-Dc=3");
+	assert_int_equal(env_append(&r, "EMPTY", "-Dd=4"), 0);
+	assert_string_equal(env_get(&r, "EMPTY"), "-Dd=4");
+	check_well_formed(&r);
+	env_result_free(&r);
+	policy_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -363,6 +389,7 @@ int main(void)
 	    cmocka_unit_test(test_term_copied_unless_denied),
 	    cmocka_unit_test(test_run_id_always_set),
 	    cmocka_unit_test(test_duplicate_caller_entries),
+	    cmocka_unit_test(test_get_and_append),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

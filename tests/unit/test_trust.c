@@ -194,7 +194,7 @@ static void test_env(void **state)
 	size_t bundle = 0;
 	(void)state;
 
-	assert_int_equal(trust_env(collect, &sv), 0);
+	assert_int_equal(trust_env(collect, &sv, true), 0);
 	assert_true(strv_has(&sv, "SSL_CERT_FILE=" TRUST_BUNDLE_FILE));
 	assert_true(strv_has(&sv, "REQUESTS_CA_BUNDLE=" TRUST_BUNDLE_FILE));
 	assert_true(strv_has(&sv, "CURL_CA_BUNDLE=" TRUST_BUNDLE_FILE));
@@ -207,11 +207,19 @@ static void test_env(void **state)
 	assert_true(strv_has(&sv, "NODE_EXTRA_CA_CERTS=" TRUST_CA_FILE));
 	/* a directory list: the run's hashed CA, then the system's */
 	assert_true(strv_has(&sv, "SSL_CERT_DIR=" TRUST_CERT_DIR ":/etc/ssl/certs"));
+	/* Java reads none of those: its options name the store (the caller appends them) */
+	assert_true(strv_has(&sv, "JAVA_TOOL_OPTIONS=-Djavax.net.ssl.trustStore=" TRUST_JVM_STORE
+				  " -Djavax.net.ssl.trustStoreType=PKCS12"));
 	for (size_t i = 0; i < sv.n; i++)
 		bundle += strstr(sv.v[i], "=" TRUST_BUNDLE_FILE) != NULL;
-	assert_int_equal(bundle, sv.n - 2);
+	assert_int_equal(bundle, sv.n - 3);
 	strv_free(&sv);
-	assert_int_equal(trust_env(refuse, NULL), -1);
+	/* the user's Java options name a store of their own: none of the run's */
+	assert_int_equal(trust_env(collect, &sv, false), 0);
+	for (size_t i = 0; i < sv.n; i++)
+		assert_null(strstr(sv.v[i], "JAVA_TOOL_OPTIONS"));
+	strv_free(&sv);
+	assert_int_equal(trust_env(refuse, NULL, true), -1);
 }
 
 /* ---------- [network] ca ---------- */

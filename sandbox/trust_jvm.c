@@ -1,0 +1,373 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
+/* The JVM's trust store. Java takes its anchors from one key store file
+ * (javax.net.ssl.trustStore), never from SSL_CERT_FILE and the variables other clients read, so
+ * a run that intercepts gives it a store holding what the run's bundle holds.
+ *
+ * PKCS12, which every JVM since 8 reads. Java lists a certificate bag of a PKCS12 store, as a
+ * trusted entry, only when the bag carries Oracle's "trusted key usage" attribute (without it
+ * the store reads as empty); OpenSSL 3.0 has no name for that attribute, so it goes by its OID.
+ * Each certificate goes in as the bytes its PEM block held, not parsed as a certificate:
+ * OpenSSL 3.0's full parse decodes the public key, ~0.2 ms a certificate, 30 ms for a system
+ * bundle. Its outer shape (a SEQUENCE) is checked; the proxy's own stores and Java's parse of
+ * the store see the rest. A system bundle of 150 certificates takes about 2 ms of CPU (a run's
+ * first use of the code and memory; a third of it in base64). */
+#include "trust_jvm.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/objects.h>
+#include <openssl/pem.h>
+#include <openssl/pkcs12.h>
+
+#include "fsops.h"
+#include "trust_anchors.h"
+
+/* Oracle's trusted key usage (Java's PKCS12 store), whose value is the purposes trusted */
+#define JDK_TRUSTED_KEY_USAGE "2.16.840.1.113894.746875.1.1"
+
+static const char *const jvm_option_vars[] = {"JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS",
+					      "_JAVA_OPTIONS"};
+
+/* Whether a JVM's option list sets the property: an option of its own, after the start, a
+ * space or a quote (the launcher splits on white space and keeps quoted spaces). */
+static bool sets_property(const char *options, const char *option)
+{
+	size_t n = strlen(option);
+
+	for (const char *s = strstr(options, option); s; s = strstr(s + 1, option))
+		if ((s == options || strchr(" \t\n\r'\"", s[-1])) && s[n] == '=')
+			return true;
+	return false;
+}
+
+const char *trust_jvm_user_store(const struct env_result *env)
+{
+	for (size_t i = 0; i < sizeof(jvm_option_vars) / sizeof(jvm_option_vars[0]); i++) {
+		const char *v = env_get(env, jvm_option_vars[i]);
+		if (v && sets_property(v, "-Djavax.net.ssl.trustStore"))
+			return jvm_option_vars[i];
+	}
+	return NULL;
+}
+
+bool trust_pem_is_certificate(const char *name)
+{
+	return !strcmp(name, PEM_STRING_X509) || !strcmp(name, PEM_STRING_X509_TRUSTED) ||
+	       !strcmp(name, PEM_STRING_X509_OLD);
+}
+
+/* Block number block's base64 (body[0, n)) into *der (grown as needed): its length, or -1 when
+ * it does not decode (a header line, a stray character). */
+static long decode(EVP_ENCODE_CTX *b64, const char *body, size_t n, int block, const char *label,
+		   unsigned char **der, size_t *cap, struct ab_err *e)
+{
+	int out = 0, last = 0;
+
+	if (n > 64ull * 1024 * 1024) /* no certificate is this big; bounds the int OpenSSL takes */
+		return ab_fail(e, 0, "not readable as PEM (block %d, %s, is too long)", block,
+			       label);
+	if (n / 4 * 3 + 3 > *cap) {
+		unsigned char *more = realloc(*der, n / 4 * 3 + 3);
+		if (!more)
+			return ab_fail(e, ENOMEM, "cannot read it");
+		*der = more;
+		*cap = n / 4 * 3 + 3;
+	}
+	EVP_DecodeInit(b64);
+	if (EVP_DecodeUpdate(b64, *der, &out, (const unsigned char *)body, (int)n) < 0 ||
+	    EVP_DecodeFinal(b64, *der + out, &last) < 0)
+		return ab_fail(e, 0, "not readable as PEM (block %d, %s, is not base64)", block,
+			       label);
+	return (long)out + last;
+}
+
+/* The blocks are found by their armour lines, as trust_anchors.c finds them, and only a
+ * certificate's base64 is decoded (by OpenSSL): PEM_read_bio reads a bundle line by line, which
+ * costs half as much again. */
+int trust_pem_blocks(const char *pem, size_t len,
+		     int (*fn)(void *ctx, const char *name, const unsigned char *der, long n,
+			       int block, struct ab_err *e),
+		     void *ctx, struct ab_err *e)
+{
+	static const char begin[] = "-----BEGIN ";
+	const char *p = pem, *end = pem + len;
+	EVP_ENCODE_CTX *b64 = EVP_ENCODE_CTX_new();
+	unsigned char *der = NULL;
+	size_t cap = 0;
+	int rc = b64 ? 0 : ab_fail(e, ENOMEM, "cannot read it"), block = 0;
+
+	while (rc == 0 && (p = memmem(p, (size_t)(end - p), begin, sizeof(begin) - 1))) {
+		const char *name = p + sizeof(begin) - 1, *body, *stop = NULL;
+		const char *dashes = memmem(name, (size_t)(end - name), "-----", 5);
+		char label[64], end_line[96];
+		long n;
+
+		block++;
+		if (dashes && (size_t)(dashes - name) < sizeof(label) &&
+		    !memchr(name, '\n', (size_t)(dashes - name))) {
+			snprintf(label, sizeof(label), "%.*s", (int)(dashes - name), name);
+			snprintf(end_line, sizeof(end_line), "-----END %s-----", label);
+			body = dashes + 5;
+			stop = memmem(body, (size_t)(end - body), end_line, strlen(end_line));
+		}
+		if (!stop) {
+			rc = ab_fail(e, 0, "not readable as PEM (block %d has no END line)", block);
+			break;
+		}
+		p = stop + strlen(end_line);
+		if (!trust_pem_is_certificate(label))
+			continue;
+		if ((n = decode(b64, body, (size_t)(stop - body), block, label, &der, &cap, e)) < 0)
+			rc = -1;
+		else
+			rc = fn(ctx, label, der, n, block, e);
+	}
+	ERR_clear_error();
+	EVP_ENCODE_CTX_free(b64);
+	free(der);
+	return rc;
+}
+
+/* The attribute's NID, the OID registered once (OpenSSL 3.2 knows it: then its own): naming it
+ * by its text costs a parse of the text per certificate. */
+static int trusted_usage_nid(void)
+{
+	int nid = OBJ_txt2nid(JDK_TRUSTED_KEY_USAGE);
+
+	if (nid == NID_undef)
+		nid = OBJ_create(JDK_TRUSTED_KEY_USAGE, "jdkTrustedKeyUsage",
+				 "Oracle JDK trusted key usage");
+	return nid;
+}
+
+/* A certificate's bytes as a certificate bag Java trusts for every purpose, or NULL. A
+ * TRUSTED CERTIFICATE block holds OpenSSL's trust settings after the certificate: left out. */
+static PKCS12_SAFEBAG *trusted_bag(const unsigned char *der, long n, int usage)
+{
+	const unsigned char *p = der;
+	ASN1_TYPE *cert = d2i_ASN1_TYPE(NULL, &p, n);
+	PKCS12_SAFEBAG *bag = NULL;
+
+	/* the SEQUENCE as it was encoded: an ANY of that type is written back byte for byte */
+	if (cert && ASN1_TYPE_get(cert) == V_ASN1_SEQUENCE)
+		bag = PKCS12_item_pack_safebag(cert, ASN1_ITEM_rptr(ASN1_ANY), NID_x509Certificate,
+					       NID_certBag);
+	ASN1_TYPE_free(cert);
+	if (bag && !PKCS12_add1_attr_by_NID(
+		       bag, usage, V_ASN1_OBJECT,
+		       (const unsigned char *)OBJ_nid2obj(NID_anyExtendedKeyUsage), -1)) {
+		PKCS12_SAFEBAG_free(bag);
+		bag = NULL;
+	}
+	return bag;
+}
+
+struct trust_jvm {
+	STACK_OF(PKCS12_SAFEBAG) * bags;
+	int usage; /* trusted_usage_nid() */
+};
+
+static int add_block(void *ctx, const char *name, const unsigned char *der, long n, int block,
+		     struct ab_err *e)
+{
+	struct trust_jvm *s = ctx;
+	PKCS12_SAFEBAG *bag;
+
+	if (!(bag = trusted_bag(der, n, s->usage)))
+		return ab_fail(e, 0, "block %d (%s) is not a certificate", block, name);
+	if (!sk_PKCS12_SAFEBAG_push(s->bags, bag)) {
+		PKCS12_SAFEBAG_free(bag);
+		return ab_fail(e, ENOMEM, "the JVM's trust store");
+	}
+	return 0;
+}
+
+struct trust_jvm *trust_jvm_new(struct ab_err *e)
+{
+	struct trust_jvm *s = calloc(1, sizeof(*s));
+
+	if (s && (s->bags = sk_PKCS12_SAFEBAG_new_null()) &&
+	    (s->usage = trusted_usage_nid()) != NID_undef)
+		return s;
+	trust_jvm_free(s);
+	ERR_clear_error();
+	ab_fail(e, ENOMEM, "the JVM's trust store");
+	return NULL;
+}
+
+int trust_jvm_add(struct trust_jvm *s, const char *pem, size_t len, const char *what,
+		  struct ab_err *e)
+{
+	if (trust_pem_blocks(pem, len, add_block, s, e) < 0)
+		return ab_context(e, "%s", what);
+	return 0;
+}
+
+/* One SafeContents, neither encrypted nor given integrity data (see TRUST_JVM_OPTIONS). */
+int trust_jvm_encode(const struct trust_jvm *s, unsigned char **der, size_t *len, struct ab_err *e)
+{
+	STACK_OF(PKCS7) *safes = sk_PKCS7_new_null();
+	PKCS7 *p7 = safes ? PKCS12_pack_p7data(s->bags) : NULL;
+	PKCS12 *p12 = NULL;
+	unsigned char *out = NULL;
+	int n = -1;
+
+	*der = NULL;
+	*len = 0;
+	if (p7 && sk_PKCS7_push(safes, p7)) {
+		p7 = NULL;
+		if ((p12 = PKCS12_add_safes(safes, 0)))
+			n = i2d_PKCS12(p12, &out);
+	}
+	PKCS7_free(p7);
+	sk_PKCS7_pop_free(safes, PKCS7_free);
+	PKCS12_free(p12);
+	ERR_clear_error();
+	if (n <= 0)
+		return ab_fail(e, ENOMEM, "cannot encode the JVM's trust store");
+	if ((unsigned long long)n > TRUST_JVM_MAX) {
+		OPENSSL_free(out);
+		return ab_fail(e, 0, "the JVM's trust store would take over %llu bytes",
+			       TRUST_JVM_MAX);
+	}
+	*der = out;
+	*len = (size_t)n;
+	return 0;
+}
+
+void trust_jvm_free(struct trust_jvm *s)
+{
+	if (!s)
+		return;
+	sk_PKCS12_SAFEBAG_pop_free(s->bags, PKCS12_SAFEBAG_free);
+	free(s);
+}
+
+/* ---------- the supervisor's thread ---------- */
+
+/* The store is made in a thread of its own, started beside the CA's (trust.c) right after the
+ * clone: ~2 ms of CPU for a system bundle of 150 certificates, which pid 1 would otherwise wait
+ * for after the CA (it needs the store when it installs the trust files). The certificates the
+ * store holds before the CA's are read and packed while the CA is made. */
+static struct {
+	pthread_t thread;
+	bool started;
+	struct trust_jvm_sources src;
+	bool openssl; /* initialised by this thread: its own state is freed at its end */
+	int rc;
+	struct ab_err err;
+	unsigned char *der;
+	size_t len;
+} maker;
+
+/* The host's system bundle, read whole (*pem, malloc'd; NULL when the host has none). */
+static int read_system_bundle(char **pem, size_t *len, struct ab_err *e)
+{
+	off_t size = 0;
+	int fd = trust_open_system_bundle(&size, e);
+
+	*pem = NULL;
+	*len = 0;
+	if (fd < 0 && e->errnum == ENOENT) {
+		*e = (struct ab_err){0}; /* trust.c warns of it */
+		return 0;
+	}
+	if (fd < 0)
+		return -1;
+	if ((*pem = malloc((size_t)size + 1)))
+		*len = fs_read_all(fd, *pem, (size_t)size); /* shorter: what was read */
+	close(fd);
+	return *pem ? 0 : ab_fail(e, ENOMEM, "the system CA bundle");
+}
+
+static int make(struct ab_err *e)
+{
+	const uint64_t opts = OPENSSL_INIT_NO_LOAD_CONFIG | OPENSSL_INIT_NO_ADD_ALL_CIPHERS;
+	struct trust_extra extra = {0};
+	struct trust_jvm *s = NULL;
+	char *system = NULL;
+	const char *ca;
+	size_t system_len = 0, ca_len = 0;
+	int rc = -1;
+
+	if (read_system_bundle(&system, &system_len, e) < 0 ||
+	    trust_extra_gather(&extra, maker.src.anchor, maker.src.anchor_len, maker.src.files, e) <
+		0)
+		goto out;
+	/* after the reading, which the CA's thread's first use of OpenSSL may take meanwhile */
+	if (!(maker.openssl = OPENSSL_init_crypto(opts, NULL))) {
+		ab_fail(e, 0, "cannot initialise OpenSSL");
+		goto out;
+	}
+	if (!(s = trust_jvm_new(e)) ||
+	    (system && trust_jvm_add(s, system, system_len, "the system CA bundle", e) < 0) ||
+	    (extra.len &&
+	     trust_jvm_add(s, extra.pem, extra.len,
+			   "the CA files of [network] ca and the trust variables", e) < 0))
+		goto out;
+	if (!(ca = maker.src.ca(&ca_len))) {
+		ab_fail(e, 0, "no CA");
+		goto out;
+	}
+	if (trust_jvm_add(s, ca, ca_len, "the run's CA", e) == 0 &&
+	    trust_jvm_encode(s, &maker.der, &maker.len, e) == 0)
+		rc = 0;
+out:
+	trust_jvm_free(s);
+	trust_extra_free(&extra);
+	free(system);
+	return rc < 0 ? ab_context(e, "the JVM's trust store") : 0;
+}
+
+static void *make_thread(void *arg)
+{
+	(void)arg;
+	maker.rc = make(&maker.err);
+	if (maker.openssl)
+		OPENSSL_thread_stop(); /* the thread's error queue and the like */
+	return NULL;
+}
+
+void trust_jvm_start(const struct trust_jvm_sources *src)
+{
+	maker.src = *src;
+	maker.rc = -1;
+	maker.openssl = false;
+	if (pthread_create(&maker.thread, NULL, make_thread, NULL) != 0)
+		make_thread(NULL); /* no thread to be had: the same work, in line */
+	else
+		maker.started = true;
+}
+
+static void join(void)
+{
+	if (maker.started)
+		(void)pthread_join(maker.thread, NULL); /* fails only for a thread not joinable */
+	maker.started = false;
+}
+
+int trust_jvm_wait(const unsigned char **der, size_t *len, struct ab_err *e)
+{
+	join();
+	if (maker.rc < 0) {
+		*e = maker.err;
+		return -1;
+	}
+	*der = maker.der;
+	*len = maker.len;
+	return 0;
+}
+
+void trust_jvm_end(void)
+{
+	join();
+	OPENSSL_free(maker.der);
+	maker.der = NULL;
+	maker.len = 0;
+}

@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
+/* Unit tests for trust_jvm.c: the JVM's trust store holds each certificate of its PEM sources,
+ * byte for byte, as a certificate bag with the attribute Java needs to call it trusted, and
+ * nothing else (no key, no other block); bad PEM is an error naming the source and the block;
+ * and which of the user's Java option variables names a trust store of its own. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/pem.h>
+#include <openssl/pkcs12.h>
+
+#include "egress_rule.h"
+#include "tls_ca.h"
+#include "trust_jvm.h"
+
+#define KEY "-----BEGIN PRIVATE KEY-----\nc2VjcmV0\n-----END PRIVATE KEY-----\n"
+
+/* A real certificate's PEM (the CA tls_ca makes for the name), malloc'd. */
+static char *certificate(const char *name, size_t *len)
+{
+	struct egress_rule rule;
+	struct tls_ca *ca;
+	struct ab_err e = {0};
+	char *pem;
+
+	assert_int_equal(egress_rule_parse(name, &rule, &e), 0);
+	assert_int_equal(tls_ca_new(&rule, 1, 60, &ca, &e), 0);
+	assert_int_equal(tls_ca_cert_pem(ca, &pem, len, &e), 0);
+	tls_ca_free(ca);
+	return pem;
+}
+
+/* The DER of pem's first certificate, malloc'd. */
+static unsigned char *der_of(const char *pem, long *len)
+{
+	BIO *b = BIO_new_mem_buf(pem, -1);
+	char *name, *header;
+	unsigned char *der;
+
+	assert_non_null(b);
+	assert_true(PEM_read_bio(b, &name, &header, &der, len));
+	OPENSSL_free(name);
+	OPENSSL_free(header);
+	BIO_free(b);
+	return der;
+}
+
+/* The store's bags, as Java reads them: one unencrypted SafeContents, no MAC. */
+static STACK_OF(PKCS12_SAFEBAG) * bags_of(const unsigned char *der, size_t len)
+{
+	const unsigned char *p = der;
+	PKCS12 *p12 = d2i_PKCS12(NULL, &p, (long)len);
+	STACK_OF(PKCS7) * safes;
+	STACK_OF(PKCS12_SAFEBAG) * bags;
+
+	assert_non_null(p12);
+	assert_ptr_equal(p, der + len);
+	assert_false(PKCS12_mac_present(p12));
+	assert_non_null(safes = PKCS12_unpack_authsafes(p12));
+	assert_int_equal(sk_PKCS7_num(safes), 1);
+	assert_int_equal(OBJ_obj2nid(sk_PKCS7_value(safes, 0)->type), NID_pkcs7_data);
+	assert_non_null(bags = PKCS12_unpack_p7data(sk_PKCS7_value(safes, 0)));
+	sk_PKCS7_pop_free(safes, PKCS7_free);
+	PKCS12_free(p12);
+	return bags;
+}
+
+/* A certificate bag holding exactly der, trusted for any purpose (Oracle's attribute). */
+static void assert_trusted(const PKCS12_SAFEBAG *bag, const unsigned char *der, long len)
+{
+	X509 *cert = PKCS12_SAFEBAG_get1_cert(bag);
+	unsigned char *got = NULL;
+	const ASN1_TYPE *usage;
+	ASN1_OBJECT *oid = OBJ_txt2obj("2.16.840.1.113894.746875.1.1", 1);
+	const STACK_OF(X509_ATTRIBUTE) *attrs = PKCS12_SAFEBAG_get0_attrs(bag);
+	int at;
+
+	assert_int_equal(PKCS12_SAFEBAG_get_nid(bag), NID_certBag);
+	assert_int_equal(PKCS12_SAFEBAG_get_bag_nid(bag), NID_x509Certificate);
+	assert_non_null(cert);
+	assert_int_equal(i2d_X509(cert, &got), len);
+	assert_memory_equal(got, der, (size_t)len);
+	OPENSSL_free(got);
+	X509_free(cert);
+	assert_non_null(oid);
+	at = X509at_get_attr_by_OBJ(attrs, oid, -1);
+	assert_true(at >= 0);
+	usage = X509_ATTRIBUTE_get0_type(X509at_get_attr(attrs, at), 0);
+	assert_non_null(usage);
+	assert_int_equal(ASN1_TYPE_get(usage), V_ASN1_OBJECT);
+	assert_int_equal(OBJ_obj2nid(usage->value.object), NID_anyExtendedKeyUsage);
+	ASN1_OBJECT_free(oid);
+}
+
+/* Two sources, one with text and a key around its certificate: two trusted bags, in order,
+ * each the certificate's own bytes; the key's block stays out. */
+static void test_store(void **state)
+{
+	struct ab_err e = {0};
+	size_t a_len, b_len, len;
+	long da_len, db_len;
+	char *a = certificate("a.test", &a_len), *b = certificate("b.test", &b_len), *mixed;
+	unsigned char *da = der_of(a, &da_len), *db = der_of(b, &db_len), *der;
+	STACK_OF(PKCS12_SAFEBAG) * bags;
+	struct trust_jvm *s;
+	(void)state;
+
+	assert_non_null(mixed = malloc(b_len + 256));
+	snprintf(mixed, b_len + 256, "# corp\n%s%sbye\n", KEY, b);
+	assert_non_null(s = trust_jvm_new(&e));
+	assert_int_equal(trust_jvm_add(s, a, a_len, "A", &e), 0);
+	assert_int_equal(trust_jvm_add(s, "", 0, "nothing", &e), 0);
+	assert_int_equal(trust_jvm_add(s, mixed, strlen(mixed), "B", &e), 0);
+	assert_int_equal(trust_jvm_encode(s, &der, &len, &e), 0);
+	trust_jvm_free(s);
+	assert_null(memmem(der, len, "secret", 6));
+	bags = bags_of(der, len);
+	assert_int_equal(sk_PKCS12_SAFEBAG_num(bags), 2);
+	assert_trusted(sk_PKCS12_SAFEBAG_value(bags, 0), da, da_len);
+	assert_trusted(sk_PKCS12_SAFEBAG_value(bags, 1), db, db_len);
+	sk_PKCS12_SAFEBAG_pop_free(bags, PKCS12_SAFEBAG_free);
+	OPENSSL_free(der);
+	OPENSSL_free(da);
+	OPENSSL_free(db);
+	free(a);
+	free(b);
+	free(mixed);
+}
+
+/* A certificate block that is no SEQUENCE, base64 that does not decode, a block without its END
+ * line: an error naming the source and the block. */
+static void test_bad_blocks(void **state)
+{
+	static const char *const bad[] = {
+	    /* an INTEGER */
+	    "-----BEGIN CERTIFICATE-----\nAgEB\n-----END CERTIFICATE-----\n",
+	    "-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n",
+	    /* a key's block, skipped, then a certificate's never closed */
+	    KEY "-----BEGIN CERTIFICATE-----\nAgEB\n",
+	};
+	static const char *const why[] = {
+	    "the test file: block 1 (CERTIFICATE) is not a certificate",
+	    "the test file: not readable as PEM (block 1, CERTIFICATE, is not base64)",
+	    "the test file: not readable as PEM (block 2 has no END line)",
+	};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct ab_err e = {0};
+		struct trust_jvm *s = trust_jvm_new(&e);
+		assert_non_null(s);
+		assert_int_equal(trust_jvm_add(s, bad[i], strlen(bad[i]), "the test file", &e), -1);
+		assert_string_equal(e.msg, why[i]);
+		trust_jvm_free(s);
+	}
+}
+
+/* Which variable names the user's own store: the option itself, anywhere in the list, in any
+ * of the three variables the JVM reads; not a longer property's name, nor a value. */
+static void test_user_store(void **state)
+{
+	static const struct {
+		const char *var;
+		const char *want;
+	} cases[] = {
+	    {"JAVA_TOOL_OPTIONS=-Xmx1g -Djavax.net.ssl.trustStore=/etc/corp.jks",
+	     "JAVA_TOOL_OPTIONS"},
+	    {"JAVA_TOOL_OPTIONS=-Djavax.net.ssl.trustStore=/a", "JAVA_TOOL_OPTIONS"},
+	    {"JAVA_TOOL_OPTIONS=\"-Djavax.net.ssl.trustStore=/a b\"", "JAVA_TOOL_OPTIONS"},
+	    {"JDK_JAVA_OPTIONS=-Djavax.net.ssl.trustStore=/a", "JDK_JAVA_OPTIONS"},
+	    {"_JAVA_OPTIONS=-Dx=1\t-Djavax.net.ssl.trustStore=/a", "_JAVA_OPTIONS"},
+	    {"JAVA_TOOL_OPTIONS=-Djavax.net.ssl.trustStoreType=JKS", NULL},
+	    {"JAVA_TOOL_OPTIONS=-Djavax.net.ssl.trustStorePassword=changeit", NULL},
+	    {"JAVA_TOOL_OPTIONS=-Dx=-Djavax.net.ssl.trustStore=/a", NULL},
+	    {"OTHER_OPTIONS=-Djavax.net.ssl.trustStore=/a", NULL},
+	};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct env_result env = {0};
+		const char *got;
+		assert_int_equal(strv_push(&env.vars, "PATH=/usr/bin"), 0);
+		assert_int_equal(strv_push(&env.vars, cases[i].var), 0);
+		got = trust_jvm_user_store(&env);
+		if (cases[i].want)
+			assert_string_equal(got, cases[i].want);
+		else
+			assert_null(got);
+		env_result_free(&env);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_store),
+	    cmocka_unit_test(test_bad_blocks),
+	    cmocka_unit_test(test_user_store),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
