@@ -205,7 +205,13 @@ int protect_watch_start(const struct mount_plan *plan, struct protect_watch **ou
 		struct stat st;
 		if (m->overlay)
 			continue;
-		if ((fd = open_dir(AT_FDCWD, m->dir)) < 0)
+		if ((fd = open_dir(AT_FDCWD, m->dir)) < 0 && errno == ENOSYS)
+			return ab_fail(e, ENOSYS, "cannot open %s to watch for protected paths",
+				       m->dir),
+			       ab_hint(e, "openat2 is refused here: inside another sandbox, give "
+					  "the outer "
+					  "one [sandbox] nesting = true");
+		if (fd < 0)
 			return ab_fail(e, errno, "cannot open %s to watch for protected paths",
 				       m->dir);
 		if ((dir = watch_dir(w, fd, m->dir, e)) < 0 ||

@@ -322,7 +322,9 @@ case_sdk() {
 		why=$ERR
 		CMD_LIMIT=60 run_cmd npm ping
 		[ "$RC" = 0 ] || not_applicable "the npm registry cannot be reached (npm ping: $RC)"
-		fail "npm ci of the pinned SDK failed" "$why"
+		# reachable but not installable here (a TLS-inspecting proxy whose CA this user's
+		# npm does not have, a mirror without the version): nothing of agentbox's is tested
+		not_applicable "npm ci of the pinned SDK failed: $(printf '%s' "$why" | head -n 1)"
 	fi
 	for i in 1 2; do
 		[ "$i" = 1 ] || { bg sh -c 'while :; do :; done'; bg sh -c 'while :; do :; done'; }
