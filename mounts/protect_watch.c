@@ -198,7 +198,11 @@ int protect_watch_start(const struct mount_plan *plan, struct protect_watch **ou
 	if (!(w = *out))
 		return 0; /* nothing to watch: no inotify instance either */
 	if ((w->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0)
-		return ab_fail(e, errno, "inotify_init1");
+		return ab_fail(e, errno, "cannot watch the rw trees for protected paths (inotify)"),
+		       ab_hint(e,
+			       "each run with an rw tree uses one inotify instance: past "
+			       "fs.inotify.max_user_instances (128 by default) runs of one user at "
+			       "once, raise it (sysctl), or use overlay trees");
 	for (size_t i = 0; i < plan->n_missing; i++) {
 		const struct protect_missing *m = &plan->missing[i];
 		int fd, dir;
