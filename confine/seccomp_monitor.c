@@ -39,6 +39,7 @@ struct seccomp_monitor {
 	bool kill;
 	bool strict;	       /* calls off the allowlist answer ENOSYS, explicit denials EPERM */
 	bool memory_uncounted; /* a memory limit no cgroup counts: uncounted_memory refused */
+	uint64_t shared_left;  /* then: what shared anonymous mappings may still take */
 	const struct strv *deny;
 	struct seccomp_notif *req;
 	struct seccomp_notif_resp *resp;
@@ -60,6 +61,7 @@ int seccomp_monitor_open(struct seccomp_monitor **out, int listener, const struc
 	m->kill = p->seccomp_action == SECCOMP_ACTION_KILL;
 	m->strict = p->seccomp_preset == SECCOMP_PRESET_STRICT;
 	m->memory_uncounted = p->limits.memory && !memory_counted;
+	m->shared_left = p->limits.memory;
 	m->deny = &p->seccomp_deny;
 	/* an optimisation only: older kernels answer EINVAL and keep working */
 	(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
@@ -154,7 +156,7 @@ static struct violation *remember(struct seccomp_monitor *m, int nr, uint64_t ar
 
 static int answer_errno(const struct seccomp_monitor *m, const char *name)
 {
-	if (!strcmp(name, "mmap")) /* a shared anonymous mapping: as if the limit were reached */
+	if (!strcmp(name, "mmap")) /* a shared anonymous mapping past the limit */
 		return ENOMEM;
 	if (seccomp_uncounted_memory(name))
 		return ENOSYS;
@@ -174,6 +176,22 @@ static bool lets_through(const struct seccomp_monitor *m, const char *name)
 	return !m->strict || !strcmp(name, "memfd_create") || !strcmp(name, "mmap");
 }
 
+/* A shared anonymous mapping under a memory limit no cgroup counts: let through while the run's
+ * such mappings so far stay within the limit, all processes together (small ones for counters
+ * between processes are common; an unmap is not seen, so what was mapped stays counted). Its
+ * length is a register the kernel goes on with, as the flags are. */
+static bool shared_within_budget(struct seccomp_monitor *m, const char *name,
+				 const struct seccomp_notif *req)
+{
+	uint64_t len = req->data.args[1];
+
+	if (!m->memory_uncounted || strcmp(name, "mmap") || strv_has(m->deny, name) ||
+	    len > m->shared_left)
+		return false;
+	m->shared_left -= len;
+	return true;
+}
+
 int seccomp_monitor_handle(struct seccomp_monitor *m, struct audit *a, struct ab_err *e)
 {
 	struct seccomp_notif *req = m->req;
@@ -189,7 +207,7 @@ int seccomp_monitor_handle(struct seccomp_monitor *m, struct audit *a, struct ab
 		return 0; /* the caller died meanwhile (ENOENT) or a signal interrupted it */
 	owned = seccomp_syscall_resolve_num_arch(req->data.arch, req->data.nr);
 	name = owned ? owned : "unknown";
-	if (lets_through(m, name)) {
+	if (lets_through(m, name) || shared_within_budget(m, name, req)) {
 		memset(resp, 0, sizeof(*resp));
 		resp->id = req->id;
 		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;

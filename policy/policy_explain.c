@@ -176,11 +176,12 @@ void policy_explain(const struct policy *p, struct json *j)
 	json_limit(j, "cpu_s", l->cpu_s);
 	json_limit(j, "memory", l->memory);
 	if (l->memory) /* what the number bounds is not what a reader guesses: say it */
-		json_kv_str(j, "memory_is",
-			    "the run's memory where a memory cgroup is writable; each process's "
-			    "data and stack (RLIMIT_DATA, RLIMIT_STACK), not the address space it "
-			    "reserves; without a cgroup, memory those do not count (memfd, SysV, "
-			    "shared anonymous) is refused");
+		json_kv_str(
+		    j, "memory_is",
+		    "the run's memory where a memory cgroup is writable; each process's "
+		    "data and stack (RLIMIT_DATA, RLIMIT_STACK), not the address space it "
+		    "reserves; without a cgroup, memory those do not count is refused (memfd, "
+		    "SysV; shared anonymous past the limit, all processes together)");
 	json_limit(j, "processes", l->processes);
 	json_limit(j, "open_files", l->open_files);
 	json_limit(j, "file_size", l->file_size);

@@ -5,10 +5,12 @@
 # memory = 256M; the probes ask for 512 MiB.
 # Defence: with a memory cgroup, the cgroup counts the pages (the OOM killer or ENOMEM/ENOSPC
 # ends it); without one (rlimits mode), under a memory limit seccomp refuses memfd_create and
-# shmget (ENOSYS) and a shared anonymous mmap (ENOMEM), each named in the audit. /dev/zero is
-# read-only inside (Landlock), whatever the mode: opening it for writing is EACCES.
+# shmget (ENOSYS), and lets shared anonymous mappings through only while the run's total stays
+# within the limit (ENOMEM past it), each refusal named in the audit. /dev/zero is read-only
+# inside (Landlock), whatever the mode: opening it for writing is EACCES.
 # Control: on the host every probe holds 512 MiB; inside under shell (no memory limit) a memfd
-# and a shared anonymous mapping are allowed, and /dev/zero maps privately.
+# and a shared anonymous mapping are allowed, and under the limit a small shared anonymous
+# mapping (a counter between processes) is too.
 
 setup() {
 	profile mem.ini shell "[limits]" "memory = 256M"
@@ -24,7 +26,9 @@ control() {
 		ab shell -- "$BIN/shmem" "$kind" 64
 		result_is SUCCESS || control_failed "$kind failed without a memory limit" "$(evidence)"
 	done
-	control_ok "512 MiB by each probe on the host; memfd and shared anonymous memory inside without a memory limit"
+	ab ./mem.ini -- "$BIN/shmem" anon 16
+	result_is SUCCESS || control_failed "16 MiB shared anonymous under memory = 256M failed" "$(evidence)"
+	control_ok "512 MiB by each probe on the host; memfd and shared anonymous memory inside without a memory limit, 16 MiB of shared anonymous under it"
 }
 
 # The refusal rlimits mode answers for KIND, and the call the audit names.
