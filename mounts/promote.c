@@ -567,7 +567,8 @@ static void set_dir_modes(const struct run_info *r, const struct changes *c, cha
 		struct ab_err ignored = {0};
 		const char *name;
 		int parent;
-		if (ch->kind == CH_DELETED || !S_ISDIR(ch->mode) ||
+		/* a refused directory was not made on the host: no mode to set there */
+		if (ch->kind == CH_DELETED || !S_ISDIR(ch->mode) || ch->refused ||
 		    !overlay_selected(r, ch, paths, n))
 			continue;
 		parent = open_parent(r, ch->tree, ch->rel, false, &name, &ignored);
