@@ -89,11 +89,11 @@ static const char paths_input[] =
 	"\"note\":{\"type\":\"string\"}}},"                                                        \
 	"{\"type\":\"object\",\"additionalProperties\":false,"                                     \
 	"\"required\":[\"available\",\"syscalls\",\"syscall_names\",\"limit\","                    \
-	"\"network_during_run\",\"note\"],"                                                        \
+	"\"network\",\"dns_during_run\",\"note\"],"                                                \
 	"\"properties\":{\"available\":{\"type\":\"boolean\",\"const\":true},"                     \
 	"\"syscalls\":" COUNT ","                                                                  \
 	"\"syscall_names\":{\"type\":\"object\",\"additionalProperties\":" COUNT "},"              \
-	"\"limit\":" NULLABLE_STRING ",\"network_during_run\":" COUNT ","                          \
+	"\"limit\":" NULLABLE_STRING ",\"network\":" COUNT ",\"dns_during_run\":" COUNT ","        \
 	"\"note\":{\"type\":\"string\"}}}]}"
 
 static const char run_output[] =

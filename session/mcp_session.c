@@ -98,13 +98,15 @@ static void tally_event(struct mcp_session *s, const struct jnode *ev)
 		snprintf(t->limit, sizeof(t->limit), "%s", jnode_str(ev, "limit"));
 	} else if (!strcmp(event, "exec") && of_exec(ev, t->exec)) {
 		t->done = true;
-	} else if (running && decision && !strcmp(decision, "deny")) {
-		if (!strcmp(event, "net"))
+	} else if (decision && !strcmp(decision, "deny")) {
+		/* net and http events name the exec whose process held the connection (null when
+		 * it could not be placed); a dns event names none, so it counts by time */
+		if (!strcmp(event, "net") && of_exec(ev, t->exec))
 			t->net_denied++;
-		else if (!strcmp(event, "dns"))
-			t->dns_denied++;
-		else if (!strcmp(event, "http"))
+		else if (!strcmp(event, "http") && of_exec(ev, t->exec))
 			t->http_denied++;
+		else if (!strcmp(event, "dns") && running)
+			t->dns_denied++;
 	}
 }
 

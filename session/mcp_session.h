@@ -36,8 +36,9 @@ struct mcp_tally {
 		char name[32];
 		uint64_t n;
 	} names[MCP_TALLY_NAMES];
-	uint64_t net_denied, dns_denied, http_denied; /* while it ran, anyone's */
-	char limit[32];				      /* a limit event of its, "" for none */
+	uint64_t net_denied, http_denied; /* refused connections and requests the trail gives it */
+	uint64_t dns_denied; /* refused queries while it ran, anyone's (no exec named) */
+	char limit[32];	     /* a limit event of its, "" for none */
 };
 
 struct mcp_session {

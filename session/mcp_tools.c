@@ -525,11 +525,12 @@ static void denials(struct json *j, const struct mcp_session *s)
 		json_kv_uint(j, t->names[i].name, t->names[i].n);
 	json_obj_end(j);
 	json_kv_str(j, "limit", t->limit[0] ? t->limit : NULL);
-	json_kv_uint(j, "network_during_run", t->net_denied + t->dns_denied + t->http_denied);
+	json_kv_uint(j, "network", t->net_denied + t->http_denied);
+	json_kv_uint(j, "dns_during_run", t->dns_denied);
 	json_kv_str(j, "note",
-		    "syscalls are this run's (the trail attributes each to its exec); "
-		    "network denials are anyone's in the session while it ran (the "
-		    "proxy cannot tell which process connected)");
+		    "syscalls and network (refused connections and requests) are this run's: the "
+		    "trail names the exec of each; dns_during_run is anyone's in the session while "
+		    "it ran (a query names no exec)");
 	json_obj_end(j);
 }
 

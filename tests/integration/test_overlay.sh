@@ -436,8 +436,8 @@ t_promote_refuses_protected() {
 	printf '[sandbox]\ninclude = %s/shell.ini\n[filesystem]\nunprotect = .git/commondir\n' \
 		"$AGENTBOX_PROFILES" >"$META/unprot.ini"
 	expect_exit 0 "$AGENTBOX" -p "$META/unprot.ini" --overlay "$PROJ" --changes "$META/ch" -- sh -c '
-		cd "$1" && echo .. >.git/commondir && echo evil >tools/bin/ls && echo ok >plain.txt' \
-		sh "$PROJ"
+		cd "$1" && echo .. >.git/commondir && echo evil >tools/bin/ls && echo ok >plain.txt &&
+		mkdir -p .git/worktrees/x' sh "$PROJ"
 	run_cmd env PATH="$PROJ/tools/bin:/usr/bin:/bin" "$AGENTBOX" promote --audit "$META/p.jsonl" \
 		"$META/ch"
 	assert_eq 0 "$RC" "promote with refused paths" 
@@ -445,7 +445,10 @@ t_promote_refuses_protected() {
 	assert_contains "$ERR" "refused: $PROJ/tools/bin/ls: inside a guarded directory" "the PATH change"
 	assert_absent "$PROJ/.git/commondir" "the refused commondir"
 	assert_absent "$PROJ/tools/bin/ls" "the refused program"
-	assert_contains "$OUT" "refused 2 protected paths" "promote's summary"
+	assert_contains "$ERR" "refused: $PROJ/.git/worktrees: a protected path" "a new protected directory"
+	assert_absent "$PROJ/.git/worktrees" "the refused directory"
+	assert_not_contains "$ERR" "cannot set the mode" "no mode set on what was refused"
+	assert_contains "$OUT" "refused 4 protected paths" "promote's summary"
 	assert_contains "$(cat "$META/p.jsonl")" '"result":"refused"' "the refusal is audited"
 	# positive control: the ordinary change of the same run is applied
 	assert_eq ok "$(cat "$PROJ/plain.txt")" "the ordinary change"
