@@ -80,25 +80,28 @@ static int watch_dir(struct protect_watch *w, int fd, const char *path, struct a
 	}
 	w->dirs = v;
 	v[w->n_dirs] = (struct watched_dir){.wd = wd, .fd = fd, .path = strdup(path)};
-	if (!v[w->n_dirs].path)
+	if (!v[w->n_dirs].path) {
+		close(fd);
 		return ab_fail(e, ENOMEM, "protect watch");
+	}
 	return (int)w->n_dirs++;
 }
 
 static int add_name(struct protect_watch *w, size_t dir, const char *name, const char *rest,
 		    const char *why, struct ab_err *e)
 {
-	struct watched_name *v = realloc(w->names, (w->n_names + 1) * sizeof(*v));
+	struct watched_name n = {
+	    .dir = dir, .why = why, .name = strdup(name), .rest = strdup(rest)};
+	struct watched_name *v =
+	    n.name && n.rest ? realloc(w->names, (w->n_names + 1) * sizeof(*v)) : NULL;
 
-	if (!v)
+	if (!v) { /* only whole entries are listed: each is looked at again at the end */
+		free(n.name);
+		free(n.rest);
 		return ab_fail(e, ENOMEM, "protect watch");
+	}
 	w->names = v;
-	v[w->n_names] = (struct watched_name){.dir = dir, .why = why};
-	v[w->n_names].name = strdup(name);
-	v[w->n_names].rest = strdup(rest);
-	w->n_names++;
-	if (!v[w->n_names - 1].name || !v[w->n_names - 1].rest)
-		return ab_fail(e, ENOMEM, "protect watch");
+	v[w->n_names++] = n;
 	return 0;
 }
 
