@@ -112,13 +112,24 @@ static const char run_output[] =
     "\"stderr_tail\":{\"type\":\"string\"},"
     "\"exec\":" COUNT ",\"error\":" NULLABLE_STRING ",\"denials\":" DENIALS "}}," ERROR_SHAPE "]}";
 
+/* The document of `agentbox changes|diff --json` (docs/sessions.md, "Review as data"): its
+ * frame here; a change's every member is described there. */
 static const char review_output[] =
     "{\"type\":\"object\",\"oneOf\":["
-    "{\"type\":\"object\",\"additionalProperties\":false,"
-    "\"required\":[\"output\",\"output_dropped\",\"errors\",\"status\"],"
-    "\"properties\":{\"output\":{\"type\":\"string\"},\"output_dropped\":" COUNT ","
-    "\"errors\":{\"type\":\"string\"},"
-    "\"status\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":255}}}," ERROR_SHAPE "]}";
+    "{\"type\":\"object\",\"required\":[\"version\",\"command\",\"changes\",\"counts\","
+    "\"status\",\"error\"],"
+    "\"properties\":{\"version\":{\"const\":1},\"command\":{\"enum\":[\"changes\",\"diff\"]},"
+    "\"run\":" NULLABLE_STRING ",\"changes_dir\":" NULLABLE_STRING ","
+    "\"roots\":{\"type\":\"array\"},"
+    "\"changes\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
+    "\"required\":[\"path\",\"rel\",\"kind\"],"
+    "\"properties\":{\"path\":{\"type\":\"string\"},\"path_b64\":{\"type\":\"string\"},"
+    "\"rel\":{\"type\":\"string\"},\"rel_b64\":{\"type\":\"string\"},"
+    "\"kind\":{\"enum\":[\"added\",\"modified\",\"deleted\"]},"
+    "\"diff\":" NULLABLE_STRING "}}},"
+    "\"counts\":{\"type\":\"object\"},"
+    "\"status\":{\"enum\":[\"ok\",\"conflict\",\"error\"]},"
+    "\"error\":" NULLABLE_STRING "}}," ERROR_SHAPE "]}";
 
 /* ---------- the run tool's description, from the policy ---------- */
 

@@ -16,12 +16,15 @@
 #include <unistd.h>
 
 #include "channel.h"
+#include "json_read.h"
 #include "mcp_output.h"
 #include "printable.h"
 #include "session.h"
 #include "session_proto.h"
 
 #define REVIEW_CAP (256 * 1024) /* what changes and diff return */
+/* diff's text within it, leaving room for the document's other members */
+#define REVIEW_DIFF_BYTES "196608"
 #define DRAIN_AFTER_EXIT_MS 500 /* output still coming from what the command left running */
 #define TRAIL_WAIT_MS 2000	/* for the exec's own event to come through the trail */
 #define CANCEL_WAIT_MS 2000	/* for a cancelled command's end, before the connection goes */
@@ -664,13 +667,46 @@ static enum mcp_call_status tool_run(struct mcp_session *s, struct mcp_call *c,
 
 /* ---------- changes and diff ---------- */
 
+/* The --json document as it came, checked whole: half a document is an error asking for less,
+ * never a result. */
+static void review_result(struct json *j, const struct mcp_buf *out, const struct mcp_buf *err,
+			  int status)
+{
+	struct ab_err ignored = {0};
+	size_t len = out->len;
+	struct jnode doc;
+	const char *st;
+	char msg[512], *text;
+
+	if (out->dropped) {
+		mcp_tools_error(j, "the review is larger than this server returns (256 KiB): name "
+				   "fewer paths");
+		return;
+	}
+	while (len && (out->buf[len - 1] == '\n' || out->buf[len - 1] == ' '))
+		len--; /* the line's end: the document goes into a JSON-RPC line */
+	if (!out->buf || json_read(out->buf, len, &doc, &ignored) < 0) {
+		snprintf(msg, sizeof(msg), "the review failed (status %d): %.*s", status,
+			 err->buf ? (int)(err->len > 400 ? 400 : err->len) : 0,
+			 err->buf ? err->buf : "");
+		mcp_tools_error(j, msg);
+		return;
+	}
+	st = jnode_str(&doc, "status");
+	if (!(text = strndup(out->buf, len)))
+		j->oom = true;
+	else
+		result(j, text, !st || !strcmp(st, "error"));
+	free(text);
+	jnode_free(&doc);
+}
+
 static enum mcp_call_status tool_review(struct mcp_session *s, const char *what,
 					const struct jnode *args, struct json *j, struct ab_err *e)
 {
 	const struct jnode *paths = jnode_get(args, "paths");
-	const char *argv[MCP_PATHS_MAX + 3] = {what, s->changes};
+	const char *argv[MCP_PATHS_MAX + 6] = {what, "--json"};
 	struct mcp_buf out = {.cap = REVIEW_CAP}, err = {.cap = 4096};
-	struct json o;
 	int status, n = 2;
 
 	if (args && args->n > (paths ? 1u : 0u))
@@ -679,6 +715,11 @@ static enum mcp_call_status tool_review(struct mcp_session *s, const char *what,
 		return bad_args(e, "paths must be an array of at most " MCP_STR(
 				       MCP_PATHS_MAX) " strings"),
 		       MCP_CALL_BAD_ARGS;
+	if (!strcmp(what, "diff")) {
+		argv[n++] = "--max-bytes";
+		argv[n++] = REVIEW_DIFF_BYTES;
+	}
+	argv[n++] = s->changes;
 	for (size_t i = 0; paths && i < paths->n; i++) {
 		if (!plain_string(&paths->kids[i]))
 			return bad_args(e, "paths must be strings without NUL"), MCP_CALL_BAD_ARGS;
@@ -688,23 +729,9 @@ static enum mcp_call_status tool_review(struct mcp_session *s, const char *what,
 	if (mcp_self(s, argv, &out, &err, -1, &status, e) < 0) {
 		mcp_tools_error(j, e->msg);
 		*e = (struct ab_err){0};
-		free(out.buf);
-		free(err.buf);
-		return MCP_CALL_DONE;
+	} else {
+		review_result(j, &out, &err, status);
 	}
-	json_init(&o);
-	json_obj_begin(&o);
-	json_key(&o, "output");
-	json_strn(&o, out.buf ? out.buf : "", out.len);
-	json_kv_uint(&o, "output_dropped", out.dropped);
-	json_key(&o, "errors");
-	json_strn(&o, err.buf ? err.buf : "", err.len);
-	json_kv_int(&o, "status", status);
-	json_obj_end(&o);
-	if (!json_text(&o))
-		j->oom = true;
-	result(j, json_text(&o) ? json_text(&o) : "{}", status != 0);
-	json_free(&o);
 	free(out.buf);
 	free(err.buf);
 	return MCP_CALL_DONE;

@@ -308,10 +308,13 @@ def s_overlay(s, args):
     _, sc = s.run({"command": sh("echo changed > %s/file.txt && echo new > %s/new.txt" % (args[0], args[0]))})
     check(sc["status"] == 0, "the write: %r" % sc)
     res, sc = s.call("changes", {})
-    check("file.txt" in sc["output"] and "new.txt" in sc["output"] and not res["isError"], "changes: %r" % res)
+    kinds = {c["rel"]: c["kind"] for c in sc.get("changes", [])}
+    check(kinds == {"file.txt": "modified", "new.txt": "added"} and sc["status"] == "ok"
+          and not res["isError"], "changes, as changes --json's document: %r" % res)
     res, sc = s.call("diff", {"paths": ["%s/file.txt" % args[0]]})
-    check("+changed" in sc["output"] and "-orig" in sc["output"] and "new.txt" not in sc["output"],
-          "diff of one path: %r" % res)
+    diffs = sc.get("changes", [])
+    check(len(diffs) == 1 and diffs[0]["rel"] == "file.txt" and "+changed" in (diffs[0]["diff"] or "")
+          and "-orig" in (diffs[0]["diff"] or ""), "diff of one path, as diff --json's document: %r" % res)
     s.error(s.request("tools/call", {"name": "promote", "arguments": {}}), -32602, "there is no promote tool")
     ok("changes and diff show the overlay's writes; no promote")
     for name in ("changes", "diff"):
