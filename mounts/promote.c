@@ -21,6 +21,7 @@
 
 #include "fsops.h"
 #include "guarded.h"
+#include "mounts_internal.h"
 #include "overlay_internal.h"
 #include "printable.h"
 #include "promote_log.h"
@@ -642,11 +643,9 @@ static bool run_protected(const struct run_info *r, const struct change *ch)
 	char entry[PATH_MAX + 16];
 
 	snprintf(entry, sizeof(entry), "%u/%s", ch->tree, ch->rel);
-	for (size_t i = 0; i < r->protected.n; i++) {
-		size_t n = strlen(r->protected.v[i]);
-		if (!strncmp(entry, r->protected.v[i], n) && (entry[n] == '\0' || entry[n] == '/'))
+	for (size_t i = 0; i < r->protected.n; i++)
+		if (mount_path_under(entry, r->protected.v[i]))
 			return true;
-	}
 	return false;
 }
 

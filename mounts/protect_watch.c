@@ -105,12 +105,18 @@ static int add_name(struct protect_watch *w, size_t dir, const char *name, const
 	return 0;
 }
 
+/* The host path of name in watched directory d. */
+static void entry_path(const struct watched_dir *d, const char *name, char *out, size_t size)
+{
+	snprintf(out, size, "%s/%s", strcmp(d->path, "/") ? d->path : "", name);
+}
+
 /* Renames what appeared at name aside, and says so: the run stops (e, cause protected-path). */
 static int refuse(struct protect_watch *w, const struct watched_name *n, struct audit *a,
 		  struct ab_err *e)
 {
 	const struct watched_dir *d = &w->dirs[n->dir];
-	char aside[NAME_MAX + 1], path[PATH_MAX], line[2 * PATH_MAX + 2];
+	char aside[NAME_MAX + 1], path[PATH_MAX], moved_to[PATH_MAX], line[2 * PATH_MAX + 2];
 	bool moved = false;
 	struct json *j;
 
@@ -124,23 +130,17 @@ static int refuse(struct protect_watch *w, const struct watched_name *n, struct 
 		else if (errno != EEXIST)
 			break; /* gone already, or not ours to move: the run stops all the same */
 	}
-	snprintf(path, sizeof(path), "%s/%s", strcmp(d->path, "/") ? d->path : "", n->name);
+	entry_path(d, n->name, path, sizeof(path));
+	entry_path(d, aside, moved_to, sizeof(moved_to));
 	j = audit_begin(a, "protect");
 	json_kv_str(j, "decision", "deny");
 	json_kv_str(j, "path", path);
 	json_kv_str(j, "why", n->why);
-	if (moved) {
-		snprintf(line, sizeof(line), "%s/%s", strcmp(d->path, "/") ? d->path : "", aside);
-		json_kv_str(j, "moved_to", line);
-	} else {
-		json_key(j, "moved_to");
-		json_null(j);
-	}
+	json_kv_str(j, "moved_to", moved ? moved_to : NULL);
 	if (audit_emit(a, e) < 0)
 		return -1;
 	if (moved) {
-		snprintf(line, sizeof(line), "%s\t%s/%s", path, strcmp(d->path, "/") ? d->path : "",
-			 aside);
+		snprintf(line, sizeof(line), "%s\t%s", path, moved_to);
 		(void)strv_push(&w->moved, line);
 	}
 	ab_fail(e, 0, "%s appeared in an rw tree while the command ran: a protected path (%s); %s",
@@ -164,8 +164,7 @@ static int descend(struct protect_watch *w, size_t k, struct audit *a, struct ab
 	size_t len = strcspn(n.rest, "/");
 	int fd, dir;
 
-	snprintf(path, sizeof(path), "%s/%s",
-		 strcmp(w->dirs[n.dir].path, "/") ? w->dirs[n.dir].path : "", n.name);
+	entry_path(&w->dirs[n.dir], n.name, path, sizeof(path));
 	if ((fd = open_dir(w->dirs[n.dir].fd, n.name)) < 0)
 		return refuse(w, &w->names[k], a, e); /* replaced meanwhile by something else */
 	if ((dir = watch_dir(w, fd, path, e)) < 0)

@@ -133,6 +133,19 @@ static int capture_diff(const char *label, int old_fd, int new_fd, size_t cap, c
  * on the way, checked regular, at fd 5 or above; -1 otherwise. O_NONBLOCK: a FIFO swapped in
  * cannot hang the open. A live session's command can swap any component of the upper path; a
  * symlink on the host path (one committed in a cloned repository) leads out of the tree. */
+/* After diff ran on the two fds (either may be -1): both closed, its failure said. */
+static int diff_ran(int rc, int hfd, int ufd, const char *host, struct ab_err *e)
+{
+	if (hfd >= 0)
+		close(hfd);
+	if (ufd >= 0)
+		close(ufd);
+	if (rc < 0)
+		return ab_fail(e, 0, "diff failed on %s", host),
+		       ab_hint(e, "diff (Debian's diffutils) must be on PATH");
+	return 0;
+}
+
 static int open_regular(const struct run_info *r, const struct change *c, bool host)
 {
 	int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY, high, err;
@@ -159,7 +172,6 @@ static int diff_file(const struct run_info *r, const struct change *c, const cha
 {
 	int hfd = with_host ? open_regular(r, c, true) : -1;
 	int ufd = with_upper && (!with_host || hfd >= 0) ? open_regular(r, c, false) : -1;
-	int rc;
 
 	if ((with_host && hfd < 0) || (with_upper && ufd < 0)) {
 		int err = errno;
@@ -169,15 +181,7 @@ static int diff_file(const struct run_info *r, const struct change *c, const cha
 			       with_host && hfd < 0 ? "host's" : "changed"),
 		       ab_hint(e, "it changed while agentbox read it; stop the session first");
 	}
-	rc = run_diff(host, hfd, ufd);
-	if (hfd >= 0)
-		close(hfd);
-	if (ufd >= 0)
-		close(ufd);
-	if (rc < 0)
-		return ab_fail(e, 0, "diff failed on %s", host),
-		       ab_hint(e, "diff (Debian's diffutils) must be on PATH");
-	return 0;
+	return diff_ran(run_diff(host, hfd, ufd), hfd, ufd, host, e);
 }
 
 /* What the host has at a path, said without following it. */
@@ -303,13 +307,8 @@ static int diff_text(const struct run_info *r, const struct change *c, const cha
 		return 0;
 	}
 	rc = capture_diff(host, hfd, ufd, cap, &out, &len, &over);
-	if (hfd >= 0)
-		close(hfd);
-	if (ufd >= 0)
-		close(ufd);
-	if (rc < 0)
-		return ab_fail(e, 0, "diff failed on %s", host),
-		       ab_hint(e, "diff (Debian's diffutils) must be on PATH");
+	if (diff_ran(rc, hfd, ufd, host, e) < 0)
+		return -1;
 	if (over)
 		note(j, NULL, 0, cap < REVIEW_DIFF_ONE ? "output limit reached" : "too large");
 	else if (!strncmp(out, "Binary files ", 13) || !utf8_valid(out, len) || memchr(out, 0, len))
