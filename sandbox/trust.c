@@ -474,8 +474,13 @@ static int send_jvm_store(struct run *r, struct ab_err *e)
 	int fd;
 
 	if (trust_jvm_wait(&der, &len, e) < 0 ||
-	    (fd = sealed_file("agentbox-java-cacerts.p12", der, len, e)) < 0)
+	    (fd = sealed_file("agentbox-java-cacerts.p12", der, len, e)) < 0) {
+		if (!strstr(e->msg, "; fix: "))
+			ab_hint(e,
+				"the JVM's store holds the run's CA bundle: the files [network] ca "
+				"and the trust variables name must hold PEM certificates only");
 		return -1;
+	}
 	if (channel_send_fds(r->sock[0], MSG_TRUST_JVM, 0, NULL, &fd, 1) < 0)
 		shutdown(r->sock[0], SHUT_WR); /* pid 1 gone: as in send_files */
 	close(fd);
