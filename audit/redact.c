@@ -349,7 +349,8 @@ static char *replace_spans(const char *s, struct spans *sp)
 
 	if (!out)
 		return NULL;
-	qsort(sp->v, sp->n, sizeof(*sp->v), by_start);
+	if (sp->n > 1) /* qsort's base may not be null, and an empty set has none */
+		qsort(sp->v, sp->n, sizeof(*sp->v), by_start);
 	for (size_t i = 0; i < sp->n;) {
 		size_t start = sp->v[i].start, end = sp->v[i].end;
 		while (++i < sp->n && sp->v[i].start <= end)

@@ -516,7 +516,8 @@ static void print_run(FILE *out, struct run *r)
 		print_field(out, "network", r->network);
 	}
 	print_tally(out, r);
-	qsort(r->rows, r->n_rows, sizeof(*r->rows), row_cmp);
+	if (r->n_rows > 1) /* qsort's base may not be null, and no rows means none */
+		qsort(r->rows, r->n_rows, sizeof(*r->rows), row_cmp);
 	for (size_t i = 0; i <= r->n_rows; i++) {
 		const struct row *row = i < r->n_rows ? &r->rows[i] : NULL;
 		if (!row || row->kind != shown_kind) {

@@ -264,7 +264,8 @@ int overlay_list_changes(const struct run_info *r, struct changes *out, struct a
 			return -1;
 	}
 	/* sorted by path: parents first, and the same order every time */
-	qsort(out->v, out->n, sizeof(*out->v), cmp_change);
+	if (out->n > 1) /* qsort's base may not be null, and no change means none */
+		qsort(out->v, out->n, sizeof(*out->v), cmp_change);
 	return 0;
 }
 
