@@ -129,7 +129,9 @@ int session_request_decode(const char *buf, size_t len, struct session_request *
 	if (len < sizeof(h) || len > SESSION_MAX_REQUEST)
 		return bad(e, "wrong size");
 	memcpy(&h, buf, sizeof(h));
-	if (h.magic != MAGIC || h.kind < SESSION_EXEC || h.kind > SESSION_SIGNAL || h.has_cwd > 1)
+	if (h.magic != MAGIC)
+		return bad(e, "not version 1 of the protocol (its header starts ABX1)");
+	if (h.kind < SESSION_EXEC || h.kind > SESSION_SIGNAL || h.has_cwd > 1)
 		return bad(e, "unknown kind");
 	/* each string takes at least its terminator: counts past the size are lies */
 	if (h.argc > len || h.envc > len)

@@ -13,7 +13,8 @@
 #            is a comment naming a file (`# my.ini: what it is for`) is written under that
 #            name, and the shell blocks after it in the same document find it in their
 #            directory (`agentbox -p ./my.ini`).
-#   ```python  run with python3 like a shell example (harness code that drives agentbox).
+#   ```python  run with python3 like a shell example (harness code that drives agentbox), the
+#              package of bindings/python importable.
 #   ```json  must parse (jq).
 #   ```text  (or any other language: yaml, hcl...) shown, not run.
 #
@@ -156,7 +157,7 @@ run_sh() {
 	local where=$1 block=$2 named=$3 mode=$4 dir run sock status left
 	local wrap=() shell=(bash -e) label=sh
 	case $mode in
-	python) shell=(python3) label=python ;;
+	python) shell=(env PYTHONPATH="$SRC/bindings/python" python3) label=python ;;
 	installed)
 		can_install
 		if [ -n "$install_why" ]; then

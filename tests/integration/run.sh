@@ -183,6 +183,7 @@ if [ "$(id -u)" -eq 0 ]; then
 		cp "$bin" "$stage/bin/agentbox"
 		cp -r "$src/profiles" "$stage/src/profiles"
 		cp "$src/cli.c" "$src/CMakeLists.txt" "$stage/src/"
+		cp -r "$src/bindings" "$stage/src/bindings"
 		cp -r "$(dirname "$script")" "$stage/src/tests/integration"
 		if [ -n "$valgrind" ]; then # PREFIX/bin/valgrind, as tools/valgrind/build makes it
 			cp -r "$(dirname "$(dirname "$valgrind")")" "$stage/valgrind"
