@@ -349,7 +349,7 @@ static int run_cmd(const char *cmd, const struct run_info *r, char **paths, int 
 
 	if ((!strcmp(cmd, "discard") || !strcmp(cmd, "promote")) &&
 	    flock(r->fd, LOCK_EX | LOCK_NB) < 0)
-		return ab_fail(e, errno, "the run that made %s is still going", r->dir),
+		return ab_fail(e, 0, "the run that made %s is still going", r->dir),
 		       ab_hint(e,
 			       "wait for it to end; a session ends with agentbox session stop %s",
 			       r->id);

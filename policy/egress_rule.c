@@ -156,6 +156,23 @@ static int parse_hostname(const char *text, char *name, struct egress_rule *r, s
 	return 0;
 }
 
+/* HOST/PATH or HOST:PORT/PATH, where HOST is a name: a '/' that is not an address's prefix
+ * length, written by someone who meant a URL's path. */
+static bool names_a_path(const char *text)
+{
+	const char *slash = strchr(text, '/');
+	size_t host = strcspn(text, ":/");
+
+	if (!slash || text[0] == '[' || strchr(text, ':') != strrchr(text, ':'))
+		return false; /* none, or an IPv6 address's prefix */
+	if (strspn(slash + 1, "0123456789") == strlen(slash + 1))
+		return false; /* a prefix length, even after a name: the address parser says */
+	for (size_t i = 0; i < host; i++)
+		if (isalpha((unsigned char)text[i]) || text[i] == '*')
+			return true;
+	return text[host] == ':'; /* an address's port and a path; '/' first: its prefix */
+}
+
 int egress_rule_parse(const char *text, struct egress_rule *r, struct ab_err *e)
 {
 	char buf[300];
@@ -170,6 +187,10 @@ int egress_rule_parse(const char *text, struct egress_rule *r, struct ab_err *e)
 			   e, "write the host, with a port if you like (pypi.org or pypi.org:443); "
 			      "[http] rules take a method and a path");
 	strcpy(buf, text);
+	if (names_a_path(buf))
+		return ab_fail(e, 0, "'%s' has a path; a network rule names a host", text),
+		       ab_hint(e, "write the host, with a port if you like (pypi.org or "
+				  "pypi.org:443); a path belongs in an [http] rule");
 
 	if (buf[0] == '[') {
 		char *close = strchr(buf, ']');
@@ -183,6 +204,10 @@ int egress_rule_parse(const char *text, struct egress_rule *r, struct ab_err *e)
 			/* [fd00::]/8: move the prefix inside for parse_address */
 			size_t n = strlen(close + 1);
 			memmove(close, close + 1, n + 1);
+		} else if (close[1] && !strchr(buf, ':')) { /* [a-z].example.com */
+			return ab_fail(e, 0, "'%s': brackets hold an IPv6 address", text),
+			       ab_hint(e, "a host pattern has no character classes: write each "
+					  "host, or *.SUFFIX for all names below SUFFIX");
 		} else if (close[1]) {
 			return ab_fail(e, 0, "'%s': unexpected text after ']'", text);
 		}

@@ -156,9 +156,13 @@ static int on_hosts(const struct setting *s, struct policy_credential *c, const 
 	for (char *tok = strtok_r(x, ", \t", &save); r == 0 && tok;
 	     tok = strtok_r(NULL, ", \t", &save)) {
 		struct egress_rule er;
-		if (egress_rule_parse(tok, &er, e) < 0 ||
-		    (er.kind != RULE_HOST && er.kind != RULE_SUBDOMAINS) || er.port) {
-			ab_fail(e, 0, "'%s' is not a host name", tok);
+		if (egress_rule_parse(tok, &er, e) < 0) { /* its own words: a URL, a path... */
+			r = policy_at_error(&s->at, e);
+			break;
+		}
+		if ((er.kind != RULE_HOST && er.kind != RULE_SUBDOMAINS) || er.port) {
+			ab_fail(e, 0, "'%s' is not a host name%s", tok,
+				er.port ? " alone: it has a port" : "");
 			ab_hint(e, "name hosts without a port: api.example.com or *.example.com");
 			r = policy_at_error(&s->at, e);
 			break;

@@ -167,6 +167,13 @@ for f in "$SRC"/profiles/*.ini; do
 	done
 done
 
+# ---- agentbox.ini(5)'s EXAMPLE is a profile --check accepts ----
+
+sed -n '/^\.SH EXAMPLE/,/^\.fi/p' "$MAN5" | sed '1,2d;$d' >"$TMP/example.ini"
+grep -q '^\[' "$TMP/example.ini" || problem "agentbox.ini(5): no profile read from its EXAMPLE"
+AGENTBOX_PROFILE_PATH="$SRC/profiles" "$AGENTBOX" -p "$TMP/example.ini" --check \
+	>"$TMP/example.out" 2>&1 || problem "agentbox.ini(5)'s EXAMPLE fails --check: $(head -n 1 "$TMP/example.out")"
+
 # ---- README: the quick start's build becomes a bare `agentbox` ----
 
 README=$SRC/README.md

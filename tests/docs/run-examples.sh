@@ -34,6 +34,11 @@
 #                                   namespace of its own where an overlay on /usr/local holds
 #                                   this binary and the profiles where the install puts them;
 #                                   n/a for another user or another install prefix
+#   <!-- example: built -->         a one-line shell example that installs and builds first
+#                                   (README's quick start): what follows its last
+#                                   `cmake --build ... &&` runs, with build/agentbox being
+#                                   this binary; it fails when an audit event is among what
+#                                   the user reads (the trail belongs in its file)
 #
 # Nothing else is a marker: keep them rare.
 #
@@ -151,6 +156,13 @@ can_install() {
 	fi
 }
 
+# after_build BLOCK: BLOCK reduced to what follows its last `cmake --build ... && `; false
+# when it has none.
+after_build() {
+	grep -q 'cmake --build [^&]*&& ' "$1" || return 1
+	sed -i 's/.*cmake --build [^&]*&& //' "$1"
+}
+
 # run_sh WHERE BLOCK NAMED MODE: runs an example in a fresh project with the named profiles of
 # its document so far; MODE is sh, installed (sh, with installed_run) or python.
 run_sh() {
@@ -174,6 +186,9 @@ run_sh() {
 	project "$dir"
 	cp -p "$named"/* "$dir/work/" 2>/dev/null
 	[ "$mode" != installed ] || wrap=(installed_run "$dir/install")
+	if [ "$mode" = built ]; then
+		mkdir "$dir/work/build" && ln -s "$AGENTBOX" "$dir/work/build/agentbox" || return 1
+	fi
 	(cd "$dir/work" && HOME="$dir/home" XDG_RUNTIME_DIR="$run" \
 		"${wrap[@]}" timeout -k 5 60 "${shell[@]}" "$block" </dev/null >"$dir/out" 2>&1)
 	status=$?
@@ -187,6 +202,8 @@ run_sh() {
 	if [ "$status" != 0 ]; then
 		echo "exit status $status" >>"$dir/out"
 		fail "$where: the example failed" "$dir/out"
+	elif [ "$mode" = built ] && grep -q '^{.*"event":' "$dir/out"; then
+		fail "$where: audit events are mixed into the output" "$dir/out"
 	elif [ -n "$left" ]; then
 		fail "$where: the example leaves a session running:$left" "$dir/out"
 	else
@@ -232,6 +249,14 @@ for doc in "$SRC/README.md" "$SRC"/docs/*.md; do
 				echo "n/a $where: ${mark#skip }"
 				skipped=$((skipped + 1))
 				;;
+			built)
+				if [ "$lang" = sh ] && after_build "$TMP/blocks/$n"; then
+					run_sh "$where" "$TMP/blocks/$n" "$named" built
+				else
+					echo "FAIL $where: 'built' is for a shell example with a cmake --build step"
+					failed=$((failed + 1))
+				fi
+				;;
 			installed)
 				if [ "$lang" = sh ]; then
 					run_sh "$where" "$TMP/blocks/$n" "$named" installed
@@ -241,7 +266,7 @@ for doc in "$SRC/README.md" "$SRC"/docs/*.md; do
 				fi
 				;;
 			*)
-				echo "FAIL $where: unknown marker '$mark' (only 'skip REASON' or 'installed')"
+				echo "FAIL $where: unknown marker '$mark' (only 'skip REASON', 'installed' or 'built')"
 				failed=$((failed + 1))
 				;;
 			esac

@@ -89,6 +89,31 @@ t_check_empty_unknown_section() {
 
 # A valid profile that says what cannot take effect: --check prints a warning line for each,
 # naming FILE:LINE, and exits 0; --strict makes it fail with 125; a run prints them and runs.
+# rules written the way a URL or a glob would be: the line, what is wrong, and the fix
+t_rule_mistakes() {
+	local rule want
+	while IFS='|' read -r rule want; do
+		printf '[sandbox]\ninclude = %s/minimal.ini\n[network]\nmode = proxy\nallow = %s\n' \
+			"$AGENTBOX_PROFILES" "$rule" >bad.ini
+		expect_exit 125 "$AGENTBOX" -p ./bad.ini --check
+		assert_contains "$ERR" "agentbox: $CASE/bad.ini:5: '$rule' $want" "the mistake in $rule"
+		assert_contains "$ERR" "; fix: " "a fix for $rule"
+	done <<-EOF
+		https://pypi.org/simple|is a URL; a network rule names a host
+		pypi.org/simple|has a path; a network rule names a host
+		pypi.org:443/simple|has a path; a network rule names a host
+		[a-z].example.com|: brackets hold an IPv6 address
+	EOF
+	printf '[sandbox]\ninclude = %s/minimal.ini\n[network]\nmode = proxy\n[credential k]\nsource = env:K\nhosts = https://api.example.com\nheader = Authorization: {}\n' \
+		"$AGENTBOX_PROFILES" >cred.ini
+	expect_exit 125 "$AGENTBOX" -p ./cred.ini --check
+	assert_contains "$ERR" "cred.ini:7: 'https://api.example.com' is a URL" "a URL as a credential's host"
+	# control: the hosts and the range written as rules are accepted
+	printf '[sandbox]\ninclude = %s/minimal.ini\n[network]\nmode = proxy\nallow = pypi.org:443, 10.0.0.0/8, *.example.com\n' \
+		"$AGENTBOX_PROFILES" >good.ini
+	expect_exit 0 "$AGENTBOX" -p ./good.ini --check
+}
+
 t_check_warnings() {
 	cat >warn.ini <<-EOF
 		[sandbox]
@@ -220,6 +245,7 @@ t_unknown_option() {
 run_case explain_json t_explain_json
 run_case check_profiles t_check_profiles
 run_case check_empty_unknown_section t_check_empty_unknown_section
+run_case rule_mistakes t_rule_mistakes
 run_case check_warnings t_check_warnings
 run_case check_paths t_check_paths
 run_case version t_version

@@ -159,7 +159,8 @@ t_profile_errors() {
 	printf '[sandbox]\ninclude = %s/shell.ini\n[http]\nallow = GET a.test/x\n' \
 		"$AGENTBOX_PROFILES" >"$META/nomode.ini"
 	expect_exit 125 "$AGENTBOX" -p "$META/nomode.ini" --check
-	assert_contains "$ERR" "[http] has rules but [network] mode is none" "rules without the proxy"
+	assert_contains "$ERR" "nomode.ini:4: [http] has rules but [network] mode is none" \
+		"rules without the proxy, at the rule's line"
 	printf '[sandbox]\ninclude = %s/shell.ini\n[network]\nmode = proxy\n[http]\nallow = GET a.test/x,y\n' \
 		"$AGENTBOX_PROFILES" >"$META/good.ini"
 	expect_exit 0 "$AGENTBOX" -p "$META/good.ini" --explain

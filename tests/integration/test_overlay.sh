@@ -613,7 +613,9 @@ t_promote_hard_cases() {
 	local pid=$!
 	wait_for_file "$META/live/upper/0/live.txt" 10 || fail "the live run did not write"
 	expect_exit 125 "$AGENTBOX" promote "$META/live"
-	assert_contains "$ERR" "is still going" "promote during the run"
+	assert_contains "$ERR" "is still going; fix: wait for it to end; a session ends with agentbox session stop" \
+		"promote during the run, with how to end it"
+	assert_not_contains "$ERR" "temporarily unavailable" "no errno of the lock in the message"
 	expect_exit 125 "$AGENTBOX" discard "$META/live"
 	assert_exists "$META/live/run" "the live run's record"
 	wait "$pid"

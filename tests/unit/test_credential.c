@@ -511,7 +511,9 @@ static void test_profile(void **state)
 		     "one way");
 	expect_error(PROXY "[credential a]\nsource = shell:x\n", "unknown source");
 	expect_error(PROXY "[credential a]\nsource = file:rel/x\n", "absolute");
-	expect_error(PROXY "[credential a]\nhosts = x.test:443\n", "not a host name");
+	expect_error(PROXY "[credential a]\nhosts = x.test:443\n",
+		     "not a host name alone: it has a port");
+	expect_error(PROXY "[credential a]\nhosts = https://api.x.test\n", "is a URL");
 	expect_error(PROXY "[credential a]\nsource = env:A\nhosts = x.test\nheader = A: {}\nenv = "
 			   "A\nrules = GET y.test/**\n",
 		     "not in hosts");

@@ -284,7 +284,12 @@ static void test_bad_labels(void **state)
 	expect_refused("www.-bad.com", "not a host name");
 	expect_refused("*.-bad.com", "not a host name");
 	expect_refused("exa mple.com", "not a host name");
-	expect_refused("exa/mple", "not a prefix length");
+	expect_refused("exa/mple", "has a path; a network rule names a host");
+	expect_refused("pypi.org/simple", "'pypi.org/simple' has a path");
+	expect_refused("pypi.org:443/simple", "'pypi.org:443/simple' has a path");
+	expect_refused("10.0.0.1:80/x", "has a path");
+	expect_refused("10.0.0.0/x", "not a prefix length");
+	expect_refused("[a-z].example.com", "brackets hold an IPv6 address");
 	expect_refused("exa@mple.com", "not a host name");
 	expect_refused("", "not a network rule");
 }
