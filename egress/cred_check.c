@@ -64,7 +64,7 @@ static void leak(struct conn *c, int who, const char *where, const char *path)
 bool cred_check_request(struct conn *c, char **head, size_t *n)
 {
 	const struct creds *cs = c->px->creds;
-	struct intercept *x = c->tls;
+	struct xreq *x = c->tls->cur;
 	struct http_target t = {0};
 	const char *why;
 	bool bound[32] = {false}, canon;
@@ -112,10 +112,10 @@ bool cred_check_body(struct conn *c, const char *buf, size_t n, enum http_part p
 
 	if (!cs || !n)
 		return true;
-	who = creds_scan_stream(cs, body_stream(c->tls->body, part), buf, n);
+	who = creds_scan_stream(cs, body_stream(c->tls->cur->body, part), buf, n);
 	if (who == CRED_NONE)
 		return true;
-	leak(c, who, "the request body", c->tls->path);
+	leak(c, who, "the request body", c->tls->cur->path);
 	return false;
 }
 
@@ -236,7 +236,7 @@ static void found_events(struct conn *c, uint32_t found, const char *where)
 		snprintf(why, sizeof(why), "its real value in %s, replaced by its placeholder",
 			 where);
 		cred_event(c->px, &cs->v[i], "redact", why, c->name, c->method,
-			   c->tls ? c->tls->path : NULL);
+			   c->tls ? c->tls->cur->path : NULL);
 	}
 }
 
@@ -263,7 +263,7 @@ char *cred_redact_response(struct conn *c, const char *head, size_t n, size_t *o
 
 int cred_scrub_body(struct conn *c, char *buf, size_t n, bool final, char **out, size_t *out_n)
 {
-	struct creds_scrub *st = &c->tls->scrub;
+	struct creds_scrub *st = &c->tls->cur->scrub;
 	uint32_t before = st->found;
 
 	if (creds_scrub_stream(c->px->creds, st, buf, n, final, out, out_n) < 0) {

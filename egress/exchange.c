@@ -31,7 +31,17 @@ struct intercept *exchange_new(void)
 	}
 	http_stream_init(x->req);
 	http_stream_init_response(x->resp, false);
+	x->cur = &x->h1;
 	return x;
+}
+
+void xreq_free(struct xreq *r)
+{
+	free(r->path);
+	r->path = NULL;
+	creds_stream_free(&r->body[0]);
+	creds_stream_free(&r->body[1]);
+	creds_scrub_free(&r->scrub);
 }
 
 void exchange_free(struct intercept *x)
@@ -39,44 +49,54 @@ void exchange_free(struct intercept *x)
 	free(x->req);
 	free(x->resp);
 	free(x->held.buf);
-	free(x->path);
 	free(x->trailers.buf);
-	creds_stream_free(&x->body[0]);
-	creds_stream_free(&x->body[1]);
-	creds_scrub_free(&x->scrub);
+	xreq_free(&x->h1);
 	free(x);
 }
 
 /* ---------- the request's event ---------- */
 
-static void request_event(struct conn *c, const char *decision, const char *reason)
+void exchange_event(struct conn *c, const struct xreq *r, const char *decision, const char *reason)
 {
-	struct intercept *x = c->tls;
 	struct json *j = audit_begin(c->px->a, "http");
 	struct ab_err e;
 
 	audit_decision(c->px->a, decision);
-	json_kv_str(j, "method", x->method);
+	json_kv_str(j, "method", r->method);
 	json_kv_str(j, "host", c->name);
 	json_kv_uint(j, "port", c->port);
-	json_kv_str(j, "path", x->path);
-	json_kv_str(j, "rule", c->http_rule);
+	json_kv_str(j, "path", r->path);
+	json_kv_str(j, "rule", r->rule);
 	audit_kv_exec(j, c->exec);
-	if (x->status)
-		json_kv_uint(j, "status", (uint64_t)x->status);
+	json_kv_str(j, "alpn", c->tls->h2 ? "h2" : "http/1.1");
+	if (r->stream)
+		json_kv_uint(j, "stream", r->stream);
+	if (r->status)
+		json_kv_uint(j, "status", (uint64_t)r->status);
 	if (reason)
 		json_kv_str(j, "reason", reason);
-	json_kv_uint(j, "bytes_out", x->req_bytes);
-	json_kv_uint(j, "bytes_in", x->resp_bytes);
-	json_kv_uint(j, "duration_ms", proxy_ms_since(&x->t0));
+	json_kv_uint(j, "bytes_out", r->req_bytes);
+	json_kv_uint(j, "bytes_in", r->resp_bytes);
+	json_kv_uint(j, "duration_ms", proxy_ms_since(&r->t0));
 	if (audit_emit(c->px->a, &e) < 0)
 		proxy_audit_note(c->px, &e);
 }
 
+static void request_event(struct conn *c, const char *decision, const char *reason)
+{
+	exchange_event(c, c->tls->cur, decision, reason);
+}
+
 void exchange_refused(struct conn *c, const char *why)
 {
+	struct intercept *x = c->tls;
+
+	x->cur->rule = c->http_rule;
 	request_event(c, "deny", why);
-	c->tls->in_request = false;
+	if (x->h2)
+		h2_refused(c);
+	else
+		x->in_request = false;
 }
 
 /* ---------- requests ---------- */
@@ -94,45 +114,41 @@ static bool host_matches(const struct conn *c, const struct http_event *ev)
 	       egress_host_name(host, name, &bad) && !strcmp(name, c->name) && port == c->port;
 }
 
+/* The current request's event starts: its method and target as they came (NULL: unread). */
 static void begin(struct conn *c, const struct http_event *ev)
 {
+	struct xreq *r = c->tls->cur;
+	size_t n = 0;
+
+	r->status = 0;
+	r->req_bytes = ev ? ev->head_len : 0;
+	r->resp_bytes = 0;
+	clock_gettime(CLOCK_MONOTONIC, &r->t0);
+	if (ev)
+		n = ev->method_len < sizeof(r->method) - 1 ? ev->method_len : sizeof(r->method) - 1;
+	memcpy(r->method, ev ? ev->method : "", n);
+	r->method[n] = '\0';
+	snprintf(c->method, sizeof(c->method), "%s", r->method);
+	free(r->path);
+	r->path = ev ? strndup(ev->target, ev->target_len < 2048 ? ev->target_len : 2048) : NULL;
+	r->rule = c->http_rule = NULL;
+}
+
+static void begin_h1(struct conn *c, const struct http_event *ev)
+{
 	struct intercept *x = c->tls;
-	size_t n = ev->method_len < sizeof(x->method) - 1 ? ev->method_len : sizeof(x->method) - 1;
 
 	x->in_request = true;
 	x->req_done = x->answered = x->until_close = false;
-	x->status = 0;
-	x->req_bytes = ev->head_len;
-	x->resp_bytes = 0;
-	clock_gettime(CLOCK_MONOTONIC, &x->t0);
-	memcpy(x->method, ev->method, n);
-	x->method[n] = '\0';
-	snprintf(c->method, sizeof(c->method), "%s", x->method);
-	free(x->path);
-	x->path = strndup(ev->target, ev->target_len < 2048 ? ev->target_len : 2048);
-	c->http_rule = NULL;
-}
-
-/* A request whose head could not be read: its event names no method or path. */
-static void begin_unread(struct conn *c)
-{
-	struct intercept *x = c->tls;
-
-	x->in_request = true;
-	x->status = 0;
-	x->req_bytes = x->resp_bytes = 0;
-	clock_gettime(CLOCK_MONOTONIC, &x->t0);
-	x->method[0] = '\0';
-	free(x->path);
-	x->path = NULL;
-	c->http_rule = NULL;
+	begin(c, ev);
 }
 
 /* Headers a request to a credential's host goes up without: an encoding or a range could hide
  * its value from the scan of the response, or cut it into pieces. */
 static bool unscannable(const char *line, size_t n)
 {
-	static const char *const names[] = {"accept-encoding:", "range:", "if-range:"};
+	static const char *const names[] = {
+	    "accept-encoding:", "grpc-accept-encoding:", "range:", "if-range:"};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (n >= strlen(names[i]) && !strncasecmp(line, names[i], strlen(names[i])))
@@ -166,17 +182,14 @@ static bool ask_identity(char **head, size_t *n)
 	return true;
 }
 
-/* A request's head: checked, then sent up. false when it was refused (or the connection closed). */
-static bool request_head(struct conn *c, const struct http_event *ev)
+bool exchange_check_request(struct conn *c, const struct http_event *ev, char **out, size_t *m)
 {
-	struct intercept *x = c->tls;
+	struct xreq *r = c->tls->cur;
 	char why[512];
-	size_t m = 0;
 	char *head;
-	bool ok;
 
 	begin(c, ev);
-	if (ev->method_len >= sizeof(x->method) || !ev->target_len || ev->target[0] != '/') {
+	if (ev->method_len >= sizeof(r->method) || !ev->target_len || ev->target[0] != '/') {
 		http_check_refuse(c, 400, NULL,
 				  "inside TLS a request names its target as a path (origin-form)");
 		return false;
@@ -193,36 +206,54 @@ static bool request_head(struct conn *c, const struct http_event *ev)
 		http_check_refuse(c, 400, NULL, HTTP_BODY_UNEXPECTED);
 		return false;
 	}
-	if (!dial_method_allowed(c->px->p, x->method)) {
+	if (!dial_method_allowed(c->px->p, r->method)) {
 		snprintf(why, sizeof(why), "method %s is not allowed ([network] methods)",
-			 x->method);
+			 r->method);
 		http_check_refuse(c, 403, why, why);
 		return false;
 	}
 	if (!http_check_request(c, ev->head, ev->head_len))
 		return false;
+	r->rule = c->http_rule;
 	if (c->target) {
-		free(x->path);
-		x->path = strdup(c->target);
+		free(r->path);
+		r->path = strdup(c->target);
 	}
-	http_stream_expect_head(x->resp, !strcmp(x->method, "HEAD"));
-	head = http_kept_head(ev->head, ev->head_len, c->target, &m);
-	if (!head || !x->path) {
+	*m = 0;
+	head = http_kept_head(ev->head, ev->head_len, c->target, m);
+	if (!head || !r->path) {
 		free(head);
 		conn_close(c, "out of memory");
 		return false;
 	}
-	if (!cred_check_request(c, &head, &m)) {
+	if (!cred_check_request(c, &head, m)) {
 		free(head);
-		return !c->dead;
+		return false;
 	}
+	if (cred_scrubs(c) && !ask_identity(&head, m)) {
+		explicit_bzero(head, *m);
+		free(head);
+		conn_close(c, "out of memory");
+		return false;
+	}
+	*out = head;
+	return true;
+}
+
+/* A request's head: checked, then sent up. false when it was refused (or the connection closed). */
+static bool request_head(struct conn *c, const struct http_event *ev)
+{
+	struct intercept *x = c->tls;
+	char *head;
+	size_t m;
+	bool ok;
+
+	x->in_request = true;
+	x->req_done = x->answered = x->until_close = false;
+	if (!exchange_check_request(c, ev, &head, &m))
+		return false;
 	x->scrubs = cred_scrubs(c);
-	if (x->scrubs && !ask_identity(&head, &m)) {
-		explicit_bzero(head, m);
-		free(head);
-		conn_close(c, "out of memory");
-		return false;
-	}
+	http_stream_expect_head(x->resp, !strcmp(x->cur->method, "HEAD"));
 	ok = intercept_send(c, false, head, m);
 	explicit_bzero(head, m); /* it may hold a credential's value */
 	free(head);
@@ -284,14 +315,14 @@ bool exchange_from_client(struct conn *c, const char *buf, size_t n)
 			return true;
 		if (ev.type == HTTP_STREAM_BAD) {
 			if (!x->in_request)
-				begin_unread(c);
+				begin_h1(c, NULL);
 			http_check_refuse(c, 400, NULL, ev.why);
 			return !c->dead;
 		}
 		if (ev.type == HTTP_STREAM_HEAD && !request_head(c, &ev))
 			return !c->dead;
 		if (ev.type == HTTP_STREAM_BODY) {
-			x->req_bytes += ev.n;
+			x->cur->req_bytes += ev.n;
 			if (!cred_check_body(c, buf + off, ev.n, ev.part))
 				return !c->dead;
 			if (!intercept_send(c, false, buf + off, ev.n))
@@ -318,18 +349,15 @@ static bool upstream_broke(struct conn *c, const char *why)
 	return false;
 }
 
-/* A compressed body hides a real value from the scan: a credential's host was asked for
- * identity, and a response that is compressed all the same is refused (its encoding is not
- * echoed: the origin wrote it). */
-static bool compressed(const struct http_event *ev)
+/* The value of a head's field NAME (lower case, with its colon) is not identity. */
+static bool encoded(const struct http_event *ev, const char *name)
 {
 	const char *p = ev->head, *end = ev->head + ev->head_len, *eol;
+	size_t len = strlen(name);
 
-	if (ev->framing == HTTP_FRAMING_NONE)
-		return false;
 	for (; p < end && (eol = memmem(p, (size_t)(end - p), "\r\n", 2)) && eol > p; p = eol + 2) {
-		const char *v = p + 17;
-		if ((size_t)(eol - p) < 17 || strncasecmp(p, "content-encoding:", 17))
+		const char *v = p + len;
+		if ((size_t)(eol - p) < len || strncasecmp(p, name, len))
 			continue;
 		while (v < eol && (*v == ' ' || *v == '\t'))
 			v++;
@@ -337,6 +365,37 @@ static bool compressed(const struct http_event *ev)
 			return true;
 	}
 	return false;
+}
+
+/* A compressed body hides a real value from the scan: a credential's host was asked for
+ * identity, and a response that is compressed all the same is refused (its encoding is not
+ * echoed: the origin wrote it). gRPC compresses messages under its own header. */
+static bool compressed(const struct http_event *ev)
+{
+	return encoded(ev, "content-encoding:") || encoded(ev, "grpc-encoding:");
+}
+
+bool exchange_check_response(struct conn *c, const struct http_event *ev, char **out, size_t *n)
+{
+	if (cred_scrubs(c) && (compressed(ev) || ev->status == 206)) {
+		http_check_refuse(
+		    c, 502, "credential",
+		    ev->status == 206
+			? "a partial response (206) from a credential's host could cut its "
+			  "value into pieces the scan does not see; agentbox asked for "
+			  "the whole"
+			: "the response from a credential's host is compressed "
+			  "(Content-Encoding) and its value could not be looked for in "
+			  "it; agentbox asked for identity");
+		return false;
+	}
+	if (ev->status >= 200)
+		c->tls->cur->status = ev->status;
+	c->tls->cur->resp_bytes += ev->head_len;
+	*out = cred_redact_response(c, ev->head, ev->head_len, n,
+				    ev->status < 200 ? "an interim response head"
+						     : "the response head");
+	return true;
 }
 
 static bool response_head(struct conn *c, const struct http_event *ev)
@@ -349,26 +408,10 @@ static bool response_head(struct conn *c, const struct http_event *ev)
 	if (ev->status == 101) /* its Upgrade was never sent: a server that switches anyway */
 		return upstream_broke(c, "the upstream switched protocols (101) unasked");
 	x->interim = ev->status < 200;
-	if (x->scrubs && (compressed(ev) || ev->status == 206)) {
-		http_check_refuse(
-		    c, 502, "credential",
-		    ev->status == 206
-			? "a partial response (206) from a credential's host could cut its "
-			  "value into pieces the scan does not see; agentbox asked for "
-			  "the whole"
-			: "the response from a credential's host is compressed "
-			  "(Content-Encoding) and its value could not be looked for in "
-			  "it; agentbox asked for identity");
+	if (!exchange_check_response(c, ev, &redacted, &n))
 		return !c->dead;
-	}
-	if (!x->interim)
-		x->status = ev->status;
 	x->until_close = ev->framing == HTTP_FRAMING_CLOSE;
 	x->rechunk = x->scrubs && ev->framing == HTTP_FRAMING_CHUNKED;
-	x->resp_bytes += ev->head_len;
-	redacted =
-	    cred_redact_response(c, ev->head, ev->head_len, &n,
-				 x->interim ? "an interim response head" : "the response head");
 	ok = intercept_send(c, true, redacted ? redacted : ev->head, redacted ? n : ev->head_len);
 	free(redacted);
 	return ok;
@@ -408,7 +451,7 @@ static bool response_body(struct conn *c, const struct http_event *ev, char *buf
 {
 	struct intercept *x = c->tls;
 
-	x->resp_bytes += ev->n;
+	x->cur->resp_bytes += ev->n;
 	if (!x->scrubs)
 		return intercept_send(c, true, buf, ev->n);
 	if (ev->part == HTTP_PART_FRAMING && x->rechunk)
@@ -435,8 +478,8 @@ static bool response_end(struct conn *c)
 		return true;
 	if (!scrub_piece(c, NULL, 0, true))
 		return false;
-	creds_scrub_free(&x->scrub);
-	x->scrub.found = 0;
+	creds_scrub_free(&x->cur->scrub);
+	x->cur->scrub.found = 0;
 	x->trailers = (struct plain){0};
 	if (!x->rechunk)
 		return true;
@@ -523,7 +566,7 @@ bool exchange_upstream_ended(struct conn *c)
 
 	free(x->held.buf); /* requests that came after: nothing can answer them now */
 	x->held = (struct plain){0};
-	if (x->in_request && x->status && x->until_close) {
+	if (x->in_request && x->cur->status && x->until_close) {
 		if (!response_end(c))
 			return false;
 		x->answered = true;

@@ -441,15 +441,20 @@ size_t http_stream_feed(struct http_stream *s, const char *buf, size_t len, stru
 	}
 }
 
-bool http_body_unexpected(const struct http_event *ev)
+bool http_method_bodiless(const char *method, size_t len)
 {
 	static const char *const none[] = {"GET", "HEAD", "OPTIONS", "TRACE", "TRACK"};
+
+	for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++)
+		if (len == strlen(none[i]) && !memcmp(method, none[i], len))
+			return true;
+	return false;
+}
+
+bool http_body_unexpected(const struct http_event *ev)
+{
 	bool body = ev->framing == HTTP_FRAMING_CHUNKED ||
 		    (ev->framing == HTTP_FRAMING_LENGTH && ev->length > 0);
 
-	for (size_t i = 0; body && i < sizeof(none) / sizeof(none[0]); i++)
-		if (ev->method_len == strlen(none[i]) &&
-		    !memcmp(ev->method, none[i], ev->method_len))
-			return true;
-	return false;
+	return body && http_method_bodiless(ev->method, ev->method_len);
 }

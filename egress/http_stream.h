@@ -107,6 +107,8 @@ size_t http_stream_feed(struct http_stream *s, const char *buf, size_t len, stru
  * TRACE, TRACK): an origin that ignores it would read it as a second request that no rule saw
  * (CL.0), so the proxy refuses it (HTTP_BODY_UNEXPECTED says why). */
 bool http_body_unexpected(const struct http_event *ev);
+/* The method is one of those (a body on it is refused, however it is framed). */
+bool http_method_bodiless(const char *method, size_t len);
 #define HTTP_BODY_UNEXPECTED                                                                       \
 	"a body on a GET, HEAD, OPTIONS or TRACE request is refused: an origin that does not "     \
 	"read it would take it for a second request"

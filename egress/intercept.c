@@ -24,6 +24,8 @@
 #define PLAIN_STEP 16384
 
 static const unsigned char alpn_http11[] = "\x08http/1.1";
+static const unsigned char alpn_h2[] = "\x02h2";
+static const unsigned char alpn_both[] = "\x02h2\x08http/1.1";
 
 /* The reason OpenSSL queued (the queue is left empty), or fallback. */
 static const char *ossl_reason(char *buf, size_t size, const char *fallback)
@@ -61,22 +63,73 @@ static int check_server_name(SSL *ssl, int *alert, void *arg)
 	return SSL_TLSEXT_ERR_ALERT_FATAL;
 }
 
-/* HTTP/1.1 is what the exchange reads: a client that offers ALPN without it (h2 only) is
- * refused rather than given a protocol no rule would see. */
+/* The protocols of an ALPN extension's list (client_hello): which of h2 and http/1.1. */
+static void read_offer(const unsigned char *ext, size_t len, struct intercept *x)
+{
+	size_t list = len >= 2 ? (size_t)ext[0] << 8 | ext[1] : 0;
+
+	for (size_t i = 2; list && i < 2 + list && i < len;) {
+		size_t n = ext[i];
+		if (i + 1 + n > len)
+			break;
+		x->offer_h2 |= n == 2 && !memcmp(ext + i + 1, "h2", 2);
+		x->offer_h11 |= n == 8 && !memcmp(ext + i + 1, "http/1.1", 8);
+		i += 1 + n;
+	}
+}
+
+/* The client's handshake waits for the origin's: the origin is offered what the client offered
+ * (of h2 and http/1.1; http/1.1 when the client named neither or sent no ALPN), and the client
+ * is answered with the origin's choice (select_alpn). Never a translation between the two. */
+static int client_hello(SSL *ssl, int *alert, void *arg)
+{
+	struct conn *c = SSL_get_app_data(ssl);
+	struct intercept *x = c->tls;
+	const unsigned char *ext;
+	size_t len;
+
+	(void)alert;
+	(void)arg;
+	if (!x->offer_read) {
+		x->offer_read = true;
+		if (SSL_client_hello_get0_ext(
+			ssl, TLSEXT_TYPE_application_layer_protocol_negotiation, &ext, &len))
+			read_offer(ext, len, x);
+		if (x->offer_h2 && x->offer_h11
+			? SSL_set_alpn_protos(x->up, alpn_both, sizeof(alpn_both) - 1)
+		    : x->offer_h2 ? SSL_set_alpn_protos(x->up, alpn_h2, sizeof(alpn_h2) - 1)
+				  : 0)
+			return SSL_CLIENT_HELLO_ERROR;
+	}
+	return x->up_ready ? SSL_CLIENT_HELLO_SUCCESS : SSL_CLIENT_HELLO_RETRY;
+}
+
+/* The origin's choice, when the client offered it: h2, else http/1.1. A client that offers
+ * only protocols the origin does not speak (h2 to an HTTP/1.1 origin) is refused rather than
+ * given a protocol it did not ask for. */
 static int select_alpn(SSL *ssl, const unsigned char **out, unsigned char *outlen,
 		       const unsigned char *in, unsigned inlen, void *arg)
 {
 	struct conn *c = SSL_get_app_data(ssl);
+	struct intercept *x = c->tls;
+	const unsigned char *up = NULL, *want;
+	unsigned up_len = 0;
 	unsigned char *sel = NULL;
 
 	(void)arg;
-	if (SSL_select_next_proto(&sel, outlen, alpn_http11, sizeof(alpn_http11) - 1, in, inlen) ==
+	SSL_get0_alpn_selected(x->up, &up, &up_len);
+	want = up_len == 2 && !memcmp(up, "h2", 2) ? alpn_h2 : alpn_http11;
+	if (SSL_select_next_proto(&sel, outlen, want, (unsigned)want[0] + 1, in, inlen) ==
 	    OPENSSL_NPN_NEGOTIATED) {
 		*out = sel;
 		return SSL_TLSEXT_ERR_OK;
 	}
-	snprintf(c->tls->why, sizeof(c->tls->why),
-		 "the client offers no http/1.1 in ALPN (only HTTP/1.1 is intercepted)");
+	snprintf(x->why, sizeof(x->why),
+		 x->offer_h2 ? "the client offers only h2 in ALPN and %.100s speaks only HTTP/1.1 "
+			       "(agentbox does not translate between them)"
+			     : "the client offers neither h2 nor http/1.1 in ALPN (%.100s: only "
+			       "HTTP is intercepted)",
+		 c->name);
 	return SSL_TLSEXT_ERR_ALERT_FATAL;
 }
 
@@ -95,6 +148,7 @@ static SSL_CTX *server_context(void)
 	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
 	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_TICKET);
 	SSL_CTX_set_tlsext_servername_callback(ctx, check_server_name);
+	SSL_CTX_set_client_hello_cb(ctx, client_hello, NULL);
 	SSL_CTX_set_alpn_select_cb(ctx, select_alpn, NULL);
 	return ctx;
 }
@@ -204,6 +258,7 @@ void intercept_free(struct conn *c)
 
 	if (!x)
 		return;
+	h2_free(x->h2);
 	SSL_free(x->cl);
 	SSL_free(x->up);
 	free(x->to_up.buf);
@@ -383,7 +438,8 @@ static bool handshake(struct conn *c, bool upstream)
 		return true;
 	}
 	err = SSL_get_error(ssl, rc);
-	if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
+	if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE ||
+	    err == SSL_ERROR_WANT_CLIENT_HELLO_CB) { /* the last: waiting for the origin's */
 		ERR_clear_error();
 		return true;
 	}
@@ -416,6 +472,14 @@ static bool cipher_in(struct conn *c, struct endpoint *src, SSL *ssl, struct flo
 	return true;
 }
 
+/* One side will send nothing more. */
+static bool side_ended(struct conn *c, bool upstream)
+{
+	if (c->tls->h2)
+		return upstream ? h2_upstream_ended(c) : h2_client_ended(c);
+	return upstream ? exchange_upstream_ended(c) : exchange_client_ended(c);
+}
+
 /* Plaintext out of one side's TLS into the exchange. */
 static bool plain_out(struct conn *c, bool upstream)
 {
@@ -423,13 +487,15 @@ static bool plain_out(struct conn *c, bool upstream)
 	SSL *ssl = upstream ? x->up : x->cl;
 	char buf[PLAIN_STEP], why[256], detail[128];
 
-	while (!c->dead && !x->closing && (upstream || exchange_accepts_client(c))) {
+	while (!c->dead && !x->closing && (upstream || x->h2 || exchange_accepts_client(c))) {
 		size_t n = 0;
 		int err;
 		if (SSL_read_ex(ssl, buf, sizeof(buf), &n) == 1) {
 			x->client_spoke |= !upstream;
-			if (!(upstream ? exchange_from_upstream(c, buf, n)
-				       : exchange_from_client(c, buf, n)))
+			if (!(x->h2 ? (upstream ? h2_from_upstream(c, buf, n)
+						: h2_from_client(c, buf, n))
+				    : (upstream ? exchange_from_upstream(c, buf, n)
+						: exchange_from_client(c, buf, n))))
 				return false;
 			continue;
 		}
@@ -438,7 +504,7 @@ static bool plain_out(struct conn *c, bool upstream)
 		if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE)
 			break;
 		if (err == SSL_ERROR_ZERO_RETURN) /* close_notify */
-			return upstream ? exchange_upstream_ended(c) : exchange_client_ended(c);
+			return side_ended(c, upstream);
 		snprintf(why, sizeof(why), "TLS from the %s failed: %s",
 			 upstream ? "upstream" : "client",
 			 ossl_reason(detail, sizeof(detail), "no detail"));
@@ -455,12 +521,12 @@ static bool ended(struct conn *c)
 
 	if (!x->up_eof && c->to_client.eof && !BIO_ctrl_pending(SSL_get_rbio(x->up))) {
 		x->up_eof = true;
-		if (!exchange_upstream_ended(c))
+		if (!side_ended(c, true))
 			return false;
 	}
 	if (!x->closing && !x->cl_eof && c->to_up.eof && !BIO_ctrl_pending(SSL_get_rbio(x->cl))) {
 		x->cl_eof = true;
-		if (!exchange_client_ended(c))
+		if (!side_ended(c, false))
 			return false;
 	}
 	return true;
@@ -474,10 +540,23 @@ static bool plain(struct conn *c)
 
 	do {
 		answered = x->requests;
-		if ((x->cl_ready && !plain_out(c, false)) || (x->up_ready && !plain_out(c, true)))
+		/* the upstream's plaintext waits for the protocol the client's handshake settles
+		 * (an h2 origin speaks first: its SETTINGS) */
+		if (!x->cl_ready)
+			break;
+		if (!plain_out(c, false) || (x->up_ready && !plain_out(c, true)))
 			return false;
 	} while (!x->closing && x->requests != answered);
 	return ended(c);
+}
+
+static bool chose_h2(const struct intercept *x)
+{
+	const unsigned char *p;
+	unsigned n;
+
+	SSL_get0_alpn_selected(x->cl, &p, &n);
+	return n == 2 && !memcmp(p, "h2", 2);
 }
 
 bool intercept_pump(struct conn *c)
@@ -489,16 +568,31 @@ bool intercept_pump(struct conn *c)
 	if (!x->closing && (!cipher_in(c, &c->cl, x->cl, &c->to_up, &c->bytes_out) ||
 			    !cipher_in(c, &c->up, x->up, &c->to_client, &c->bytes_in)))
 		return false;
-	if (!handshake(c, false) || !handshake(c, true))
+	/* the client's, which waits for the origin's (client_hello), then again once that is done
+	 */
+	if (!handshake(c, false) || !handshake(c, true) || !handshake(c, false))
+		return false;
+	if (x->cl_ready && !x->h2 && !x->closing && chose_h2(x) && !h2_start(c))
 		return false;
 	if (!x->closing && !plain(c))
 		return false;
+	if (x->h2 && !x->closing && !h2_flush(c))
+		return false;
 	if (c->dead || x->closing)
 		return !c->dead;
-	if (!seal(c, x->up, x->up_ready, &x->to_up, &c->to_up) ||
-	    !seal(c, x->cl, x->cl_ready, &x->to_cl, &c->to_client))
-		return false;
-	return relay_flush(c, &c->up, &c->to_up) && relay_flush(c, &c->cl, &c->to_client);
+	for (;;) {
+		if (!seal(c, x->up, x->up_ready, &x->to_up, &c->to_up) ||
+		    !seal(c, x->cl, x->cl_ready, &x->to_cl, &c->to_client) ||
+		    !relay_flush(c, &c->up, &c->to_up) || !relay_flush(c, &c->cl, &c->to_client))
+			return false;
+		/* h2 held back output while a socket was behind: it may have caught up now, and
+		 * nothing else would wake this connection for what waits (an acknowledgement the
+		 * other peer needs before it sends more) */
+		if (!x->h2 || c->dead || x->closing || !h2_more(c))
+			return !c->dead;
+		if (!h2_flush(c))
+			return false;
+	}
 }
 
 const char *intercept_end_reason(struct conn *c)
@@ -515,10 +609,15 @@ const char *intercept_end_reason(struct conn *c)
 	return "closed";
 }
 
-void intercept_refusal(struct conn *c, int status, const char *data, size_t n)
+void intercept_refusal(struct conn *c, int status, const char *denied, const char *body,
+		       const char *data, size_t n)
 {
-	c->tls->status = status;
-	c->tls->resp_bytes += n;
+	if (c->tls->h2) { /* the stream's answer; the connection goes on */
+		h2_refusal(c, status, denied, body);
+		return;
+	}
+	c->tls->cur->status = status;
+	c->tls->cur->resp_bytes += n;
 	if (intercept_send(c, true, data, n))
 		intercept_finish(c);
 }
@@ -530,6 +629,6 @@ bool intercept_reads(const struct conn *c, bool client)
 	if (x->closing)
 		return false;
 	return client ? !c->to_up.eof && !flow_held(&c->to_up) &&
-			    (!x->cl_ready || exchange_accepts_client(c))
+			    (!x->cl_ready || x->h2 || exchange_accepts_client(c))
 		      : !c->to_client.eof && !flow_held(&c->to_client);
 }

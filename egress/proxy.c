@@ -254,13 +254,17 @@ void conn_http_refusal(struct conn *c, int status, const char *denied, const cha
 	    resp, sizeof(resp),
 	    "HTTP/1.1 %d %s\r\n%s%.1000s%sContent-Type: text/plain\r\nConnection: close\r\n"
 	    "Content-Length: %zu\r\n\r\n%s",
-	    status, status == 403 ? "Forbidden" : "Bad Request",
+	    status,
+	    status == 403   ? "Forbidden"
+	    : status == 431 ? "Request Header Fields Too Large"
+	    : status == 502 ? "Bad Gateway"
+			    : "Bad Request",
 	    denied ? "X-Agentbox-Denied: " : "", denied ? denied : "", denied ? "\r\n" : "",
 	    strlen(body), body);
 	size_t len = n > 0 && (size_t)n < sizeof(resp) ? (size_t)n : strlen(resp);
 
 	if (c->tls)
-		intercept_refusal(c, status, resp, len);
+		intercept_refusal(c, status, denied, body, resp, len);
 	else
 		conn_to_client(c, resp, len, true);
 }

@@ -14,7 +14,9 @@
  *   http_check.c  a request against the [http] rules; the one HTTP refusal path
  *   cred_check.c  credentials put in on the way up, real values scrubbed on the way down
  *   intercept.c   TLS to both sides of a connection the [http] rules cover; exchange.c, the HTTP
- *                 requests and responses in between (they share intercept_conn.h)
+ *                 requests and responses in between (they share intercept_conn.h); or, when
+ *                 both sides chose h2, h2_session.c and h2_stream.c (h2_conn.h), each stream
+ *                 through exchange.c's checks (h2_fields.h, h2_wire.h: pure)
  *   dns_stub.c    the transparent capture's DNS stub
  * The protocols are read by pure parsers with headers of their own: http_proxy.h, socks5.h,
  * sniff.h, http_stream.h, dns.h; per-host limits are hostlimits.h, a session's attribution
@@ -320,9 +322,11 @@ bool intercept_start(struct conn *c);
 bool intercept_pump(struct conn *c);
 /* Whether an intercepted connection's client (client) or upstream side is read now. */
 bool intercept_reads(const struct conn *c, bool client);
-/* An HTTP refusal (conn_http_refusal's bytes, with its status) as the answer to the request,
- * under TLS; the connection ends once it is sent. */
-void intercept_refusal(struct conn *c, int status, const char *data, size_t n);
+/* An HTTP refusal as the answer to the request, under TLS: over HTTP/1.1 conn_http_refusal's
+ * bytes (data), after which the connection ends; over h2 the stream's own answer (status,
+ * denied, body), and the connection goes on. */
+void intercept_refusal(struct conn *c, int status, const char *denied, const char *body,
+		       const char *data, size_t n);
 /* Why an intercepted connection ended, for its event: "closed", or INTERCEPT_SILENT_CLIENT
  * when the client finished the handshake and hung up without sending anything (then noted in
  * px->ca_refusals, for the end of the run). */

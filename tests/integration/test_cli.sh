@@ -96,12 +96,12 @@ t_rule_mistakes() {
 		printf '[sandbox]\ninclude = %s/minimal.ini\n[network]\nmode = proxy\nallow = %s\n' \
 			"$AGENTBOX_PROFILES" "$rule" >bad.ini
 		expect_exit 125 "$AGENTBOX" -p ./bad.ini --check
-		assert_contains "$ERR" "agentbox: $CASE/bad.ini:5: '$rule' $want" "the mistake in $rule"
+		assert_contains "$ERR" "agentbox: $CASE/bad.ini:5: '$rule'$want" "the mistake in $rule"
 		assert_contains "$ERR" "; fix: " "a fix for $rule"
 	done <<-EOF
-		https://pypi.org/simple|is a URL; a network rule names a host
-		pypi.org/simple|has a path; a network rule names a host
-		pypi.org:443/simple|has a path; a network rule names a host
+		https://pypi.org/simple| is a URL; a network rule names a host
+		pypi.org/simple| has a path; a network rule names a host
+		pypi.org:443/simple| has a path; a network rule names a host
 		[a-z].example.com|: brackets hold an IPv6 address
 	EOF
 	printf '[sandbox]\ninclude = %s/minimal.ini\n[network]\nmode = proxy\n[credential k]\nsource = env:K\nhosts = https://api.example.com\nheader = Authorization: {}\n' \

@@ -14,7 +14,7 @@ import sys
 import urllib.parse
 
 KEYS = ["event", "decision", "protocol", "method", "host", "port", "path", "status", "rule",
-        "sni", "reason", "bytes_out", "bytes_in", "duration_ms"]
+        "alpn", "stream", "sni", "reason", "bytes_out", "bytes_in", "duration_ms"]
 
 
 def fields(ev):
