@@ -202,30 +202,6 @@ static void drop_client(struct serve *s, struct client *c)
 	*c = s->clients[--s->n_clients];
 }
 
-/* The session's environment with the request's NAME=VALUE overrides, for pid 1. */
-static int exec_env(const struct run *r, const struct strv *over, struct strv *out)
-{
-	struct env_result tmp = {0};
-	int rc = 0;
-
-	for (size_t i = 0; rc == 0 && i < r->env.vars.n; i++)
-		rc = strv_push(&tmp.vars, r->env.vars.v[i]);
-	for (size_t i = 0; rc == 0 && i < over->n; i++) {
-		char *name = strdup(over->v[i]), *eq = name ? strchr(name, '=') : NULL;
-		if (!eq)
-			rc = -1;
-		else {
-			*eq = '\0';
-			rc = env_override(&tmp, name, eq + 1);
-		}
-		free(name);
-	}
-	*out = tmp.vars;
-	tmp.vars = (struct strv){0};
-	env_result_free(&tmp);
-	return rc;
-}
-
 static int audit_exec(struct serve *s, const struct exec *x, const struct sandbox_result *res,
 		      struct ab_err *e)
 {
@@ -302,7 +278,7 @@ static int start_exec(struct serve *s, struct client *c, struct session_request 
 	}
 	out.argv = q->argv;
 	out.cwd = q->cwd ? q->cwd : s->r->workdir;
-	if (exec_env(s->r, &q->env, &out.env) < 0) {
+	if (env_overlaid(&s->r->env.vars, &q->env, &out.env) < 0) {
 		strv_free(&out.env);
 		return ab_fail(e, ENOMEM, "environment");
 	}
