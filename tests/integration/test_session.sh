@@ -1119,6 +1119,28 @@ print(s.recv(12).decode(errors="replace") or "closed")' "$sock" "$limit.5"
 	assert_absent "$sock" "the forward's socket after the idle timeout"
 }
 
+# A supervisor killed outright (kill -9) leaves its sockets: the next session list removes the
+# forwards' with the control socket. Control: they are there before.
+case_port_killed_supervisor() {
+	trap stop_all EXIT
+	start -p shell
+	run_cmd "$AGENTBOX" session port "$SID" 8000
+	sock=$OUT
+	[ -S "$sock" ] || fail "control: no forward's socket at $sock"
+	pid=$(supervisor_pid)
+	[ -n "$pid" ] || fail "the supervisor's pid is not in session list --json"
+	kill -KILL "$pid"
+	for ((i = 0; i < 50; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	[ -S "$sock" ] || fail "control: the forward's socket right after the kill"
+	run_cmd "$AGENTBOX" session list
+	assert_eq 0 "$RC" "session list after the kill"
+	assert_absent "$sock" "the forward's socket after session list"
+	assert_absent "$RUNDIR/$SID.sock" "the control socket after session list"
+}
+
 # At most 64 forwarded connections are open at once: the 65th and 66th are closed at once and
 # the trail names the limit; the first ones are still served (control).
 case_port_limits() {
@@ -1178,5 +1200,6 @@ run_case port_peers case_port_peers
 run_case port_other_user case_port_other_user
 run_case port_limits case_port_limits
 run_case port_idle case_port_idle
+run_case port_killed_supervisor case_port_killed_supervisor
 run_case port_net_modes case_port_net_modes
 finish
