@@ -617,9 +617,12 @@ static int on_tick(struct session_ports *p, struct ab_err *e)
 		if (conn_end(p, c, "refused", why, e) < 0) /* it left the array: i is the next */
 			return -1;
 	}
-	for (size_t i = 0; i < SESSION_PORTS_MAX; i++)
-		if (p->fw[i].fd >= 0 && p->fw[i].paused)
-			pause_forward(p, &p->fw[i], false);
+	for (size_t i = 0; i < SESSION_PORTS_MAX; i++) {
+		if (p->fw[i].fd < 0 || !p->fw[i].paused)
+			continue;
+		pause_forward(p, &p->fw[i], false);
+		again = again || p->fw[i].paused; /* still out of luck: the next tick tries again */
+	}
 	timer_set(p, again);
 	return 0;
 }
