@@ -285,10 +285,12 @@ static int on_protect(struct summary *s, struct run *r, const struct jnode *ev)
 static int on_session(struct summary *s, struct run *r, const struct jnode *ev)
 {
 	uint64_t n = count_of(ev, "count");
+	bool port = !strncmp(str_or(ev, "detail", ""), "port ", 5);
 
 	if (strcmp(str_or(ev, "action", ""), "refused"))
 		return 0;
-	return denied(s, r, K_SESSION, str_or(ev, "reason", "?"), "a client of the control socket",
+	return denied(s, r, K_SESSION, str_or(ev, "reason", "?"),
+		      port ? "a client of a forwarded port" : "a client of the control socket",
 		      n ? n : 1);
 }
 

@@ -31,7 +31,11 @@ _agentbox()
 		return
 	fi
 	if [ "$COMP_CWORD" = 2 ] && [ "$prev" = session ]; then
-		COMPREPLY=($(compgen -W "start stop list" -- "$cur"))
+		COMPREPLY=($(compgen -W "start stop list port" -- "$cur"))
+		return
+	fi
+	if [ "${COMP_WORDS[1]}" = session ] && [ "${COMP_WORDS[2]}" = port ]; then
+		[ "$COMP_CWORD" -gt 4 ] && COMPREPLY=($(compgen -W "--close --json" -- "$cur"))
 		return
 	fi
 	if [ "${COMP_WORDS[1]}" = exec ]; then

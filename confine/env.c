@@ -159,6 +159,22 @@ int env_override(struct env_result *r, const char *name, const char *value)
 	return rc;
 }
 
+int env_overlaid(const struct strv *vars, const struct strv *over, struct strv *out)
+{
+	struct strv v = {0};
+	int rc = 0;
+
+	for (size_t i = 0; rc == 0 && i < vars->n; i++)
+		rc = strv_push(&v, vars->v[i]);
+	for (size_t i = 0; rc == 0 && i < over->n; i++)
+		rc = strchr(over->v[i], '=') ? put(&v, over->v[i]) : -1;
+	if (rc < 0)
+		strv_free(&v);
+	else
+		*out = v;
+	return rc;
+}
+
 const char *env_get(const struct env_result *r, const char *name)
 {
 	size_t len = strlen(name);

@@ -16,7 +16,11 @@
  * number; the encoded request follows the message; its stdin, stdout and stderr come with it);
  * MSG_EXEC_STARTED, the exec's first process to the supervisor before it execs (the kernel's
  * SCM_CREDENTIALS name its pid); MSG_EXEC_EXIT, pid 1 to the supervisor (value: the wait
- * status); MSG_EXEC_SIGNAL, supervisor to pid 1 (value: the signal for the exec's group). */
+ * status); MSG_EXEC_SIGNAL, supervisor to pid 1 (value: the signal for the exec's group);
+ * MSG_PORT_CONNECT, supervisor to pid 1: a TCP socket of the sandbox's network, connecting to
+ * the loopback address in text (127.0.0.1 or ::1) at port value (id: the forwarded connection,
+ * session_ports.h); MSG_PORT_CONNECTED, pid 1's answer: the socket, its connect begun, or an
+ * errno in value and no socket. */
 enum msg_type {
 	MSG_GO = 1,
 	MSG_READY,
@@ -29,6 +33,8 @@ enum msg_type {
 	MSG_EXEC_STARTED,
 	MSG_EXEC_EXIT,
 	MSG_EXEC_SIGNAL,
+	MSG_PORT_CONNECT,
+	MSG_PORT_CONNECTED,
 };
 
 struct msg {

@@ -22,6 +22,9 @@ int env_build(const struct policy *p, char *const *caller, const char *home, con
 void env_result_free(struct env_result *r);
 /* Sets NAME=VALUE in an environment already built, replacing an earlier value. */
 int env_override(struct env_result *r, const char *name, const char *value);
+/* A copy of vars (NAME=VALUE entries) with each NAME=VALUE of over set in it, replacing an
+ * earlier value (a session's exec: the session's environment and the request's). 0 or -1. */
+int env_overlaid(const struct strv *vars, const struct strv *over, struct strv *out);
 /* NAME's value in an environment built, or NULL when it is unset. */
 const char *env_get(const struct env_result *r, const char *name);
 /* Adds VALUE at the end of NAME's value, after a space (NAME=VALUE when it is unset or empty):

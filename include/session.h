@@ -2,9 +2,10 @@
 /* Task sessions: one sandbox for many commands. `agentbox session start` builds the sandbox
  * with no command and leaves a detached supervisor serving a control socket; `agentbox exec`
  * (exec_client.h) runs commands in it; `session stop` ends it, `session list` shows the live
- * ones. The control socket lives in a 0700 directory of the caller's (session_runtime_dir),
- * hidden from every sandbox's view; the supervisor also refuses peers of another uid or inside
- * its sandbox. The session's id is its audit run id, and names its changes directory. */
+ * ones, `session port` gives the caller a socket reaching a server inside. The control socket
+ * lives in a 0700 directory of the caller's (session_runtime_dir), hidden from every sandbox's
+ * view; the supervisor also refuses peers of another uid or inside its sandbox. The session's
+ * id is its audit run id, and names its changes directory. */
 #ifndef AGENTBOX_SESSION_H
 #define AGENTBOX_SESSION_H
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* What a session's client and supervisor say to each other, pure (no I/O): session ids, and a
- * request (exec, stop, info or a signal for a running exec) encoded into one SOCK_SEQPACKET
- * message. The supervisor hands an exec to pid 1 in the same encoding. See session.h. */
+ * request (exec, stop, info, a signal for a running exec, a port forwarded or its forward
+ * closed) encoded into one SOCK_SEQPACKET message. The supervisor hands an exec to pid 1 in the
+ * same encoding. See session.h. */
 #ifndef AGENTBOX_SESSION_PROTO_H
 #define AGENTBOX_SESSION_PROTO_H
 
@@ -19,11 +20,19 @@ bool session_id_valid(const char *id);
 /* One request: argv, environment overrides and cwd, whatever their lengths, fit in this. */
 #define SESSION_MAX_REQUEST (128 * 1024)
 
-enum session_kind { SESSION_EXEC = 1, SESSION_STOP, SESSION_INFO, SESSION_SIGNAL };
+enum session_kind {
+	SESSION_EXEC = 1,
+	SESSION_STOP,
+	SESSION_INFO,
+	SESSION_SIGNAL,
+	SESSION_PORT,	    /* a socket on the host for the sandbox's 127.0.0.1:port */
+	SESSION_PORT_CLOSE, /* that socket removed */
+};
 
 struct session_request {
 	enum session_kind kind;
 	int signo;	       /* SESSION_SIGNAL */
+	unsigned port;	       /* SESSION_PORT, SESSION_PORT_CLOSE: 1 to 65535 */
 	uint64_t timeout_ms;   /* SESSION_EXEC: 0 for none */
 	char *cwd;	       /* SESSION_EXEC: NULL for the default */
 	struct strv argv, env; /* env: NAME=VALUE */
@@ -48,6 +57,7 @@ enum session_reply {
 	SESSION_REPLY_STOPPED,
 	SESSION_REPLY_RESULT, /* just before EXIT; text: the exec's --result object (result.h) */
 	SESSION_REPLY_NOTE,   /* before RESULT; text: a line agentbox says on the client's stderr */
+	SESSION_REPLY_PORT,   /* value: the port; text: its socket on the host */
 };
 
 #endif

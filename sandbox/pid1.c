@@ -2,9 +2,11 @@
 /* Inside the sandbox (see include/pid1.h). pid 1 never talks to anything but the supervisor. */
 #include "pid1.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -434,6 +436,53 @@ static void reap_execs(struct run *r, struct execs *x)
 	}
 }
 
+/* The loopback address a forwarded connection asks for (nothing else: the supervisor forwards
+ * to the sandbox's own servers only), with its port; 0 when it is none. */
+static socklen_t loopback_address(const struct msg *m, struct sockaddr_storage *ss)
+{
+	struct sockaddr_in *in4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (m->value <= 0 || m->value > 65535)
+		return 0;
+	if (inet_pton(AF_INET, m->text, &in4->sin_addr) == 1 &&
+	    in4->sin_addr.s_addr == htonl(INADDR_LOOPBACK)) {
+		in4->sin_family = AF_INET;
+		in4->sin_port = htons((uint16_t)m->value);
+		return sizeof(*in4);
+	}
+	if (inet_pton(AF_INET6, m->text, &in6->sin6_addr) == 1 &&
+	    IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr)) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)m->value);
+		return sizeof(*in6);
+	}
+	return 0;
+}
+
+/* A forwarded connection's socket (MSG_PORT_CONNECT). pid 1 makes it because only a process in
+ * the sandbox's network namespace can, and the supervisor cannot enter that namespace. The
+ * connect is begun and never waited for (non-blocking): the supervisor sees it finish, so a
+ * server that does not accept cannot hold pid 1. */
+static void port_connect(struct run *r, const struct msg *m)
+{
+	struct msg out = {.type = MSG_PORT_CONNECTED, .id = m->id};
+	struct sockaddr_storage ss;
+	socklen_t len = loopback_address(m, &ss);
+	int fd = -1;
+
+	if (!len)
+		out.value = EINVAL;
+	else if ((fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0 ||
+		 (connect(fd, (struct sockaddr *)&ss, len) < 0 && errno != EINPROGRESS))
+		out.value = errno;
+	/* a supervisor gone has nobody to answer: its hang-up ends pid 1 next */
+	channel_send_data(r->sock[1], &out, NULL, 0, &fd, out.value ? 0 : 1);
+	if (fd >= 0)
+		close(fd);
+}
+
 /* Until the supervisor hangs up (then PDEATHSIG or the hang-up ends pid 1 and, with it, every
  * process of the session). */
 static _Noreturn void session_loop(struct run *r)
@@ -473,6 +522,8 @@ static _Noreturn void session_loop(struct run *r)
 			start_exec(r, &x, &m, &in);
 		else if (m.type == MSG_EXEC_SIGNAL)
 			signal_exec(&x, &m);
+		else if (m.type == MSG_PORT_CONNECT && in.n == 0)
+			port_connect(r, &m);
 		else
 			for (size_t i = 0; i < in.n; i++)
 				close(fds[i]);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* A session's requests on the wire (see include/session_proto.h). Layout: a fixed header
- * (magic, kind, signal, timeout, counts, a cwd flag), then NUL-terminated strings: the cwd when
- * present, argv, env. Every string must end exactly where the buffer does. */
+ * (magic, kind, a value: the signal or the port, timeout, counts, a cwd flag), then NUL-terminated
+ * strings: the cwd when present, argv, env. Every string must end exactly where the buffer does. */
 #include "session_proto.h"
 
 #include <errno.h>
@@ -12,7 +12,7 @@
 
 struct header {
 	uint32_t magic, kind;
-	int32_t signo;
+	int32_t value; /* the signal (SESSION_SIGNAL), the port (SESSION_PORT*), else 0 */
 	uint32_t has_cwd;
 	uint64_t timeout_ms;
 	uint32_t argc, envc;
@@ -51,8 +51,14 @@ static char *put(char *p, const char *s)
 int session_request_encode(const struct session_request *r, char **out, size_t *len,
 			   struct ab_err *e)
 {
-	struct header h = {MAGIC,	  (uint32_t)r->kind,   r->signo,	  r->cwd != NULL,
-			   r->timeout_ms, (uint32_t)r->argv.n, (uint32_t)r->env.n};
+	bool port = r->kind == SESSION_PORT || r->kind == SESSION_PORT_CLOSE;
+	struct header h = {MAGIC,
+			   (uint32_t)r->kind,
+			   port ? (int32_t)r->port : r->signo,
+			   r->cwd != NULL,
+			   r->timeout_ms,
+			   (uint32_t)r->argv.n,
+			   (uint32_t)r->env.n};
 	size_t n = sizeof(h) + (r->cwd ? strlen(r->cwd) + 1 : 0) + strings_len(&r->argv) +
 		   strings_len(&r->env);
 	char *buf, *p;
@@ -131,13 +137,16 @@ int session_request_decode(const char *buf, size_t len, struct session_request *
 	memcpy(&h, buf, sizeof(h));
 	if (h.magic != MAGIC)
 		return bad(e, "not version 1 of the protocol (its header starts ABX1)");
-	if (h.kind < SESSION_EXEC || h.kind > SESSION_SIGNAL || h.has_cwd > 1)
+	if (h.kind < SESSION_EXEC || h.kind > SESSION_PORT_CLOSE || h.has_cwd > 1)
 		return bad(e, "unknown kind");
 	/* each string takes at least its terminator: counts past the size are lies */
 	if (h.argc > len || h.envc > len)
 		return bad(e, "counts");
 	r->kind = (enum session_kind)h.kind;
-	r->signo = h.signo;
+	if (r->kind == SESSION_PORT || r->kind == SESSION_PORT_CLOSE)
+		r->port = h.value > 0 && h.value <= 65535 ? (unsigned)h.value : 0;
+	else
+		r->signo = h.value;
 	r->timeout_ms = h.timeout_ms;
 	if (h.has_cwd) {
 		const char *cwd = take(&p, end);
@@ -153,7 +162,8 @@ int session_request_decode(const char *buf, size_t len, struct session_request *
 	}
 	if (p != end || (r->kind == SESSION_EXEC && r->argv.n == 0) ||
 	    (r->kind != SESSION_EXEC && (r->argv.n || r->env.n || r->cwd)) ||
-	    (r->kind == SESSION_SIGNAL && (r->signo <= 0 || r->signo >= 65))) {
+	    (r->kind == SESSION_SIGNAL && (r->signo <= 0 || r->signo >= 65)) ||
+	    ((r->kind == SESSION_PORT || r->kind == SESSION_PORT_CLOSE) && !r->port)) {
 		session_request_free(r);
 		return bad(e, p != end ? "trailing bytes" : "fields for its kind");
 	}

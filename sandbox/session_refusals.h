@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
-/* Who may talk to a session's control socket, and how the refusals are written
- * (session_refusals.c). Refused connections are the one event anyone who can reach the socket
- * causes at will: in each window the first few are written one by one, the rest summed up in
- * one event when the window closes; all of them count against [audit] event-budget. */
+/* Who may talk to a session's control socket (and to its forwarded ports' sockets,
+ * session_ports.h), and how the refusals are written (session_refusals.c). Refused connections
+ * are the one event anyone who can reach the socket causes at will: in each window the first
+ * few are written one by one, the rest summed up in one event when the window closes; all of
+ * them count against [audit] event-budget. */
 #ifndef AGENTBOX_SESSION_REFUSALS_H
 #define AGENTBOX_SESSION_REFUSALS_H
 

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* A session's supervisor (see include/session_serve.h). One poll loop, like a run's
  * (supervise.c), over: its signals, pid 1's channel, the control socket and its clients, the
- * filter's notifications, the proxy, the disk budget, and the deadlines (the session's, its
- * idle time's, each exec's). Each exec is a client connection: its request is checked and
- * audited here, then handed to pid 1 with the client's stdio; pid 1 forks it exactly as it
- * forks a plain run's command, under the same confinement, and reports its status back. */
+ * filter's notifications, the proxy, the disk budget, the forwarded ports, and the deadlines
+ * (the session's, its idle time's, each exec's). Each exec is a client connection: its request
+ * is checked and audited here, then handed to pid 1 with the client's stdio; pid 1 forks it
+ * exactly as it forks a plain run's command, under the same confinement, and reports back. */
 #include "session_serve.h"
 
 #include <errno.h>
@@ -27,6 +27,7 @@
 #include "run_audit.h"
 #include "sandbox.h"
 #include "session_proto.h"
+#include "session_ports.h"
 #include "session_refusals.h"
 #include "supervise.h"
 
@@ -40,6 +41,7 @@ enum {
 	SLOT_PROXY,
 	SLOT_DISK,
 	SLOT_PROTECT,
+	SLOT_PORTS,
 	FIXED_FDS
 };
 
@@ -79,6 +81,7 @@ struct serve {
 	char ns[64]; /* this supervisor's pid namespace: clients must be in it */
 	char *buf;
 	struct session_refusals refusals;
+	struct session_ports *ports;
 };
 
 static uint64_t now_ms(void)
@@ -202,30 +205,6 @@ static void drop_client(struct serve *s, struct client *c)
 	*c = s->clients[--s->n_clients];
 }
 
-/* The session's environment with the request's NAME=VALUE overrides, for pid 1. */
-static int exec_env(const struct run *r, const struct strv *over, struct strv *out)
-{
-	struct env_result tmp = {0};
-	int rc = 0;
-
-	for (size_t i = 0; rc == 0 && i < r->env.vars.n; i++)
-		rc = strv_push(&tmp.vars, r->env.vars.v[i]);
-	for (size_t i = 0; rc == 0 && i < over->n; i++) {
-		char *name = strdup(over->v[i]), *eq = name ? strchr(name, '=') : NULL;
-		if (!eq)
-			rc = -1;
-		else {
-			*eq = '\0';
-			rc = env_override(&tmp, name, eq + 1);
-		}
-		free(name);
-	}
-	*out = tmp.vars;
-	tmp.vars = (struct strv){0};
-	env_result_free(&tmp);
-	return rc;
-}
-
 static int audit_exec(struct serve *s, const struct exec *x, const struct sandbox_result *res,
 		      struct ab_err *e)
 {
@@ -302,7 +281,7 @@ static int start_exec(struct serve *s, struct client *c, struct session_request 
 	}
 	out.argv = q->argv;
 	out.cwd = q->cwd ? q->cwd : s->r->workdir;
-	if (exec_env(s->r, &q->env, &out.env) < 0) {
+	if (env_overlaid(&s->r->env.vars, &q->env, &out.env) < 0) {
 		strv_free(&out.env);
 		return ab_fail(e, ENOMEM, "environment");
 	}
@@ -383,13 +362,18 @@ static int exec_ended(struct serve *s, struct exec *x, int wait_status, const ch
 
 static int on_pid1(struct serve *s, struct ab_err *e)
 {
-	struct channel_extra in = {0};
+	int fds[MAX_PASSED_FDS];
+	struct channel_extra in = {.fds = fds, .max = MAX_PASSED_FDS};
 	struct msg m;
 	struct exec *x;
 	int rc = channel_recv_extra(s->r->sock[0], &m, &in);
 
 	if (rc <= 0)
 		return -1;
+	if (m.type == MSG_PORT_CONNECTED) /* takes the socket, when one came */
+		return session_ports_connected(s->ports, &m, fds, in.n, e) < 0 ? -2 : 0;
+	for (size_t i = 0; i < in.n; i++)
+		close(fds[i]);
 	x = find_exec(s, m.id);
 	if (m.type == MSG_EXEC_STARTED && x && !x->root && in.sender > 0)
 		x->root = in.sender;
@@ -446,7 +430,6 @@ static int on_accept(struct serve *s, struct ab_err *e)
 static void info(struct serve *s, int fd)
 {
 	struct json j;
-	char line[AB_ERR_MAX];
 	const struct policy *p = s->r->p;
 	const char *profile = p->profiles.n ? p->profiles.v[0] : "";
 	const char *base = strrchr(profile, '/') ? strrchr(profile, '/') + 1 : profile;
@@ -463,9 +446,8 @@ static void info(struct serve *s, int fd)
 	json_kv_str(&j, "socket", s->path);
 	json_kv_str(&j, "changes", s->r->changes);
 	json_obj_end(&j);
-	snprintf(line, sizeof(line), "%-32s  %-20s  %5u  %s", audit_run_id(s->a), s->started,
+	snprintf(m.text, sizeof(m.text), "%-32s  %-20s  %5u  %s", audit_run_id(s->a), s->started,
 		 s->next_id, base);
-	snprintf(m.text, sizeof(m.text), "%s", line);
 	if (json_text(&j))
 		channel_send_data(fd, &m, json_text(&j), strlen(json_text(&j)), NULL, 0);
 	json_free(&j);
@@ -505,6 +487,12 @@ static int on_client(struct serve *s, struct client *c, struct ab_err *e)
 		} else if (q.kind == SESSION_STOP && !c->exec) {
 			s->end_reason = "stop";
 			s->stopper = c->fd;
+		} else if ((q.kind == SESSION_PORT || q.kind == SESSION_PORT_CLOSE) && !c->exec) {
+			struct msg a;
+			out = session_ports_request(s->ports, &q, &a, e) < 0 ? -2 : 0;
+			reply(c->fd, a.type, a.value, 0, a.text);
+			drop_client(s, c);
+			c = NULL;
 		} else {
 			ab_fail(&bad, EPROTO, "a request this connection cannot make");
 			out = -1;
@@ -515,6 +503,8 @@ static int on_client(struct serve *s, struct client *c, struct ab_err *e)
 	}
 	for (size_t i = 0; i < in.n; i++)
 		close(fds[i]);
+	if (out == -2)
+		return -1;
 	if (out < 0 && c) {
 		struct ucred uc = {0};
 		socklen_t len = sizeof(uc);
@@ -577,6 +567,8 @@ static int deadlines(struct serve *s, struct ab_err *e)
 		if (s->t0 + l->session_timeout_ms < next)
 			next = s->t0 + l->session_timeout_ms;
 	}
+	/* a forwarded connection keeps the session busy as an exec does */
+	s->last_active = session_ports_active(s->ports, now, s->last_active);
 	if (l->idle_timeout_ms && s->n_execs == 0) {
 		if (s->last_active + l->idle_timeout_ms <= now) {
 			s->end_reason = "idle-timeout";
@@ -629,6 +621,7 @@ static int round_trip(struct serve *s, struct ab_err *e)
 	pfd[SLOT_PROXY] = (struct pollfd){r->proxy ? proxy_fd(r->proxy) : -1, POLLIN, 0};
 	pfd[SLOT_DISK] = (struct pollfd){r->disk ? disk_limit_fd(r->disk) : -1, POLLIN, 0};
 	pfd[SLOT_PROTECT] = (struct pollfd){r->watch ? protect_watch_fd(r->watch) : -1, POLLIN, 0};
+	pfd[SLOT_PORTS] = (struct pollfd){session_ports_fd(s->ports), POLLIN, 0};
 	for (size_t i = 0; i < nc; i++) {
 		fds[i] = s->clients[i].fd;
 		pfd[n++] = (struct pollfd){fds[i], POLLIN, 0};
@@ -653,6 +646,8 @@ static int round_trip(struct serve *s, struct ab_err *e)
 	if ((pfd[SLOT_FILTER].revents & POLLIN) && seccomp_monitor_handle(r->monitor, s->a, e) < 0)
 		return -1;
 	if ((pfd[SLOT_PROXY].revents & POLLIN) && proxy_dispatch(r->proxy, e) < 0)
+		return -1;
+	if ((pfd[SLOT_PORTS].revents & POLLIN) && session_ports_dispatch(s->ports, e) < 0)
 		return -1;
 	if ((pfd[SLOT_DISK].revents & POLLIN) && supervise_disk_tick(r, &s->disk_full, s->a, e) < 0)
 		return -1;
@@ -696,6 +691,9 @@ static _Noreturn void end_session(struct serve *s, struct ab_err *e)
 
 	unlink(s->path); /* no new client from now on */
 	close(s->lfd);
+	/* before the sandbox goes: their connections are cut by the session, not by the servers */
+	if (session_ports_free(s->ports, e) < 0)
+		rc = -1;
 	if (!s->pid1_reaped)
 		supervise_kill(s->r);
 	/* commands still running died with the namespace */
@@ -768,6 +766,8 @@ _Noreturn void session_serve(const struct policy *p, struct audit *a,
 		goto failed;
 	}
 	s.ns[n] = '\0';
+	if (!(s.ports = session_ports_new(&r, a, s.ns, &s.refusals, path, &e)))
+		goto failed;
 	if (sandbox_start(&r, a, protect, &e) < 0)
 		goto failed;
 	if (r.monitor)

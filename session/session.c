@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Task sessions, the caller's side (see include/session.h): the control-socket directory,
- * `session start` (which forks the supervisor, session_serve.c), `session stop` and `list`. */
+ * `session start` (which forks the supervisor, session_serve.c), `session stop`, `list` and
+ * `port`. */
 #include "session.h"
 
 #include <dirent.h>
@@ -355,20 +356,19 @@ fail:
 	return -1;
 }
 
-/* ---------- stop and list ---------- */
+/* ---------- stop, list and port ---------- */
 
 /* Sends a request without fds and returns the first reply (1), 0 when the supervisor hung up. */
-static int ask(int fd, enum session_kind kind, struct msg *m, char *data, size_t cap, size_t *len,
-	       struct ab_err *e)
+static int ask(int fd, const struct session_request *q, struct msg *m, char *data, size_t cap,
+	       size_t *len, struct ab_err *e)
 {
-	struct session_request q = {.kind = kind};
 	struct msg hdr = {.type = 0};
 	struct channel_extra x = {.data = data, .cap = cap};
 	char *buf;
 	size_t n;
 	int rc;
 
-	if (session_request_encode(&q, &buf, &n, e) < 0)
+	if (session_request_encode(q, &buf, &n, e) < 0)
 		return -1;
 	rc = channel_send_data(fd, &hdr, buf, n, NULL, 0);
 	free(buf);
@@ -392,7 +392,7 @@ static int stop(const char *id, struct ab_err *e)
 
 	if (fd < 0)
 		return -1;
-	rc = ask(fd, SESSION_STOP, &m, NULL, 0, NULL, e);
+	rc = ask(fd, &(struct session_request){.kind = SESSION_STOP}, &m, NULL, 0, NULL, e);
 	close(fd);
 	/* STOPPED comes once the sandbox is gone and the trail written; a hang-up without it
 	 * means the supervisor died, which takes the sandbox with it too */
@@ -415,7 +415,8 @@ static int list_one(const char *dir, const char *name, bool json, struct ab_err 
 			unlink(path);
 		return 0;
 	}
-	rc = ask(fd, SESSION_INFO, &m, info, sizeof(info) - 1, &len, e);
+	rc = ask(fd, &(struct session_request){.kind = SESSION_INFO}, &m, info, sizeof(info) - 1,
+		 &len, e);
 	close(fd);
 	if (rc <= 0 || m.type != SESSION_REPLY_INFO)
 		return 0;
@@ -425,6 +426,27 @@ static int list_one(const char *dir, const char *name, bool json, struct ab_err 
 	else
 		printf("%s\n", m.text);
 	return 0;
+}
+
+/* The forwards' sockets (ID.port-PORT.sock) of sessions whose control socket is gone: their
+ * supervisor was killed outright (list_one removed its socket), and nothing listens on them. */
+static void remove_dead_ports(DIR *dh)
+{
+	struct dirent *d;
+
+	rewinddir(dh);
+	while ((d = readdir(dh))) {
+		char id[SESSION_ID_LEN + 1], control[SESSION_ID_LEN + 6];
+		struct stat st;
+		if (strlen(d->d_name) <= SESSION_ID_LEN + 6 ||
+		    strncmp(d->d_name + SESSION_ID_LEN, ".port-", 6))
+			continue;
+		snprintf(id, sizeof(id), "%.*s", SESSION_ID_LEN, d->d_name);
+		snprintf(control, sizeof(control), "%s.sock", id);
+		if (session_id_valid(id) &&
+		    fstatat(dirfd(dh), control, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+			unlinkat(dirfd(dh), d->d_name, 0);
+	}
 }
 
 /* The sessions of one directory, read through an fd of the directory checked private. */
@@ -449,6 +471,7 @@ static int list_dir(const char *dir, bool json, struct ab_err *e)
 		if (session_id_valid(id))
 			list_one(dir, d->d_name, json, e);
 	}
+	remove_dead_ports(dh);
 	closedir(dh);
 	return 0;
 }
@@ -467,6 +490,71 @@ static int list(bool json, struct ab_err *e)
 	return fflush(stdout) == 0 ? 0 : ab_fail(e, errno, "stdout");
 }
 
+/* PORT as written: a number from 1 to 65535 in decimal digits; 0 for anything else. */
+static unsigned port_number(const char *s)
+{
+	unsigned long v = 0;
+
+	for (size_t i = 0; s[i]; i++) {
+		if (s[i] < '0' || s[i] > '9' || i >= 5)
+			return 0;
+		v = v * 10 + (unsigned long)(s[i] - '0');
+	}
+	return v <= 65535 ? (unsigned)v : 0;
+}
+
+static void print_port(const struct msg *m, bool open, bool json)
+{
+	struct json j;
+
+	if (!json) {
+		if (open)
+			printf("%s\n", m->text);
+		return;
+	}
+	json_init(&j);
+	json_obj_begin(&j);
+	json_kv_uint(&j, "port", (uint64_t)m->value);
+	json_kv_str(&j, "socket", m->text);
+	json_kv_bool(&j, "open", open);
+	json_obj_end(&j);
+	printf("%s\n", json_text(&j) ? json_text(&j) : "{}");
+	json_free(&j);
+}
+
+/* `agentbox session port ID PORT [--close] [--json]`: the socket on the host that reaches
+ * 127.0.0.1:PORT inside the session (made by the supervisor, session_ports.c), or its end. */
+static int port(int argc, char **argv, struct ab_err *e)
+{
+	struct session_request q = {.kind = SESSION_PORT, .port = port_number(argv[4])};
+	bool json = false;
+	struct msg m;
+	int fd, rc;
+
+	for (int i = 5; i < argc; i++) {
+		if (!strcmp(argv[i], "--close"))
+			q.kind = SESSION_PORT_CLOSE;
+		else if (!strcmp(argv[i], "--json"))
+			json = true;
+		else
+			return ab_fail(e, 0, "session port: unknown option '%.40s'", argv[i]),
+			       ab_hint(e, "agentbox session port ID PORT [--close] [--json]");
+	}
+	if (!q.port)
+		return ab_fail(e, 0, "'%.20s' is not a port number", argv[4]),
+		       ab_hint(e, "give the TCP port the server listens on inside, 1 to 65535");
+	if ((fd = session_connect(argv[3], e)) < 0)
+		return -1;
+	rc = ask(fd, &q, &m, NULL, 0, NULL, e);
+	close(fd);
+	if (rc < 0)
+		return -1;
+	if (rc == 0 || m.type != SESSION_REPLY_PORT)
+		return ab_fail(e, EPROTO, "no answer from the session about port %u", q.port);
+	print_port(&m, q.kind == SESSION_PORT, json);
+	return fflush(stdout) == 0 ? 0 : ab_fail(e, errno, "stdout");
+}
+
 int session_command(int argc, char **argv, struct ab_err *e)
 {
 	int rc = -1;
@@ -476,9 +564,11 @@ int session_command(int argc, char **argv, struct ab_err *e)
 	else if (argc >= 3 && argc <= 4 && !strcmp(argv[2], "list") &&
 		 (argc == 3 || !strcmp(argv[3], "--json")))
 		rc = list(argc == 4, e);
+	else if (argc >= 5 && argc <= 7 && !strcmp(argv[2], "port"))
+		rc = port(argc, argv, e);
 	else
 		ab_fail(e, 0,
 			"usage: agentbox session start [OPTIONS] -p PROFILE | stop ID | "
-			"list [--json]");
+			"list [--json] | port ID PORT [--close] [--json]");
 	return rc < 0 ? 125 : 0;
 }

@@ -179,7 +179,10 @@ run_cmd() {
 		ERR=$(cat "$META/err")
 		fail "command hung for ${CMD_LIMIT}s and was killed: $(show_cmd "$@")" "$(report)"
 	fi
-	kill "$timer" 2>/dev/null
+	# SIGKILL: a timer killed before it has exec'd sleep is still a copy of this shell, and
+	# SIGTERM would make it run the case's EXIT trap (stop_all, stopping the case's sessions
+	# under it)
+	kill -KILL "$timer" 2>/dev/null
 	wait "$timer" 2>/dev/null
 	RC=$rc
 	OUT=$(cat "$META/out")

@@ -375,6 +375,33 @@ static void test_get_and_append(void **state)
 	policy_free(p);
 }
 
+/* A session's exec: the session's environment with the request's NAME=VALUE set in it, each
+ * replacing the session's value; the session's own is left as it was; an entry without '='
+ * fails. */
+static void test_overlaid(void **state)
+{
+	struct strv base = {0}, over = {0}, out = {0};
+	(void)state;
+
+	push(&base, "A=1");
+	push(&base, "PATH=/bin");
+	push(&over, "PATH=/usr/bin:/bin");
+	push(&over, "B=");
+	push(&over, "B=2");
+	assert_int_equal(env_overlaid(&base, &over, &out), 0);
+	assert_int_equal(out.n, 3);
+	assert_string_equal(out.v[0], "A=1");
+	assert_string_equal(out.v[1], "PATH=/usr/bin:/bin");
+	assert_string_equal(out.v[2], "B=2");
+	assert_null(out.v[3]);
+	assert_string_equal(base.v[1], "PATH=/bin");
+	strv_free(&out);
+	push(&over, "NOEQUALS");
+	assert_int_equal(env_overlaid(&base, &over, &out), -1);
+	strv_free(&base);
+	strv_free(&over);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -390,6 +417,7 @@ int main(void)
 	    cmocka_unit_test(test_run_id_always_set),
 	    cmocka_unit_test(test_duplicate_caller_entries),
 	    cmocka_unit_test(test_get_and_append),
+	    cmocka_unit_test(test_overlaid),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

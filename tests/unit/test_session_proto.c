@@ -111,6 +111,49 @@ static void test_malformed(void **state)
 	}
 }
 
+/* A port request carries its port in the header's value, and nothing else; ports outside 1 to
+ * 65535 and strings with it are refused. */
+static void test_port(void **state)
+{
+	struct session_request q = {.kind = SESSION_PORT, .port = 8000}, d;
+	struct ab_err e = {0};
+	char *buf;
+	size_t len;
+
+	(void)state;
+	encode(&q, &buf, &len);
+	assert_int_equal(session_request_decode(buf, len, &d, &e), 0);
+	assert_int_equal(d.kind, SESSION_PORT);
+	assert_int_equal(d.port, 8000);
+	assert_int_equal(d.signo, 0);
+	free(buf);
+	session_request_free(&d);
+	q = (struct session_request){.kind = SESSION_PORT_CLOSE, .port = 65535};
+	encode(&q, &buf, &len);
+	assert_int_equal(session_request_decode(buf, len, &d, &e), 0);
+	assert_int_equal(d.kind, SESSION_PORT_CLOSE);
+	assert_int_equal(d.port, 65535);
+	free(buf);
+	session_request_free(&d);
+
+	struct session_request bad[4] = {{.kind = SESSION_PORT, .port = 0},
+					 {.kind = SESSION_PORT, .port = 65536},
+					 {.kind = SESSION_PORT_CLOSE, .port = 0x80000001u},
+					 {.kind = SESSION_PORT, .port = 80}};
+	strv_push(&bad[3].argv, "x");
+	for (int i = 0; i < 4; i++) {
+		encode(&bad[i], &buf, &len);
+		assert_int_equal(session_request_decode(buf, len, &d, &e), -1);
+		free(buf);
+		session_request_free(&bad[i]);
+	}
+	/* a kind past the last is unknown */
+	q = (struct session_request){.kind = SESSION_PORT_CLOSE + 1};
+	encode(&q, &buf, &len);
+	assert_int_equal(session_request_decode(buf, len, &d, &e), -1);
+	free(buf);
+}
+
 static void test_size_limit(void **state)
 {
 	struct session_request q = {.kind = SESSION_EXEC};
@@ -131,9 +174,8 @@ static void test_size_limit(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_ids),
-	    cmocka_unit_test(test_round_trip),
-	    cmocka_unit_test(test_malformed),
+	    cmocka_unit_test(test_ids),	       cmocka_unit_test(test_round_trip),
+	    cmocka_unit_test(test_malformed),  cmocka_unit_test(test_port),
 	    cmocka_unit_test(test_size_limit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
