@@ -25,6 +25,8 @@
 #   (3) bulk: a BULK-byte download (target: intercept >= 0.5x tunnel);
 #   (4) start-up: agentbox -p intercept -- /bin/true vs -p tun, STARTUP_ROUNDS rounds of
 #       bench/interleave.py (target: <= 1.2x);
+#   (6) h2: N GETs over one intercepted connection, h2 (100 streams at once) against HTTP/1.1
+#       keep-alive (one after another), in the same rounds;
 #   (5) the credential scrub: a SCRUB-byte download of random bytes, intercepted three ways:
 #       `intercept` (no credential), `unbound` (a [credential] bound to another host) and `bound`
 #       (a [credential] bound to origin.test: every response body is scanned for its real
@@ -106,7 +108,7 @@ http {
 	keepalive_requests 1000000;
 	keepalive_timeout 60s;
 	server {
-		listen 127.0.0.1:$oport ssl;
+		listen 127.0.0.1:$oport ssl http2;
 		server_name origin.test;
 		ssl_certificate $work/srv.pem;
 		ssl_certificate_key $work/srv.key;
@@ -234,6 +236,16 @@ if [ -z "$why" ]; then
 	label=scrub measure bulk https://origin.test/rand
 	configs=("${saved[@]}")
 fi
+if [ -z "$why" ]; then
+	echo "## (6) h2 against HTTP/1.1 on one intercepted connection: $n GETs, $rounds rounds"
+	saved=("${configs[@]}")
+	configs=(intercept)
+	for _ in $(seq "$rounds"); do # the two alternate, round by round
+		rounds=1 label=h1mux measure mux h1 "$n" https://origin.test/small
+		rounds=1 label=h2mux measure mux h2 "$n" https://origin.test/small
+	done
+	configs=("${saved[@]}")
+fi
 echo "## (4) start-up, interleaved ($startup_rounds rounds, warmup 10): median, p10, p90 in ms"
 "$py" "$root/bench/interleave.py" "$startup_rounds" \
 	"with-http-rules=$ab -p $work/intercept.ini -- /bin/true" \
@@ -291,6 +303,10 @@ if "intercept" in cfgs:
     print(f"  requests/s, intercept / mitmproxy = {t:.1f}x (>= 10x): {verdict(t >= 10)}")
     print(f"  added p50 per request = {a:.3f} ms (<= 1 ms): {verdict(a <= 1)}")
     print(f"  bulk, intercept / untouched tunnel = {b:.2f} (>= 0.5): {verdict(b >= 0.5)}")
+    if ("intercept", "h2mux") in res:
+        h1, h2 = med("intercept", "h1mux", "RPS"), med("intercept", "h2mux", "RPS")
+        print(f"  one connection, intercepted: HTTP/1.1 {h1:,.0f} requests/s, h2 {h2:,.0f}: "
+              f"h2 / HTTP/1.1 = {h2 / h1:.2f}")
     if ("bound", "scrub") in res:
         i = med("intercept", "scrub", "MBPS")
         bd, ub = med("bound", "scrub", "MBPS") / i, med("unbound", "scrub", "MBPS") / i

@@ -15,6 +15,9 @@
 #       time_total for requests 2..N (the first pays for the connection and the handshakes).
 #   intercept_client.sh bulk URL -- CURL_OPTIONS...
 #       One download; prints "MBPS <MB/s, curl's average> BYTES <n>".
+#   intercept_client.sh mux h1|h2 N URL -- CURL_OPTIONS...
+#       One curl making N GETs over one connection: HTTP/1.1 keep-alive one after another, or
+#       h2 with up to 100 at once (streams of the one connection); prints "RPS <n/s>".
 set -euo pipefail
 mode=$1
 shift
@@ -70,6 +73,24 @@ bulk)
 	"${curl[@]}" -w '%{http_code} %{size_download} %{speed_download}\n' "$url" >"$tmp/all"
 	all_ok "$tmp/all" 1
 	awk '{ printf "MBPS %.0f BYTES %d\n", $3 / 1e6, $2 }' "$tmp/all"
+	;;
+mux)
+	proto=${args[0]} n=${args[1]} url=${args[2]}
+	if [ "$proto" = h2 ]; then
+		many=(curl -sS --http2 -Z --parallel-max 100 "$@")
+	else
+		many=(curl -sS --http1.1 "$@")
+	fi
+	t0=$EPOCHREALTIME
+	"${many[@]}" -o '/dev/null' -w '%{http_code} %{http_version} %{num_connects}
+' "$url?i=[1-$n]" >"$tmp/all"
+	t1=$EPOCHREALTIME
+	all_ok "$tmp/all" "$n"
+	[ "$(awk '{ s += $3 } END { print s }' "$tmp/all")" = 1 ] ||
+		{ echo "intercept_client.sh: mux $proto used more than one connection" >&2; exit 1; }
+	[ "$proto" != h2 ] || grep -q '^200 2 ' "$tmp/all" ||
+		{ echo "intercept_client.sh: mux h2 was not answered over h2" >&2; exit 1; }
+	awk -v a="$t0" -v b="$t1" -v n="$n" 'BEGIN { printf "RPS %.0f\n", n / (b - a) }'
 	;;
 *)
 	echo "intercept_client.sh: unknown mode $mode" >&2

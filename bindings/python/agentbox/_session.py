@@ -102,6 +102,22 @@ class Session:
             raise SessionError(reply.text if reply else "the session did not answer")
         return dict(json.loads(reply.data))
 
+    def port(self, port: int, *, close: bool = False) -> str:
+        """A host-side Unix socket (in the session's private directory) that reaches PORT on
+        the sandbox's 127.0.0.1 (or ::1): connect to it to talk to a server the command
+        started, e.g. `curl --unix-socket PATH http://x/`. The same path for the same port;
+        close=True removes it. Each connection is audited."""
+        if not 1 <= port <= 65535:
+            raise ValueError(f"{port} is not a port number")
+        with self._connect() as sock:
+            sock.sendall(
+                _wire.encode_request(_wire.PORT_CLOSE if close else _wire.PORT, value=port)
+            )
+            reply = self._recv(sock)
+        if reply is None or reply.type != _wire.REPLY_PORT:
+            raise SessionError(reply.text if reply else "the session did not answer")
+        return reply.text
+
     def exec(
         self,
         command: Sequence[Union[str, bytes]],

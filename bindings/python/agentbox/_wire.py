@@ -15,15 +15,22 @@ from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
 FRAME = struct.Struct("=iiI1024s")  # type, value, id, text
-HEADER = struct.Struct("=IIiIQII")  # magic, kind, signal, has_cwd, timeout_ms, argc, envc
+HEADER = struct.Struct("=IIiIQII")  # magic, kind, value, has_cwd, timeout_ms, argc, envc
 MAGIC = 0x41425831  # "ABX1": the protocol's version is its last character
 MAX_REQUEST = 128 * 1024
 MAX_REPLY = FRAME.size + 64 * 1024
 
-EXEC, STOP, INFO, SIGNAL = 1, 2, 3, 4
-REPLY_STARTED, REPLY_EXIT, REPLY_ERROR, REPLY_INFO, REPLY_STOPPED, REPLY_RESULT, REPLY_NOTE = (
-    range(100, 107)
-)
+EXEC, STOP, INFO, SIGNAL, PORT, PORT_CLOSE = 1, 2, 3, 4, 5, 6
+(
+    REPLY_STARTED,
+    REPLY_EXIT,
+    REPLY_ERROR,
+    REPLY_INFO,
+    REPLY_STOPPED,
+    REPLY_RESULT,
+    REPLY_NOTE,
+    REPLY_PORT,
+) = range(100, 108)
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -53,7 +60,7 @@ def encode_request(
     env: Sequence[str] = (),
     cwd: Optional[str] = None,
     timeout_ms: int = 0,
-    signo: int = 0,
+    value: int = 0,
 ) -> bytes:
     """A frame and a request, ready for sendmsg; ValueError for what the supervisor refuses."""
     for entry in env:
@@ -68,7 +75,7 @@ def encode_request(
         raise ValueError("timeout is negative")
     body = (_strings([cwd], "cwd") if cwd is not None else b"") + _strings(argv, "the command")
     body += _strings(env, "the environment")
-    head = HEADER.pack(MAGIC, kind, signo, cwd is not None, timeout_ms, len(argv), len(env))
+    head = HEADER.pack(MAGIC, kind, value, cwd is not None, timeout_ms, len(argv), len(env))
     if len(head) + len(body) > MAX_REQUEST:
         raise ValueError(
             f"the command, its environment and cwd take {len(head) + len(body)} bytes; "

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import pty
 import shutil
+import socket
 import signal
 import subprocess
 import tempfile
@@ -104,6 +105,20 @@ class AgentLoop(Base):
                    cwd=self.dir)
         self.assertTrue(r.ok, r)
         self.assertLess(time.monotonic() - start, 5)
+        path = s.port(8123)
+        self.assertEqual(s.port(8123), path)  # the same forward
+        body = b""
+        for _ in range(100):  # a request over the forward, from this side
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as c:
+                c.connect(path)
+                c.sendall(b"GET /f3.txt HTTP/1.0\r\n\r\n")
+                body = b"".join(iter(lambda: c.recv(65536), b""))
+            if body.endswith(b"\r\n\r\n3\n"):
+                break
+            time.sleep(0.1)
+        self.assertTrue(body.endswith(b"\r\n\r\n3\n"), body)
+        s.port(8123, close=True)
+        self.assertFalse(os.path.exists(path))
         fetch = ("import time, urllib.request\n"
                  "for _ in range(100):\n"
                  "    try:\n"
