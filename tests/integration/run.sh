@@ -8,6 +8,8 @@
 # gets a fresh work directory its user owns. If that user cannot read the binary, the profiles
 # or the test scripts where they are (a repository under a private directory), they are copied
 # to a temporary directory it can read and AGENTBOX_PROFILE_PATH points at the copied profiles.
+# A script in a folder beside tests/integration (tests/clients/matrix.sh) sources
+# ../integration/lib.sh: the copy keeps both folders side by side.
 #
 # With AGENTBOX_TEST_PASSES=unprivileged, a root run skips its own pass and runs only the
 # unprivileged user's.
@@ -166,10 +168,11 @@ if [ "$(id -u)" -eq 0 ]; then
 			test -x "$1" || bad="$bad $1"
 			[ -z "$4" ] || test -x "$4" || bad="$bad $4"
 			for f in "$2/profiles/shell.ini" "$2/profiles/minimal.ini" "$2/cli.c" "$3" \
-				"$(dirname "$3")/lib.sh"; do
+				"$(dirname "$3")/../integration/lib.sh"; do
 				test -r "$f" || bad="$bad $f"
 			done
-			for d in "$2/profiles" "$(dirname "$3")/helpers"; do
+			for d in "$2/profiles" "$(dirname "$3")/helpers" \
+				"$(dirname "$3")/../integration/helpers"; do
 				test -r "$d" && test -x "$d" || bad="$bad $d/"
 			done
 			[ -z "$bad" ] || { echo "# $(id -un) cannot use:$bad"; exit 1; }' sh "$1" "$2" "$3" \
@@ -184,7 +187,12 @@ if [ "$(id -u)" -eq 0 ]; then
 		cp -r "$src/profiles" "$stage/src/profiles"
 		cp "$src/cli.c" "$src/CMakeLists.txt" "$stage/src/"
 		cp -r "$src/bindings" "$stage/src/bindings"
-		cp -r "$(dirname "$script")" "$stage/src/tests/integration"
+		# the script's folder under its own name; a suite beside tests/integration (tests/clients)
+		# uses its lib.sh and helpers, so that folder comes too
+		sdir=$(basename "$(dirname "$script")")
+		cp -r "$(dirname "$script")" "$stage/src/tests/$sdir"
+		[ -d "$stage/src/tests/integration" ] ||
+			cp -r "$(dirname "$script")/../integration" "$stage/src/tests/integration"
 		if [ -n "$valgrind" ]; then # PREFIX/bin/valgrind, as tools/valgrind/build makes it
 			cp -r "$(dirname "$(dirname "$valgrind")")" "$stage/valgrind"
 			uvalgrind=$stage/valgrind/bin/valgrind
@@ -193,7 +201,7 @@ if [ "$(id -u)" -eq 0 ]; then
 		chmod 755 "$stage"
 		ubin=$stage/bin/agentbox
 		usrc=$stage/src
-		uscript=$stage/src/tests/integration/$(basename "$script")
+		uscript=$stage/src/tests/$sdir/$(basename "$script")
 		echo "# $test_user cannot read $bin or $src: using a copy in $stage"
 		if ! readable "$ubin" "$usrc" "$uscript" "$uvalgrind"; then
 			echo "FAIL $name ($test_user): the copy in $stage is not readable either"

@@ -6,15 +6,16 @@ and trailing space, so that a test can match " decision=deny method=GET " exactl
 
 Read: the `net` events (one per connection) and the `http` events (one per intercepted request,
 docs/audit.md). `path` is the event's own, else the path of its `url`; `rule` is `http_rule`
-when the event has one, else `rule`. A filter FIELD=VALUE keeps the events whose
-field, as printed, equals VALUE; FIELD~TEXT those whose field contains TEXT (`all~TEXT`: the
-event's whole JSON line). The last line is always `count=N`."""
+when the event has one, else `rule`; like every field, `intercepted` is printed only when the
+event has it. A filter FIELD=VALUE keeps the events whose field, as printed, equals VALUE;
+FIELD~TEXT those whose field contains TEXT (`all~TEXT`: the event's whole JSON line).
+The last line is always `count=N`."""
 import json
 import sys
 import urllib.parse
 
 KEYS = ["event", "decision", "protocol", "method", "host", "port", "path", "status", "rule",
-        "alpn", "stream", "sni", "reason", "bytes_out", "bytes_in", "duration_ms"]
+        "alpn", "stream", "sni", "reason", "bytes_out", "bytes_in", "duration_ms", "intercepted"]
 
 
 def fields(ev):
