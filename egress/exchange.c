@@ -90,8 +90,13 @@ static void request_event(struct conn *c, const char *decision, const char *reas
 void exchange_refused(struct conn *c, const char *why)
 {
 	struct intercept *x = c->tls;
+	char *path = c->target ? strdup(c->target) : NULL;
 
 	x->cur->rule = c->http_rule;
+	if (path) { /* the canonical target, when the rules read one */
+		free(x->cur->path);
+		x->cur->path = path;
+	}
 	request_event(c, "deny", why);
 	if (x->h2)
 		h2_refused(c);
@@ -132,6 +137,8 @@ static void begin(struct conn *c, const struct http_event *ev)
 	free(r->path);
 	r->path = ev ? strndup(ev->target, ev->target_len < 2048 ? ev->target_len : 2048) : NULL;
 	r->rule = c->http_rule = NULL;
+	free(c->target); /* the previous request's */
+	c->target = NULL;
 }
 
 static void begin_h1(struct conn *c, const struct http_event *ev)

@@ -27,6 +27,8 @@ void h2_enter(struct conn *c, struct h2_stream *s)
 	c->tls->cur = &s->r;
 	snprintf(c->method, sizeof(c->method), "%s", s->r.method);
 	c->http_rule = s->r.rule;
+	free(c->target); /* another stream's: a refusal of this one must not take it */
+	c->target = NULL;
 }
 
 struct h2_stream *h2_stream_new(struct h2 *h, int32_t cl_id)

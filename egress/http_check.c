@@ -85,17 +85,17 @@ bool http_check_request(struct conn *c, const char *head, size_t head_len)
 	}
 	v = http_rules_decide_why(rs, c->method, c->name, &t, &rule, &detail);
 	c->http_rule = rule;
-	if (v == HTTP_DENY) {
-		deny_text(c, rule, detail, text, sizeof(text));
-		http_check_refuse(c, 403, rule, text);
-		http_target_free(&t);
-		return false;
-	}
 	free(c->target);
-	c->target = http_target_format(&t);
+	c->target =
+	    http_target_format(&t); /* what the rules read: a refusal's event names it too */
 	http_target_free(&t);
 	if (!c->target) {
 		conn_close(c, "out of memory");
+		return false;
+	}
+	if (v == HTTP_DENY) {
+		deny_text(c, rule, detail, text, sizeof(text));
+		http_check_refuse(c, 403, rule, text);
 		return false;
 	}
 	return true;

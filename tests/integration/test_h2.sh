@@ -107,6 +107,9 @@ t_rules_per_stream() {
 	has_event "the allowed stream" event=http decision=allow alpn=h2 path=/one status=200
 	has_event "the denied stream" event=http decision=deny alpn=h2 path=/admin/x status=403
 	has_event "the second allowed stream" event=http decision=allow alpn=h2 path=/two
+	# curl's prior knowledge over TLS (it still offers h2 in ALPN, and gets it)
+	box prior curl -sS --http2-prior-knowledge --max-time 20 -w "$WOUT" -o /dev/null "$u/three"
+	assert_contains "$OUT" "CODE:200 VERSION:2" "--http2-prior-knowledge"
 }
 
 # Bodies through the flow-control windows both ways: a 16 MiB download and a 1 MiB upload
