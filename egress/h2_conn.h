@@ -17,6 +17,7 @@ struct h2_pipe {
 	bool ours;	   /* agentbox wrote it (a refusal): no peer's bytes to acknowledge */
 	bool has_trailers; /* trailers follow the body */
 	struct h2_nv trailers;
+	uint64_t in, acked; /* the sender's bytes taken in, and acknowledged to it so far */
 };
 
 struct h2_stream {

@@ -216,10 +216,13 @@ static ssize_t pipe_read(nghttp2_session *s, int32_t id, uint8_t *buf, size_t le
 	(void)id;
 	if (n > len)
 		n = len;
-	memcpy(buf, p->buf.buf + p->off, n);
+	if (n) /* an empty pipe's buf is NULL */
+		memcpy(buf, p->buf.buf + p->off, n);
 	p->off += n;
-	if (n && !p->ours)
+	if (n && !p->ours) {
 		nghttp2_session_consume(to_up ? h->cl : h->up, to_up ? st->cl_id : st->up_id, n);
+		p->acked += n;
+	}
 	if (p->off == p->buf.len) {
 		free(p->buf.buf);
 		p->buf = (struct plain){0};
