@@ -158,12 +158,19 @@ static int up_close(nghttp2_session *s, int32_t id, uint32_t error, void *user)
 	return 0;
 }
 
-/* What nghttp2 says of a peer's protocol error, for the connection's event. */
+/* What nghttp2 says of a peer's protocol error, for the connection's event. A bad header field
+ * is a stream's error (on_invalid names it for the stream's event), and its message quotes the
+ * field's name and value, which may be a credential's real value from the upstream: it never
+ * becomes the connection's reason, nor stays to be taken for the reason of a later failure. */
 static int on_error(nghttp2_session *s, int code, const char *msg, size_t len, void *user)
 {
 	struct h2 *h = user;
+	const char *colon = memchr(msg, ':', len);
 
-	(void)code;
+	if (code == NGHTTP2_ERR_HTTP_HEADER || code == NGHTTP2_ERR_HTTP_MESSAGING)
+		return 0;
+	if (colon) /* the description; what follows may quote the peer's bytes */
+		len = (size_t)(colon - msg);
 	snprintf(h->why, sizeof(h->why), "HTTP/2 from the %s: %.*s",
 		 s == h->cl ? "client" : "upstream", (int)(len < 200 ? len : 200), msg);
 	return 0;
