@@ -252,6 +252,14 @@ bool h2_request(struct conn *c, struct h2_stream *s, bool end)
 	if (s->f.no_memory)
 		return oom(c);
 	s->grpc = type && !strncasecmp(type, "application/grpc", 16);
+	if (h->up_gone) { /* nothing can take it: the client may send it again elsewhere */
+		name_unread(s);
+		s->refused = true;
+		s->reason = "the upstream had closed the connection (REFUSED_STREAM)";
+		(void)nghttp2_submit_rst_stream(h->cl, NGHTTP2_FLAG_NONE, s->cl_id,
+						NGHTTP2_REFUSED_STREAM);
+		return true;
+	}
 	if (s->f.too_big)
 		return refuse_unread(c, s, 431,
 				     "the request's header fields decode past 16 KiB (HPACK)");
@@ -526,4 +534,18 @@ void h2_stream_closed(struct conn *c, struct h2_stream *s, bool upstream, uint32
 	else if (!s->evented)
 		exchange_event(c, &s->r, "allow", s->reason);
 	h2_stream_free(h, s);
+}
+
+void h2_stream_orphaned(struct conn *c, struct h2_stream *s)
+{
+	struct h2 *h = c->tls->h2;
+
+	if (!s->up_id || s->up_closed)
+		return;
+	(void)nghttp2_session_set_stream_user_data(h->up, s->up_id, NULL);
+	if (!s->reason)
+		s->reason = "the upstream closed before its response ended";
+	if (!s->refused && !s->cl_closed)
+		(void)nghttp2_submit_rst_stream(h->cl, NGHTTP2_FLAG_NONE, s->cl_id, NGHTTP2_CANCEL);
+	h2_stream_closed(c, s, true, 0);
 }
