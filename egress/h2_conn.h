@@ -17,6 +17,7 @@ struct h2_pipe {
 	bool ours;	   /* agentbox wrote it (a refusal): no peer's bytes to acknowledge */
 	bool has_trailers; /* trailers follow the body */
 	struct h2_nv trailers;
+	uint64_t in, acked; /* the sender's bytes taken in, and acknowledged to it so far */
 };
 
 struct h2_stream {
@@ -43,6 +44,7 @@ struct h2 {
 	struct h2_stream *streams; /* all of them, until both sides are done */
 	char why[256];		   /* the error that ends the connection */
 	bool broke;		   /* nghttp2 ended a session for a peer's error */
+	bool up_gone; /* the upstream closed or said GOAWAY: its session is not used any more */
 };
 
 /* ---------- h2_stream.c ---------- */
@@ -54,6 +56,9 @@ void h2_stream_free(struct h2 *h, struct h2_stream *s);
 /* The client's request head (its fields in s->f) checked and sent up; false when the connection
  * ended. */
 bool h2_request(struct conn *c, struct h2_stream *s, bool end_stream);
+/* The upstream is gone: s, still waiting on it, is cut toward the client (and freed when the
+ * client is done with it too). */
+void h2_stream_orphaned(struct conn *c, struct h2_stream *s);
 bool h2_request_data(struct conn *c, struct h2_stream *s, const uint8_t *data, size_t n);
 bool h2_request_trailers(struct conn *c, struct h2_stream *s);
 bool h2_request_end(struct conn *c, struct h2_stream *s);

@@ -158,12 +158,19 @@ static int up_close(nghttp2_session *s, int32_t id, uint32_t error, void *user)
 	return 0;
 }
 
-/* What nghttp2 says of a peer's protocol error, for the connection's event. */
+/* What nghttp2 says of a peer's protocol error, for the connection's event. A bad header field
+ * is a stream's error (on_invalid names it for the stream's event), and its message quotes the
+ * field's name and value, which may be a credential's real value from the upstream: it never
+ * becomes the connection's reason, nor stays to be taken for the reason of a later failure. */
 static int on_error(nghttp2_session *s, int code, const char *msg, size_t len, void *user)
 {
 	struct h2 *h = user;
+	const char *colon = memchr(msg, ':', len);
 
-	(void)code;
+	if (code == NGHTTP2_ERR_HTTP_HEADER || code == NGHTTP2_ERR_HTTP_MESSAGING)
+		return 0;
+	if (colon) /* the description; what follows may quote the peer's bytes */
+		len = (size_t)(colon - msg);
 	snprintf(h->why, sizeof(h->why), "HTTP/2 from the %s: %.*s",
 		 s == h->cl ? "client" : "upstream", (int)(len < 200 ? len : 200), msg);
 	return 0;
@@ -216,10 +223,13 @@ static ssize_t pipe_read(nghttp2_session *s, int32_t id, uint8_t *buf, size_t le
 	(void)id;
 	if (n > len)
 		n = len;
-	memcpy(buf, p->buf.buf + p->off, n);
+	if (n) /* an empty pipe's buf is NULL */
+		memcpy(buf, p->buf.buf + p->off, n);
 	p->off += n;
-	if (n && !p->ours)
+	if (n && !p->ours) {
 		nghttp2_session_consume(to_up ? h->cl : h->up, to_up ? st->cl_id : st->up_id, n);
+		p->acked += n;
+	}
 	if (p->off == p->buf.len) {
 		free(p->buf.buf);
 		p->buf = (struct plain){0};
@@ -346,6 +356,8 @@ static bool send_side(struct conn *c, bool to_client, bool *sent)
 	nghttp2_session *s = to_client ? h->cl : h->up;
 	const struct flow *f = to_client ? &c->to_client : &c->to_up;
 
+	if (!to_client && h->up_gone)
+		return !c->dead;
 	while (!c->dead && flow_held(f) < H2_BACKLOG) {
 		const uint8_t *data;
 		ssize_t n = nghttp2_session_mem_send(s, &data);
@@ -368,7 +380,8 @@ bool h2_more(const struct conn *c)
 	const struct h2 *h = c->tls->h2;
 
 	return (flow_held(&c->to_client) < H2_BACKLOG && nghttp2_session_want_write(h->cl)) ||
-	       (flow_held(&c->to_up) < H2_BACKLOG && nghttp2_session_want_write(h->up));
+	       (!h->up_gone && flow_held(&c->to_up) < H2_BACKLOG &&
+		nghttp2_session_want_write(h->up));
 }
 
 bool h2_flush(struct conn *c)
@@ -387,9 +400,15 @@ bool h2_flush(struct conn *c)
 		return false;
 	}
 	if (!nghttp2_session_want_read(h->cl) && !nghttp2_session_want_write(h->cl)) {
+		/* after the upstream's end the client, told GOAWAY, closes first: a close from here
+		 * would meet its last acknowledgements unread, and the reset that makes would throw
+		 * away what it had not read yet */
+		if (h->up_gone)
+			return !c->dead;
 		abandon(c, "the client ended the connection");
 		intercept_finish(c); /* the client said GOAWAY and nothing is open */
-	} else if (!nghttp2_session_want_read(h->up) && !nghttp2_session_want_write(h->up)) {
+	} else if (!h->up_gone && !nghttp2_session_want_read(h->up) &&
+		   !nghttp2_session_want_write(h->up)) {
 		return h2_upstream_ended(c);
 	}
 	return !c->dead;
@@ -398,7 +417,11 @@ bool h2_flush(struct conn *c)
 static bool from(struct conn *c, bool upstream, const char *buf, size_t n)
 {
 	struct h2 *h = c->tls->h2;
-	ssize_t rc = nghttp2_session_mem_recv(upstream ? h->up : h->cl, (const uint8_t *)buf, n);
+	ssize_t rc;
+
+	if (upstream && h->up_gone) /* after its GOAWAY: nothing it says is waited for */
+		return !c->dead;
+	rc = nghttp2_session_mem_recv(upstream ? h->up : h->cl, (const uint8_t *)buf, n);
 
 	if (c->dead || c->tls->closing)
 		return !c->dead;
@@ -439,8 +462,24 @@ bool h2_client_ended(struct conn *c)
 
 bool h2_upstream_ended(struct conn *c)
 {
-	/* what the client was sent stands; the streams it waits on cannot be answered now */
-	abandon(c, "the upstream closed the connection");
-	goaway(c, NGHTTP2_NO_ERROR);
-	return !c->dead;
+	struct h2 *h = c->tls->h2;
+	struct h2_stream *s, *next;
+
+	if (h->up_gone)
+		return !c->dead;
+	/* what came whole still goes to the client (it may be buffered here yet); the streams
+	 * still waiting on the upstream are cut; no new one is taken, then the connection ends
+	 * once the client's session is done (h2_flush) */
+	h->up_gone = true;
+	for (s = h->streams; s; s = next) {
+		next = s->next;
+		h2_stream_orphaned(c, s);
+	}
+	if (nghttp2_submit_goaway(h->cl, NGHTTP2_FLAG_NONE,
+				  nghttp2_session_get_last_proc_stream_id(h->cl), NGHTTP2_NO_ERROR,
+				  NULL, 0) != 0) {
+		h2_fail(c, NGHTTP2_INTERNAL_ERROR, "cannot end an h2 connection: out of memory");
+		return false;
+	}
+	return h2_flush(c);
 }

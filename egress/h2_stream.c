@@ -84,6 +84,16 @@ static void drop(nghttp2_session *from, int32_t id, size_t n)
 		nghttp2_session_consume(from, id, n);
 }
 
+/* A pipe whose receiving session is done with its stream: what its sender sent that was never
+ * passed on (still buffered, or held back by the scrub) is acknowledged now, else the
+ * connection's window would shrink by it for good and, stream by stream, stall every other. */
+static void settle(nghttp2_session *from, int32_t id, struct h2_pipe *p)
+{
+	if (!p->ours && p->in > p->acked)
+		drop(from, id, (size_t)(p->in - p->acked));
+	pipe_free(p);
+}
+
 static void resume(nghttp2_session *s, int32_t id)
 {
 	if (id)
@@ -138,7 +148,7 @@ static int answer(struct h2 *h, struct h2_stream *s, int status, const char *den
 	}
 	nghttp2_nv nv[] = {NV(":status", code), NV("content-type", "text/plain"),
 			   NV("content-length", length), NV("x-agentbox-denied", d)};
-	pipe_free(&s->to_cl);
+	settle(h->up, s->up_id, &s->to_cl);
 	s->to_cl.ours = true; /* nothing of it came from the upstream: nothing to acknowledge */
 	s->to_cl.end = true;
 	if (!plain_put(&s->to_cl.buf, body, strlen(body)))
@@ -157,8 +167,7 @@ void h2_refusal(struct conn *c, int status, const char *denied, const char *body
 	s->r.status = status;
 	if (s->up_id && !s->up_closed)
 		(void)nghttp2_submit_rst_stream(h->up, NGHTTP2_FLAG_NONE, s->up_id, NGHTTP2_CANCEL);
-	drop(h->cl, s->cl_id, s->to_up.buf.len - s->to_up.off);
-	pipe_free(&s->to_up);
+	settle(h->cl, s->cl_id, &s->to_up);
 	if (s->responded) { /* too late for a status: the stream is cut */
 		(void)nghttp2_submit_rst_stream(h->cl, NGHTTP2_FLAG_NONE, s->cl_id,
 						NGHTTP2_INTERNAL_ERROR);
@@ -245,6 +254,14 @@ bool h2_request(struct conn *c, struct h2_stream *s, bool end)
 	if (s->f.no_memory)
 		return oom(c);
 	s->grpc = type && !strncasecmp(type, "application/grpc", 16);
+	if (h->up_gone) { /* nothing can take it: the client may send it again elsewhere */
+		name_unread(s);
+		s->refused = true;
+		s->reason = "the upstream had closed the connection (REFUSED_STREAM)";
+		(void)nghttp2_submit_rst_stream(h->cl, NGHTTP2_FLAG_NONE, s->cl_id,
+						NGHTTP2_REFUSED_STREAM);
+		return true;
+	}
 	if (s->f.too_big)
 		return refuse_unread(c, s, 431,
 				     "the request's header fields decode past 16 KiB (HPACK)");
@@ -269,7 +286,7 @@ bool h2_request_data(struct conn *c, struct h2_stream *s, const uint8_t *data, s
 {
 	struct h2 *h = c->tls->h2;
 
-	if (s->refused || !s->up_id) {
+	if (s->refused || !s->up_id || s->up_closed) {
 		drop(h->cl, s->cl_id, n);
 		return true;
 	}
@@ -285,6 +302,7 @@ bool h2_request_data(struct conn *c, struct h2_stream *s, const uint8_t *data, s
 	}
 	if (!plain_put(&s->to_up.buf, (const char *)data, n))
 		return oom(c);
+	s->to_up.in += n;
 	resume(h->up, s->up_id);
 	return true;
 }
@@ -303,7 +321,7 @@ bool h2_request_trailers(struct conn *c, struct h2_stream *s)
 	char *text;
 	int rc;
 
-	if (s->refused || !s->up_id)
+	if (s->refused || !s->up_id || s->up_closed)
 		return true;
 	if (s->f.too_big || s->f.no_memory || !(text = h2_fields_trailer_text(&s->f, &len)))
 		return s->f.too_big ? refuse_unread(c, s, 431,
@@ -428,11 +446,12 @@ bool h2_response_data(struct conn *c, struct h2_stream *s, const uint8_t *data, 
 	char piece[4096], *out;
 	size_t m;
 
-	if (s->refused || !s->responded) {
+	if (s->refused || !s->responded || s->cl_closed) {
 		drop(h->up, s->up_id, n);
 		return true;
 	}
 	s->r.resp_bytes += n;
+	s->to_cl.in += n; /* acknowledged as the client's session takes it, held-back bytes too */
 	if (!cred_scrubs(c)) {
 		if (!plain_put(&s->to_cl.buf, (const char *)data, n))
 			return oom(c);
@@ -457,7 +476,7 @@ bool h2_response_end(struct conn *c, struct h2_stream *s)
 	char *out;
 	size_t m;
 
-	if (s->refused)
+	if (s->refused || s->cl_closed)
 		return true;
 	if (cred_scrubs(c)) { /* what the scrub held back, at the body's end */
 		if (cred_scrub_body(c, NULL, 0, true, &out, &m) < 0)
@@ -496,12 +515,14 @@ void h2_stream_closed(struct conn *c, struct h2_stream *s, bool upstream, uint32
 
 	if (upstream) {
 		s->up_closed = true;
+		settle(h->cl, s->cl_id, &s->to_up);
 		if (error && !s->refused && !s->cl_closed) {
 			reset_reason(s, "upstream", error);
 			(void)nghttp2_submit_rst_stream(h->cl, NGHTTP2_FLAG_NONE, s->cl_id, error);
 		}
 	} else {
 		s->cl_closed = true;
+		settle(h->up, s->up_id, &s->to_cl);
 		if (error && !s->refused)
 			reset_reason(s, "client", error);
 		if (s->up_id && !s->up_closed)
@@ -515,4 +536,18 @@ void h2_stream_closed(struct conn *c, struct h2_stream *s, bool upstream, uint32
 	else if (!s->evented)
 		exchange_event(c, &s->r, "allow", s->reason);
 	h2_stream_free(h, s);
+}
+
+void h2_stream_orphaned(struct conn *c, struct h2_stream *s)
+{
+	struct h2 *h = c->tls->h2;
+
+	if (!s->up_id || s->up_closed)
+		return;
+	(void)nghttp2_session_set_stream_user_data(h->up, s->up_id, NULL);
+	if (!s->reason)
+		s->reason = "the upstream closed before its response ended";
+	if (!s->refused && !s->cl_closed)
+		(void)nghttp2_submit_rst_stream(h->cl, NGHTTP2_FLAG_NONE, s->cl_id, NGHTTP2_CANCEL);
+	h2_stream_closed(c, s, true, 0);
 }
