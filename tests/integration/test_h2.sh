@@ -293,7 +293,56 @@ t_push() {
 	has_event "the refused push" event=net decision=deny "reason~upstream"
 }
 
+# raw_origin: helpers/h2_raw_origin.py (frames by hand: what python3-h2 would not send); sets OP,
+# OLOG, and the attack client beside the hostile one in $CASE.
+raw_origin() {
+	need_h2
+	[ -f "$META/pki/srv.pem" ] || pki
+	OLOG=$META/raw-origin.log
+	bg env ORIGIN_TOKEN="${ORIGIN_TOKEN:-real-token-for-the-raw-origin}" "$PY" \
+		"$HELPERS/h2_raw_origin.py" "$META/port.raw" "$OLOG" "$META/pki/srv.pem" "$META/pki/srv.key"
+	wait_for_file "$META/port.raw" 10 || fail "the raw h2 origin did not start"
+	OP=$(cat "$META/port.raw")
+	cp "$HELPERS/h2_hostile.py" "$HELPERS/h2_attacks.py" "$CASE/" || fail "cannot copy the clients"
+	profile
+}
+
+# Flow control does not leak: bytes the proxy held for a stream the client reset (or the origin
+# reset mid-upload) are acknowledged when that side closes, so the connection's windows come
+# back and a later stream on it is served in full.
+t_windows_back() {
+	raw_origin
+	box leak sh -c "echo '== winleak'; $PY h2_attacks.py winleak origin.test $OP 3; \
+		echo '== upleak'; $PY h2_attacks.py upleak origin.test $OP 14"
+	section winleak
+	assert_contains "$SEC" "done=True got=100000" "a stream after three reset mid-response"
+	section upleak
+	assert_not_contains "$SEC" "UPLOAD-STALLED" "an upload after 14 the origin reset"
+	assert_contains "$SEC" "body=131072" "that upload, whole at the origin"
+}
+
+# The origin's GOAWAY and close right after a body: what the proxy still held of the response
+# reaches the client, whole.
+t_goaway_drains() {
+	raw_origin
+	box bye "$PY" h2_attacks.py get origin.test "$OP" /bigbye/400000 65535
+	assert_contains "$OUT" "done=True got=400000" "a response the origin finished before leaving"
+}
+
+# A response field nghttp2 refuses, holding a real credential value, then a protocol error: the
+# value (whole or cut) is in no event's reason.
+t_no_value_in_reasons() {
+	local tok=raw-origin-real-value-7d1e0c4b9a
+	ORIGIN_TOKEN=$tok raw_origin
+	box badhdr "$PY" h2_attacks.py hold origin.test "$OP" /badhdr2/190 2
+	assert_not_contains "$(cat "$AUDIT")" "${tok:0:12}" "the origin's value, or its start, in the trail"
+	has_event "the connection's end" event=net decision=deny "reason~from the upstream"
+}
+
 run_case rules_per_stream t_rules_per_stream
+run_case windows_back t_windows_back
+run_case goaway_drains t_goaway_drains
+run_case no_value_in_reasons t_no_value_in_reasons
 run_case bodies t_bodies
 run_case mirror_h1 t_mirror_h1
 run_case credentials t_credentials
