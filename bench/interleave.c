@@ -3,7 +3,7 @@
  * all of them alike (hyperfine runs one command after the other, and a burst of load can land
  * on one of them only).
  *
- *   interleave ROUNDS WARMUP NAME CMD [ARG...] [::: NAME CMD [ARG...]]...
+ *   interleave [--raw FILE] ROUNDS WARMUP NAME CMD [ARG...] [::: NAME CMD [ARG...]]...
  *
  * Each round runs every command once (posix_spawn + waitpid, stdin/stdout/stderr inherited;
  * the command's output should be nothing), starting with a different command each round.
@@ -12,6 +12,8 @@
  * wait4), the ratios of the wall-time medians, and for every command the median of its
  * per-round difference to the first command (paired: a burst of load that hits one round
  * cancels out). CPU time is less disturbed by other work on the machine than wall time.
+ * --raw FILE also writes every counted run, one line each: round, name, wall ms, CPU ms (tab
+ * separated), for statistics over rounds (bench/compare's intervals of a ratio).
  * Exits 1 if any run of a command fails. */
 #include <errno.h>
 #include <spawn.h>
@@ -68,6 +70,26 @@ static double run(const struct cmd *c, double *cpu)
 	return t1 - t0;
 }
 
+/* Every counted run as "round name wall cpu" lines; 0, or -1 when FILE cannot be written. */
+static int write_raw(const char *path, const struct cmd *cmds, int n, int rounds)
+{
+	FILE *f = fopen(path, "we");
+
+	if (!f) {
+		fprintf(stderr, "interleave: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	for (int r = 0; r < rounds; r++)
+		for (int k = 0; k < n; k++)
+			fprintf(f, "%d\t%s\t%.6f\t%.6f\n", r, cmds[k].name, cmds[k].ms[r],
+				cmds[k].cpu[r]);
+	if (ferror(f) | fclose(f)) {
+		fprintf(stderr, "interleave: cannot write %s\n", path);
+		return -1;
+	}
+	return 0;
+}
+
 static int cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -85,11 +107,17 @@ int main(int argc, char **argv)
 {
 	struct cmd cmds[MAX_CMDS];
 	double med[MAX_CMDS];
+	const char *raw = NULL;
 	int n = 0, rounds, warmup;
 
+	if (argc > 2 && strcmp(argv[1], "--raw") == 0) {
+		raw = argv[2];
+		argv += 2;
+		argc -= 2;
+	}
 	if (argc < 5) {
-		fprintf(stderr,
-			"usage: interleave ROUNDS WARMUP NAME CMD [ARG...] [::: NAME CMD...]\n");
+		fprintf(stderr, "usage: interleave [--raw FILE] ROUNDS WARMUP NAME CMD [ARG...] "
+				"[::: NAME CMD...]\n");
 		return 2;
 	}
 	rounds = atoi(argv[1]);
@@ -122,6 +150,8 @@ int main(int argc, char **argv)
 			if (r >= 0)
 				c->ms[r] = ms, c->cpu[r] = cpu;
 		}
+	if (raw && write_raw(raw, cmds, n, rounds) < 0)
+		return 1;
 	for (int k = 0; k < n; k++) {
 		for (int r = 0; r < rounds; r++)
 			cmds[k].diff[r] = cmds[k].ms[r] - cmds[0].ms[r];
