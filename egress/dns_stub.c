@@ -57,7 +57,7 @@ static int dns_decide(struct proxy *px, const struct dns_query *q, const uint8_t
 		rcode = DNS_NXDOMAIN, reason = "not a host name";
 	} else if (!cred_check_dns(px, q->name)) {
 		rcode = DNS_REFUSED, reason = "a credential's placeholder in the name";
-	} else if (!egress_name_allowed(px->rules, name, &rule)) {
+	} else if (!egress_name_allowed(px->rules, name, &rule) && !ask_name(px, name, &rule)) {
 		rcode = DNS_NXDOMAIN, reason = rule ? "denied by rule" : "no allow rule matches";
 	} else if (q->qtype == DNS_TYPE_A) {
 		if (dns_map_address(&px->names, name, buf) == 0)
