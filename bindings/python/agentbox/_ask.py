@@ -78,8 +78,8 @@ class Asker:
             yield q
 
     def next(self, timeout: Optional[float] = None) -> Optional[Question]:
-        """The next question; None when the session ended, the subscription was closed, or
-        (with a timeout, in seconds) none came in time."""
+        """The next question; None when the session ended or the subscription was closed
+        (`closed` is then true), or (with a timeout, in seconds) when none came in time."""
         while True:
             reply = self._take(timeout)
             if reply is None:
@@ -142,7 +142,10 @@ class Asker:
             return None
         self._sock.settimeout(timeout)
         try:
-            return self._read()
+            reply = self._read()
+            if reply is None:  # the session ended
+                self.close()
+            return reply
         except socket.timeout:
             return None
         except OSError:
