@@ -117,7 +117,9 @@ class Asker:
                         and reply.text == answer):
                     self.settled[question] = answer
                     return reply.value
-                held.append(reply)
+                self._note(reply)
+                if reply.type == _wire.REPLY_QUESTION:
+                    held.append(reply)
         finally:
             self._queue.extend(held)
 
