@@ -332,8 +332,13 @@ struct session_policy *session_policy_new(struct run *r, struct audit *a, struct
 	return sp;
 }
 
+bool session_policy_asked(const struct session_policy *sp, int fd)
+{
+	return sp && fd == sp->asker;
+}
+
 int session_policy_request(struct session_policy *sp, int fd, const struct session_request *q,
-			   struct ab_err *bad, struct ab_err *e)
+			   size_t nfds, struct ab_err *bad, struct ab_err *e)
 {
 	bool asker = fd == sp->asker;
 
@@ -341,11 +346,11 @@ int session_policy_request(struct session_policy *sp, int fd, const struct sessi
 		*e = sp->failure;
 		return -2;
 	}
-	if (q->kind == SESSION_ANSWER && asker)
+	if (q->kind == SESSION_ANSWER && asker && !nfds)
 		return on_answer(sp, fd, q, e);
-	if (q->kind == SESSION_POLICY && !asker)
+	if (q->kind == SESSION_POLICY && !asker && !nfds)
 		return on_policy(sp, fd, q, e);
-	if (q->kind == SESSION_ASK && !asker)
+	if (q->kind == SESSION_ASK && !asker && !nfds)
 		return on_ask(sp, fd, e);
 	ab_fail(bad, EPROTO, "a request this connection cannot make");
 	return -1;

@@ -9,6 +9,7 @@
 #define AGENTBOX_SESSION_POLICY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "audit.h"
 #include "error.h"
@@ -22,12 +23,16 @@ struct session_policy;
 struct session_policy *session_policy_new(struct run *r, struct audit *a, struct ab_err *e);
 /* Whether kind is one of this file's requests (policy, ask, answer). */
 bool session_policy_kind(enum session_kind kind);
-/* Client fd's request q (a session_policy_kind), answered on fd. Returns 1 when the client
- * stays (it is now the one asked), 0 when it was answered and is to be dropped, -1 when its
- * connection cannot make it (bad set: the caller refuses it, as any bad request), -2 when the
- * trail could not be written (e set: the session ends). */
+/* Whether client fd is the one asked: every request on its connection is this file's. */
+bool session_policy_asked(const struct session_policy *sp, int fd);
+/* Client fd's request q (a session_policy_kind, or any from the client asked), which came with
+ * nfds fds, answered on fd. Returns 1 when the client stays (it is the one asked), 0 when it
+ * was answered and is to be dropped, -1 when its connection cannot make it (bad set: the
+ * caller refuses it, as any bad request: an answer from another client, anything but an
+ * answer from the one asked, fds), -2 when the trail could not be written (e set: the session
+ * ends). */
 int session_policy_request(struct session_policy *sp, int fd, const struct session_request *q,
-			   struct ab_err *bad, struct ab_err *e);
+			   size_t nfds, struct ab_err *bad, struct ab_err *e);
 /* Client fd is gone: when it was the one asked, every open question is denied at once. */
 void session_policy_gone(struct session_policy *sp, int fd);
 /* The session ends: the asked client's subscription with it (its event; every open question

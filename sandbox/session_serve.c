@@ -457,9 +457,16 @@ static int on_client(struct serve *s, struct client *c, struct ab_err *e)
 		return 0;
 	}
 	if (session_request_decode(in.data, in.len, &q, &bad) == 0) {
-		if (q.kind == SESSION_SIGNAL && x && in.n == 0)
+		if (q.kind == SESSION_SIGNAL && x && in.n == 0) {
 			signal_exec(s, x, q.signo);
-		else if (q.kind == SESSION_EXEC && !c->exec && in.n == 3) {
+		} else if (!c->exec && (session_policy_kind(q.kind) ||
+					session_policy_asked(s->policy, c->fd))) {
+			/* 1: the client stays (it is asked); 0: answered */
+			out = session_policy_request(s->policy, c->fd, &q, in.n, &bad, e);
+			if (out == 0)
+				drop_client(s, c), c = NULL;
+			out = out > 0 ? 0 : out;
+		} else if (q.kind == SESSION_EXEC && !c->exec && in.n == 3) {
 			if (start_exec(s, c, &q, fds, &bad) < 0)
 				out = -1;
 		} else if (q.kind == SESSION_INFO && !c->exec) {
@@ -469,11 +476,6 @@ static int on_client(struct serve *s, struct client *c, struct ab_err *e)
 		} else if (q.kind == SESSION_STOP && !c->exec) {
 			s->end_reason = "stop";
 			s->stopper = c->fd;
-		} else if (session_policy_kind(q.kind) && !c->exec) {
-			/* 1: the client stays (it is asked); 0: answered */
-			if ((out = session_policy_request(s->policy, c->fd, &q, &bad, e)) == 0)
-				drop_client(s, c), c = NULL;
-			out = out > 0 ? 0 : out;
 		} else if ((q.kind == SESSION_PORT || q.kind == SESSION_PORT_CLOSE) && !c->exec) {
 			struct msg a;
 			out = session_ports_request(s->ports, &q, &a, e) < 0 ? -2 : 0;
@@ -679,7 +681,9 @@ static _Noreturn void end_session(struct serve *s, struct ab_err *e)
 	unlink(s->path); /* no new client from now on */
 	close(s->lfd);
 	/* before the sandbox goes: their connections are cut by the session, not by the servers */
-	if (session_ports_free(s->ports, e) < 0 || session_policy_end(s->policy, e) < 0)
+	if (session_ports_free(s->ports, e) < 0)
+		rc = -1;
+	if (session_policy_end(s->policy, rc < 0 ? &(struct ab_err){0} : e) < 0)
 		rc = -1;
 	if (!s->pid1_reaped)
 		supervise_kill(s->r);

@@ -7,6 +7,7 @@ hook (a callback's answers, the questions iterated and answered, one past its ti
 malformed answer and its effect) against a server on the host's loopback."""
 from __future__ import annotations
 
+import array
 import errno
 import functools
 import http.server
@@ -361,6 +362,26 @@ class LivePolicy(Base):
             self.assertEqual(sock.recv(_wire.MAX_REPLY), b"")  # dropped
             t.join(30)
             self.assertIn(b"the harness left before answering question 1", done[0])
+
+    def test_asked_connection_takes_answers_only(self) -> None:
+        """The subscriber's connection cannot start an exec or make any other request: refused,
+        and the subscription ends (a new one is taken)."""
+        with agentbox.Session(self.profile) as s:
+            sock = s._connect()
+            self.addCleanup(sock.close)
+            sock.sendall(_wire.encode_request(_wire.ASK))
+            self.assertEqual(_wire.decode_reply(sock.recv(_wire.MAX_REPLY)).type,
+                             _wire.REPLY_ASKING)
+            with open(os.devnull, "rb") as null:
+                fds = [null.fileno()] * 3
+                sock.sendmsg([_wire.encode_request(_wire.EXEC, ["true"])],
+                              [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
+            reply = _wire.decode_reply(sock.recv(_wire.MAX_REPLY))
+            self.assertEqual(reply.type, _wire.REPLY_ERROR)
+            self.assertIn("a request this connection cannot make", reply.text)
+            self.assertEqual(sock.recv(_wire.MAX_REPLY), b"")
+            with s.questions() as again:
+                self.assertEqual(again.timeout_ms, 2000)
 
 
 if __name__ == "__main__":
