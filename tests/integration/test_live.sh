@@ -377,6 +377,48 @@ case_ask_harness_gone() {
 	assert_contains "$EVENTS" "action=answer reason=null answer=gone" "the question's end"
 }
 
+# A change of the rules decides a held connection at once: a deny refuses it, an allow lets it
+# go; the harness is told the rules settled its question.
+case_ask_settled_by_change() {
+	mk_www
+	profile "resolve = a.live.test=127.0.0.1, b.live.test=127.0.0.1" \
+		"grantable = *.live.test:$PORT" "ask-timeout = 30s"
+	start
+	asker none none
+	held a.live.test 1
+	policy deny a.live.test
+	assert_eq 0 "$RC" "a deny while a connection is held"
+	wait "$HELD"
+	assert_contains "$(cat "$META/held")" "denied by rule 'a.live.test' (question 1)" \
+		"the held connection, refused by the new deny at once"
+	held b.live.test 2
+	policy allow "b.live.test:$PORT"
+	assert_eq 0 "$RC" "an allow while a connection is held"
+	wait "$HELD"
+	assert_eq "$BODY" "$(cat "$META/held")" "the held connection, let through by the new allow"
+	for _ in $(seq 40); do
+		case $(asked) in *"settled 2 rule"*) break ;; esac
+		sleep 0.05
+	done
+	assert_contains "$(asked)" "settled 1 rule" "the harness is told the rules settled question 1"
+	assert_contains "$(asked)" "settled 2 rule" "... and question 2"
+	events policy action answer rule
+	assert_contains "$EVENTS" "action=answer answer=rule rule=a.live.test" "question 1's end"
+	assert_contains "$EVENTS" "action=answer answer=rule rule=b.live.test:$PORT" "question 2's end"
+}
+
+# held HOST N: a fetch of HOST in the background (HELD its pid, its output in $META/held), once
+# its connection is held as question N.
+held() {
+	"$AGENTBOX" exec "$SID" -- "${CURL[@]}" "http://$1:$PORT/file.txt" >"$META/held" 2>&1 &
+	HELD=$!
+	for _ in $(seq 200); do
+		case $(asked) in *"question $2 $1 "*) return ;; esac
+		sleep 0.05
+	done
+	fail "no question $2 for $1" "$(asked)"
+}
+
 # One client is asked; a profile that grants nothing asks nobody.
 case_ask_one_subscriber() {
 	profile "grantable = *.live.test"
@@ -446,6 +488,11 @@ case_ask_captured() {
 	assert_eq "$BODY" "$OUT" "a captured connection, asked and answered once"
 	assert_contains "$(asked)" "question 1 a.live.test $PORT" "the captured connection's question"
 	assert_contains "$(asked)" " capture *.live.test:$PORT" "its protocol"
+	events dns name rcode rule reason
+	assert_contains "$EVENTS" "name=a.live.test rcode=NXDOMAIN rule=null reason=no allow rule matches" \
+		"the stub's answer without a subscriber"
+	assert_contains "$EVENTS" "name=a.live.test rcode=NOERROR rule=*.live.test:$PORT reason=a grantable rule covers it" \
+		"the stub's answer with one"
 }
 
 run_case widen_within_grant case_widen_within_grant
@@ -456,6 +503,7 @@ run_case http_rules_live case_http_rules_live
 run_case ask_once_deny_run case_ask_once_deny_run
 run_case ask_timeout case_ask_timeout
 run_case ask_harness_gone case_ask_harness_gone
+run_case ask_settled_by_change case_ask_settled_by_change
 run_case ask_one_subscriber case_ask_one_subscriber
 run_case ask_flood_bounded case_ask_flood_bounded
 run_case ask_captured case_ask_captured
