@@ -6,6 +6,7 @@
 #include "session_policy.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,7 +236,8 @@ static int on_ask(struct session_policy *sp, int fd, struct ab_err *e)
 	if (audit_asker(sp, "ask-start", NULL, e) < 0)
 		return -2;
 	proxy_ask_hook(sp->r->proxy, &hook, timeout);
-	send_frame(fd, SESSION_REPLY_ASKING, (int)timeout, 0, NULL, NULL);
+	send_frame(fd, SESSION_REPLY_ASKING, timeout > INT_MAX ? INT_MAX : (int)timeout, 0, NULL,
+		   NULL);
 	return 1;
 }
 

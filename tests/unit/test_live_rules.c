@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "egress.h"
+#include "http_glob.h"
 #include "http_rules.h"
 #include "http_target.h"
 #include "live_rules.h"
@@ -83,6 +84,91 @@ static void test_http_covers(void **state)
 	assert_false(covers("GET a.example/*", "GET a.example/\xc3\xa9"));
 	assert_true(covers("GET a.example/\xc3\xa9*", "GET a.example/\xc3\xa9t"));
 	assert_false(covers("GET a.example/\xc3\xa9*", "GET a.example/\xc3\xa9t\xc3\xa9"));
+}
+
+static unsigned next_random(unsigned *seed)
+{
+	*seed = *seed * 1103515245u + 12345u;
+	return *seed >> 16;
+}
+
+/* A random pair of rules for one host (false when one of them is not a rule): the inner one's
+ * path of a few tokens, the outer one's the same with some made stars (mostly within it, not
+ * always), or another path altogether. */
+static bool random_pair(unsigned *seed, struct http_rules *rs)
+{
+	static const char *const tokens[] = {"a", "b", "/", "*", "**", "%2F", "\xc3\xa9"};
+	char inner[128] = "GET h.example/", outer[128] = "GET h.example/";
+	bool other = next_random(seed) % 4 == 0;
+	unsigned n = 1 + next_random(seed) % 5;
+	struct ab_err e = {0};
+
+	for (unsigned k = 0; k < n; k++) {
+		const char *t = tokens[next_random(seed) % 7];
+		unsigned m = next_random(seed) % 6;
+		strcat(inner, t);
+		strcat(outer, other    ? tokens[next_random(seed) % 7]
+			      : m == 0 ? "*"
+			      : m == 1 ? "**"
+				       : t);
+	}
+	return http_rules_add(rs, false, inner, &e) == 0 &&
+	       http_rules_add(rs, false, outer, &e) == 0;
+}
+
+/* Every text "/" + up to 5 bytes of a few that inner matches (read as how), outer matches too;
+ * the number of texts inner matched. */
+static unsigned check_texts(const struct http_rule *inner, const struct http_rule *outer,
+			    unsigned how)
+{
+	static const char alphabet[] = {'a', 'b', '/', '\xc3'};
+	unsigned matched = 0;
+
+	for (unsigned len = 0, total = 1; len <= 5; len++, total *= 4)
+		for (unsigned v = 0; v < total; v++) {
+			char text[8] = "/";
+			for (unsigned k = 0, x = v; k < len; k++, x /= 4)
+				text[1 + k] = alphabet[x % 4];
+			text[1 + len] = '\0';
+			if (!http_glob_match(&inner->path, text, '/', how))
+				continue;
+			matched++;
+			if (!http_glob_match(&outer->path, text, '/', how)) {
+				print_error("'%s' within '%s' (how %u), yet only the first matches "
+					    "'%s'\n",
+					    inner->text, outer->text, how, text);
+				fail();
+			}
+		}
+	return matched;
+}
+
+/* Within is sound: for random pairs of globs, every short text the inner one matches, the
+ * outer one matches too (as allow rules read, and with stars that take ASCII only); a glob is
+ * within itself. */
+static void test_glob_within_sound(void **state)
+{
+	unsigned seed = 12345, checked = 0, within = 0, not_within = 0;
+	(void)state;
+
+	for (int pair = 0; pair < 2000; pair++) {
+		struct http_rules rs = {0};
+		if (random_pair(&seed, &rs)) {
+			assert_true(http_glob_within(&rs.v[0].path, &rs.v[0].path, '/', 0));
+			for (unsigned how = 0; how <= MATCH_NAMED; how += MATCH_NAMED) {
+				if (!http_glob_within(&rs.v[0].path, &rs.v[1].path, '/', how)) {
+					not_within++;
+					continue;
+				}
+				within++;
+				checked += check_texts(&rs.v[0], &rs.v[1], how);
+			}
+		}
+		http_rules_free(&rs);
+	}
+	/* the property was put to the test, both ways */
+	print_message("%u pairs within, %u not, %u texts checked\n", within, not_within, checked);
+	assert_true(checked > 1000 && within > 300 && not_within > 300);
 }
 
 /* ---------- live rules ---------- */
@@ -328,6 +414,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_http_covers),
+	    cmocka_unit_test(test_glob_within_sound),
 	    cmocka_unit_test_setup_teardown(test_widen_within_grant, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_grantable_match, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_beyond_grant, setup, teardown),
