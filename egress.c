@@ -145,6 +145,27 @@ bool egress_decide(const struct egress_rules *r, const char *host, unsigned port
 	return (*rule = first_allow(r, rule_match, &q)) != NULL;
 }
 
+const char *egress_grantable(const struct egress_rules *r, const char *host, unsigned port)
+{
+	char name[256];
+	uint8_t addr[16];
+	const char *why;
+	struct egress_query q = {name, 0, addr, port};
+
+	if (!egress_host_name(host, name, &why))
+		return NULL;
+	q.family = literal(name, addr);
+	return first_match(&r->grantable, rule_match, &q);
+}
+
+const char *egress_name_grantable(const struct egress_rules *r, const char *name)
+{
+	uint8_t addr[16];
+	struct egress_query q = {name, 0, NULL, 0};
+
+	return literal(name, addr) ? NULL : first_match(&r->grantable, name_some_port, &q);
+}
+
 const struct egress_pin *egress_pinned(const struct egress_rules *r, const char *host,
 				       unsigned port, const char **text)
 {

@@ -31,11 +31,19 @@ _agentbox()
 		return
 	fi
 	if [ "$COMP_CWORD" = 2 ] && [ "$prev" = session ]; then
-		COMPREPLY=($(compgen -W "start stop list port" -- "$cur"))
+		COMPREPLY=($(compgen -W "start stop list port policy" -- "$cur"))
 		return
 	fi
 	if [ "${COMP_WORDS[1]}" = session ] && [ "${COMP_WORDS[2]}" = port ]; then
 		[ "$COMP_CWORD" -gt 4 ] && COMPREPLY=($(compgen -W "--close --json" -- "$cur"))
+		return
+	fi
+	if [ "${COMP_WORDS[1]}" = session ] && [ "${COMP_WORDS[2]}" = policy ]; then
+		case $COMP_CWORD in
+		4) COMPREPLY=($(compgen -W "allow deny http" -- "$cur")) ;;
+		5) [ "$prev" = http ] && COMPREPLY=($(compgen -W "allow deny" -- "$cur")) ;;
+		*) COMPREPLY=($(compgen -W "--json" -- "$cur")) ;;
+		esac
 		return
 	fi
 	if [ "${COMP_WORDS[1]}" = exec ]; then

@@ -310,8 +310,6 @@ int dial_host_literal(const char *host, uint8_t raw[16])
 void dial_decide(struct conn *c)
 {
 	char why[512];
-	uint8_t raw[16];
-	int family;
 	const char *bad;
 
 	if (!egress_host_name(c->host, c->name, &bad)) {
@@ -322,13 +320,28 @@ void dial_decide(struct conn *c)
 	if (!cred_check_name(c))
 		return;
 	if (!egress_decide(c->px->rules, c->name, c->port, &c->rule)) {
+		const char *grant =
+		    c->rule ? NULL : egress_grantable(c->px->rules, c->name, c->port);
+		const char *not_asked = grant ? ask_hold(c, grant) : "";
+		if (!not_asked)
+			return; /* held for the harness's answer (ask.c) */
 		if (c->rule)
 			snprintf(why, sizeof(why), "denied by rule '%s'", c->rule);
 		else
-			snprintf(why, sizeof(why), "no allow rule matches %s:%u", c->name, c->port);
+			snprintf(why, sizeof(why), "no allow rule matches %s:%u%s%s", c->name,
+				 c->port, not_asked[0] ? "; " : "", not_asked);
 		conn_refuse(c, why);
 		return;
 	}
+	dial_go(c);
+}
+
+void dial_go(struct conn *c)
+{
+	char why[512];
+	uint8_t raw[16];
+	int family;
+
 	if (plain_http(c) && !dial_method_allowed(c->px->p, c->method)) {
 		snprintf(why, sizeof(why), "method %s is not allowed ([network] methods)",
 			 c->method);

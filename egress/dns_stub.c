@@ -49,6 +49,7 @@ static int dns_decide(struct proxy *px, const struct dns_query *q, const uint8_t
 	const char *rule = NULL, *bad, *reason = NULL;
 	char name[256];
 	int rcode = DNS_NOERROR;
+	bool asked = false;
 
 	*addr = NULL;
 	if (q->qclass != DNS_CLASS_IN) {
@@ -57,7 +58,8 @@ static int dns_decide(struct proxy *px, const struct dns_query *q, const uint8_t
 		rcode = DNS_NXDOMAIN, reason = "not a host name";
 	} else if (!cred_check_dns(px, q->name)) {
 		rcode = DNS_REFUSED, reason = "a credential's placeholder in the name";
-	} else if (!egress_name_allowed(px->rules, name, &rule)) {
+	} else if (!egress_name_allowed(px->rules, name, &rule) &&
+		   !(asked = ask_name(px, name, &rule))) {
 		rcode = DNS_NXDOMAIN, reason = rule ? "denied by rule" : "no allow rule matches";
 	} else if (q->qtype == DNS_TYPE_A) {
 		if (dns_map_address(&px->names, name, buf) == 0)
@@ -65,6 +67,8 @@ static int dns_decide(struct proxy *px, const struct dns_query *q, const uint8_t
 		else
 			rcode = DNS_SERVFAIL, reason = "the stub's table of names is full";
 	}
+	if (asked && !reason)
+		reason = "a grantable rule covers it: its connections are put to the harness";
 	audit_dns(px, q, rcode, rule, *addr, reason);
 	return rcode;
 }

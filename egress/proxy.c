@@ -194,6 +194,7 @@ void conn_close(struct conn *c, const char *reason)
 		conn_audit(c, "deny", c->refused);
 	else if (!c->audited)
 		conn_audit(c, c->counted ? "allow" : "none", reason);
+	ask_release(c);
 	if (c->counted)
 		px->upstreams--;
 	if (c->per_host)
@@ -363,6 +364,10 @@ static void on_conn_event(struct endpoint *ep, uint32_t events)
 		if (!on_relay_event(c, ep, events))
 			return;
 		break;
+	case ST_ASK: /* the client is not read while held; a SOCKS5 greeting's answer goes */
+		if (c->to_client.len && ep->side == CLIENT && (events & EPOLLOUT))
+			relay_pump(c, &c->up, &c->cl, &c->to_client, &c->bytes_in);
+		break;
 	case ST_RESOLVE:
 		break;
 	}
@@ -502,6 +507,7 @@ static void on_timer(struct proxy *px)
 	if (read(px->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		return;
 	resume_listeners(px);
+	ask_tick(px, now);
 	bool sniffing = false;
 
 	for (; c; c = next) {

@@ -18,6 +18,7 @@
  *                 both sides chose h2, h2_session.c and h2_stream.c (h2_conn.h), each stream
  *                 through exchange.c's checks (h2_fields.h, h2_wire.h: pure)
  *   dns_stub.c    the transparent capture's DNS stub
+ *   ask.c         in a session, a connection the rules refused held while its harness is asked
  * The protocols are read by pure parsers with headers of their own: http_proxy.h, socks5.h,
  * sniff.h, http_stream.h, dns.h; per-host limits are hostlimits.h, a session's attribution
  * sock_owner.h, the clients that refused the run's certificate ca_refusals.h. docs/architecture.md
@@ -63,7 +64,9 @@ enum conn_proto {
  *   ST_SOCKS_GREETING ─→ ST_SOCKS_REQUEST ──┼─ dial_decide ─→ [ST_RESOLVE] ─→ ST_CONNECT
  *   ST_SNIFF ───────────────────────────────┘      ─→ dial_on_connected ─→ ST_RELAY ─→ closed
  *
- * (ST_RESOLVE only for a host name without a resolve entry.) Any state can end in a
+ * (ST_RESOLVE only for a host name without a resolve entry.) In a session with an ask hook,
+ * dial_decide may hold a connection the rules refused in ST_ASK until its harness answers
+ * (ask.c); then dial_go goes on from the decision, or it is refused. Any state can end in a
  * refusal: its answer is queued with close_after_flush, which then overrides the state until the
  * answer is sent and the connection closes. ST_RELAY moves bytes in one of three ways:
  *   late_sniff  the client's first bytes are held in head until they agree with the host
@@ -76,6 +79,7 @@ enum conn_state {
 	ST_SOCKS_GREETING, /* SOCKS5: reading the greeting (methods) */
 	ST_SOCKS_REQUEST,  /* SOCKS5: reading the request (host and port) */
 	ST_SNIFF,	   /* captured: waiting for the first bytes, which may name the host */
+	ST_ASK,		   /* refused by the rules but grantable: held for the harness's answer */
 	ST_RESOLVE,	   /* allowed: a resolver thread holds the connection */
 	ST_CONNECT,	   /* allowed, with its address: the upstream connect is under way */
 	ST_RELAY	   /* connected: bytes move (see above) */
@@ -88,6 +92,7 @@ struct intercept;
 struct ssl_ctx_st;
 struct creds;
 struct creds_stream;
+struct proxy_question;
 
 /* What epoll hands back: which connection, which side (or a proxy-level fd). */
 struct endpoint {
@@ -138,6 +143,7 @@ struct conn {
 	bool unmapped;	   /* captured: an address of the stub's range that no name was given */
 	/* the decision and the address */
 	const char *rule;
+	unsigned ask_id; /* ST_ASK: the question it waits for the answer to; 0 once settled */
 	/* under [http] rules (http_check_request), for the request being decided: */
 	const char *http_rule; /* the rule that allowed it (NULL: none decided) */
 	char *target;	       /* its canonical target, as it goes up */
@@ -203,6 +209,14 @@ struct proxy {
 	struct hostlimits hosts; /* [network] *-per-host; no table without them */
 	bool hosts_full_hit;
 	struct ca_refusals ca_refusals; /* whose clients refused the run's certificate */
+	/* a session's ask hook (ask.c, proxy.h's struct proxy_ask_hook): none (NULL) unless a
+	 * harness listens */
+	bool (*ask)(void *ctx, const struct proxy_question *q);
+	void (*ask_settled)(void *ctx, unsigned id, const char *outcome);
+	void *ask_ctx;
+	uint64_t ask_timeout_ms;
+	unsigned ask_last; /* the last question's number */
+	size_t ask_held;   /* connections in ST_ASK waiting for an answer */
 	int audit_failed;
 	struct ab_err audit_err;
 };
@@ -257,8 +271,12 @@ const char *front_flight_mismatch(struct conn *c, const struct sniff *s, char *w
 
 /* AF_INET or AF_INET6 with its bytes in raw when host is an address literal, else 0. */
 int dial_host_literal(const char *host, uint8_t raw[16]);
-/* The request's host and port are known: refused, or on its way to the upstream. */
+/* The request's host and port are known: refused, held for the harness's answer (ask.c), or
+ * on its way to the upstream. */
 void dial_decide(struct conn *c);
+/* The connection rules allowed it (or the harness did): the rest of the decision (methods,
+ * [http] rules, limits), then the address and the connect; or refused. */
+void dial_go(struct conn *c);
 /* A tunnel's held first bytes came (or the client ended). */
 void dial_read_late(struct conn *c);
 /* The upstream connect finished: answer the client and start relaying. */
@@ -374,6 +392,21 @@ char *cred_redact_response(struct conn *c, const char *head, size_t n, size_t *o
  * *out_n what may go to the client now (in buf, or held by the exchange until the next call);
  * final: the body ended. -1: out of memory (the connection was closed). */
 int cred_scrub_body(struct conn *c, char *buf, size_t n, bool final, char **out, size_t *out_n);
+
+/* ---------- ask.c: a session's harness asked ---------- */
+
+/* A connection the rules refused, without a deny rule, to a host a grantable rule covers (grant,
+ * its text): held in ST_ASK while the harness is asked (a question of its own, or that of a
+ * connection held for the same host and port) and NULL; else why it was not held ("" when
+ * nobody is asked), and the caller refuses it. */
+const char *ask_hold(struct conn *c, const char *grant);
+/* The timer: questions past their time are settled, their connections refused. */
+void ask_tick(struct proxy *px, uint64_t now);
+/* A connection held is closed: it waits no more. */
+void ask_release(struct conn *c);
+/* Whether the DNS stub gives name an address though the rules do not allow it: a grantable rule
+ * covers it (its text in *rule) and a harness is asked about its connections. */
+bool ask_name(struct proxy *px, const char *name, const char **rule);
 
 /* ---------- dns_stub.c: the capture's DNS stub ---------- */
 

@@ -25,6 +25,14 @@ bool egress_decide(const struct egress_rules *r, const char *host, unsigned port
  * allowed at another port); an address literal is never a name. */
 bool egress_name_allowed(const struct egress_rules *r, const char *name, const char **rule);
 
+/* The text of the first [network] grantable rule matching host at port (as egress_decide
+ * matches), or NULL: a connection the rules refused that a session's harness may be asked about
+ * (proxy.h, proxy_ask_hook). */
+const char *egress_grantable(const struct egress_rules *r, const char *host, unsigned port);
+/* The same for a name at some port (egress_host_name's form): what the DNS stub gives an
+ * address while a harness is asked. */
+const char *egress_name_grantable(const struct egress_rules *r, const char *name);
+
 /* The pin for a name at a port, or NULL (DNS decides). *text is the pin as written. */
 const struct egress_pin *egress_pinned(const struct egress_rules *r, const char *host,
 				       unsigned port, const char **text);

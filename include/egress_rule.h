@@ -58,6 +58,9 @@ struct egress_pin_list {
 /* Append r (or pin) and its text; -1 when out of memory (the list unchanged). */
 int egress_rule_list_add(struct egress_rule_list *l, const struct egress_rule *r, const char *text);
 int egress_pin_list_add(struct egress_pin_list *l, const struct egress_pin *pin, const char *text);
+/* Takes rule i out of l, keeping the order of the rest; its text is the caller's now (what a
+ * connection's event may still point to). */
+char *egress_rule_list_take(struct egress_rule_list *l, size_t i);
 void egress_rule_list_free(struct egress_rule_list *l);
 void egress_pin_list_free(struct egress_pin_list *l);
 

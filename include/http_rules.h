@@ -12,15 +12,8 @@
 
 #include "egress_rule.h"
 #include "error.h"
+#include "http_glob.h"
 #include "http_target.h"
-
-/* A glob compiled to elements: 0-255 a literal byte, or one of these. */
-enum { HTTP_GLOB_STAR = 256, HTTP_GLOB_STARS = 257 };
-
-struct http_glob {
-	uint16_t *el;
-	size_t n;
-};
 
 struct http_rule {
 	bool deny;
@@ -50,6 +43,9 @@ struct http_rules {
  * and e says what is wrong and how to write it. */
 int http_rules_add(struct http_rules *rs, bool deny, const char *text, struct ab_err *e);
 void http_rules_free(struct http_rules *rs);
+/* Takes rule i out of rs, keeping the order of the rest; its text is the caller's now (what a
+ * connection's event may still point to). */
+char *http_rules_take(struct http_rules *rs, size_t i);
 /* Whether a rule with this text (and deny) is in rs already. */
 bool http_rules_has(const struct http_rules *rs, bool deny, const char *text);
 /* Appends a copy of r, implied by by (copied; NULL: as written); -1 when out of memory (rs
@@ -111,6 +107,12 @@ enum http_verdict http_rules_decide(const struct http_rules *rs, const char *met
 enum http_verdict http_rules_decide_why(const struct http_rules *rs, const char *method,
 					const char *host, const struct http_target *t,
 					const char **rule, const char **why);
+
+/* Whether outer matches every request inner matches, as allow rules read requests (method,
+ * host, path in both readings of %2F, query; a rule without a query takes any): what a rule a
+ * harness adds at run time must be within (live_rules.h). Conservative: globs too long to
+ * compare exactly are within only when identical (http_glob.h). */
+bool http_rule_covers(const struct http_rule *outer, const struct http_rule *inner);
 
 /* True when some rule's host pattern covers host: the connections to it must be intercepted
  * for the rules to be enforced. */

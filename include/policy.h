@@ -19,6 +19,8 @@
 #define POLICY_MAX_FILE_BYTES (1024 * 1024)
 #define POLICY_MAX_INCLUDE_DEPTH 16
 #define POLICY_DEFAULT_TMPFS_SIZE (256ull * 1024 * 1024)
+/* [network] ask-timeout when the profile sets none */
+#define POLICY_DEFAULT_ASK_TIMEOUT_MS 10000
 #define POLICY_DEFAULT_EVENT_BUDGET 10000
 
 /* Where a setting came from; file is owned by policy.profiles (or a static string). */
@@ -87,6 +89,11 @@ struct egress_rules {
 	 * no [http] allow rule names), and for each credential host a fallback allowing its every
 	 * request ("* HOST/(anything)": a host no other allow rule names); http_rules.h, tiers */
 	struct http_rules http;
+	/* the most a harness may add while a session runs (docs/sessions.md, "Live policy"):
+	 * [network] grantable, the connection rules it may allow, and [http] grantable, the
+	 * request rules; deny rules need none */
+	struct egress_rule_list grantable;
+	struct http_rules http_grantable;
 };
 
 void egress_rules_free(struct egress_rules *r);
@@ -146,6 +153,9 @@ struct policy {
 	/* the same, counted for each requested host on its own */
 	uint64_t net_host_max_connections, net_host_rate, net_host_max_bytes_out,
 	    net_host_max_bytes_in;
+	/* how long a connection a session's harness is asked about waits for its answer; 0: the
+	 * default (POLICY_DEFAULT_ASK_TIMEOUT_MS) */
+	uint64_t net_ask_timeout_ms;
 
 	struct limits limits;
 

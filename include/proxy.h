@@ -6,6 +6,9 @@
 #ifndef AGENTBOX_PROXY_H
 #define AGENTBOX_PROXY_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "audit.h"
@@ -50,5 +53,53 @@ void proxy_say_refusals(struct proxy *px, long exec, void (*say)(void *ctx, cons
 			void *ctx);
 /* Closes every connection, auditing each, and frees the engine. */
 void proxy_stop(struct proxy *px);
+
+/* ---------- in a session: live rules, and a harness asked (egress/ask.c) ---------- */
+
+/* From now on the engine decides with rules (a session's, live_rules.h: the caller keeps them
+ * alive until proxy_stop and changes them only between calls into the engine), then calls
+ * proxy_ask_recheck after each change. */
+void proxy_use_rules(struct proxy *px, const struct egress_rules *rules);
+
+/* Connections held for an answer at once; past it, a refusal is immediate. */
+#define PROXY_ASK_MAX_HELD 64
+
+/* A question: a connection the rules refused (no deny rule: no allow rule matched) to a host
+ * a [network] grantable rule covers. Connections to the same host and port while it is open
+ * wait for the same answer. */
+struct proxy_question {
+	unsigned id;	  /* 1, 2, ... in the session */
+	const char *host; /* as the rules compare it (lower case, punycode, an address) */
+	unsigned port;
+	long exec;	      /* the exec whose process connected (audit_kv_exec's) */
+	const char *protocol; /* conn_proto_name's: "http", "connect", "socks", "capture" */
+	const char *grant;    /* the grantable rule */
+	uint64_t timeout_ms;
+};
+
+struct proxy_ask_hook {
+	/* a new question: true when it was put to the harness, and its connection is held */
+	bool (*ask)(void *ctx, const struct proxy_question *q);
+	/* a question settled without the harness's answer: outcome "timeout", or "rule" (a change
+	 * of the rules decided it: proxy_ask_recheck) */
+	void (*settled)(void *ctx, unsigned id, const char *outcome);
+	void *ctx;
+};
+
+/* Asks through hook from now on (NULL: nobody asked; every open question is answered "deny",
+ * outcome "gone": the harness left). timeout_ms: how long a question waits (its connections
+ * are then refused; settled "timeout"). */
+void proxy_ask_hook(struct proxy *px, const struct proxy_ask_hook *hook, uint64_t timeout_ms);
+
+enum proxy_answer { PROXY_ANSWER_ONCE, PROXY_ANSWER_RUN, PROXY_ANSWER_DENY };
+/* The harness's answer to question id: its connections go on (rule: the rule a "run" added, for
+ * their events; NULL for "once") or are refused. The number of connections it settled; 0 when
+ * the question is not open (answered, or past its time). Each answer is a `policy` event. */
+size_t proxy_answer(struct proxy *px, unsigned id, enum proxy_answer answer, const char *rule);
+/* Whether question id is open; its host (as in proxy_question) and port. */
+bool proxy_question_open(const struct proxy *px, unsigned id, char host[256], unsigned *port);
+/* After a change of the rules: each open question the rules now decide (an allow rule matches,
+ * or a deny rule) is settled so (hook's settled, outcome "rule"). */
+void proxy_ask_recheck(struct proxy *px);
 
 #endif

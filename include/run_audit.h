@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* What the audit trail says of a run before the command starts: start (the policy in force),
- * warnings (everything weaker than a careful reader would assume), mounts, environment. */
+ * warnings (everything weaker than a careful reader would assume), mounts, environment; and
+ * how it ended: a session's exec, the run's exit. */
 #ifndef AGENTBOX_RUN_AUDIT_H
 #define AGENTBOX_RUN_AUDIT_H
 
@@ -11,6 +12,12 @@
 int run_audit_prelude(const struct run *r, struct audit *a, struct ab_err *e);
 /* A warning event: what (a short word) and the message. */
 int run_audit_warn(struct audit *a, const char *what, const char *message, struct ab_err *e);
+
+/* A session's exec event, when the exec ended: its number, argv, cwd, the timeout that applied
+ * (0: none), its outcome (result.h) and the system calls refused to it. */
+int run_audit_exec(struct audit *a, unsigned exec, const struct strv *argv, const char *cwd,
+		   uint64_t timeout_ms, const struct sandbox_result *res, uint64_t syscall_denials,
+		   struct ab_err *e);
 
 /* The exit event: how the run ended, the counts and the chain. */
 int run_audit_exit(struct audit *a, const struct sandbox_result *res, int status, struct ab_err *e);

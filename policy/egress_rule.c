@@ -345,6 +345,18 @@ int egress_pin_list_add(struct egress_pin_list *l, const struct egress_pin *pin,
 	return 0;
 }
 
+char *egress_rule_list_take(struct egress_rule_list *l, size_t i)
+{
+	char *text = l->text.v[i];
+	size_t after = l->text.n - i - 1;
+
+	memmove(&l->v[i], &l->v[i + 1], after * sizeof(*l->v));
+	/* the terminating NULL moves down with the rest */
+	memmove(&l->text.v[i], &l->text.v[i + 1], (after + 1) * sizeof(*l->text.v));
+	l->text.n--;
+	return text;
+}
+
 void egress_rule_list_free(struct egress_rule_list *l)
 {
 	free(l->v);

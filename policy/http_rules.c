@@ -4,6 +4,7 @@
  * policy. */
 #include "http_rules.h"
 #include "http_bytes.h"
+#include "http_glob.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -337,6 +338,17 @@ void http_rules_free(struct http_rules *rs)
 	rs->n = 0;
 }
 
+char *http_rules_take(struct http_rules *rs, size_t i)
+{
+	char *text = rs->v[i].text;
+
+	rs->v[i].text = NULL;
+	rule_free(&rs->v[i]);
+	memmove(&rs->v[i], &rs->v[i + 1], (rs->n - i - 1) * sizeof(*rs->v));
+	rs->n--;
+	return text;
+}
+
 bool http_rules_has(const struct http_rules *rs, bool deny, const char *text)
 {
 	for (size_t i = 0; i < rs->n; i++)
@@ -396,81 +408,6 @@ int http_rules_move(struct http_rules *to, struct http_rules *from)
 
 /* ---- matching ---- */
 
-/* Follows the moves that consume nothing: a glob matching the empty string. Forward only, so
- * one pass suffices. */
-static void closure(const struct http_glob *g, unsigned char *st)
-{
-	for (size_t i = 0; i < g->n; i++)
-		if (st[i] && g->el[i] >= 256)
-			st[i + 1] = 1;
-}
-
-/* How glob_match reads: MATCH_FOLD compares ASCII letters in any case (glob and text alike);
- * MATCH_NAMED lets the stars take ASCII bytes only, so every non-ASCII byte of the text must be
- * written in the glob; MATCH_WILD takes each non-ASCII character of the text for any one byte
- * but '/' (the ASCII letter an origin may read it as: only to name the rule at stake). */
-enum { MATCH_FOLD = 1, MATCH_NAMED = 2, MATCH_WILD = 4 };
-
-static unsigned ascii_lower(unsigned c)
-{
-	return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
-}
-
-/* One byte c of the text: the states st lead to, in next; false when there are none. */
-static bool glob_step(const struct http_glob *g, const unsigned char *st, unsigned char *next,
-		      unsigned c, uint16_t sep, unsigned how)
-{
-	bool star_ok = !(how & MATCH_NAMED) || c < 0x80, wild = how & MATCH_WILD && c >= 0xc0;
-	bool any = false;
-
-	memset(next, 0, g->n + 1);
-	for (size_t i = 0; i < g->n; i++) {
-		unsigned el;
-
-		if (!st[i])
-			continue;
-		el = how & MATCH_FOLD ? ascii_lower(g->el[i]) : g->el[i];
-		if (star_ok && (el == HTTP_GLOB_STARS || (el == HTTP_GLOB_STAR && c != sep)))
-			next[i] = 1, any = true;
-		else if (el == c || (wild && el < 256 && el != '/'))
-			next[i + 1] = 1, any = true;
-		/* "/" "**" "/" also matches one "/": zero segments, as in .gitignore */
-		if (el == c && el == '/' && sep == '/' && i + 2 < g->n &&
-		    g->el[i + 1] == HTTP_GLOB_STARS && g->el[i + 2] == '/')
-			next[i + 3] = 1;
-	}
-	return any;
-}
-
-/* A set-of-states simulation: time O(glob * text), no backtracking for hostile input to
- * exploit. '*' stops at sep, '**' does not; a final "/" "**" also matches the bare parent. */
-static bool glob_match(const struct http_glob *g, const char *text, uint16_t sep, unsigned how)
-{
-	unsigned char *mem = calloc(2 * (g->n + 1), 1), *st = mem, *next, *tmp;
-	bool any, ok;
-
-	if (!mem) /* fail closed: a deny rule (read folded) matches, an allow rule does not */
-		return how & MATCH_FOLD;
-	next = st + g->n + 1;
-	st[0] = 1;
-	closure(g, st);
-	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-		unsigned c = how & MATCH_FOLD ? ascii_lower(*p) : *p;
-
-		if (how & MATCH_WILD && (c & 0xc0) == 0x80)
-			continue; /* read with its character's first byte */
-		any = glob_step(g, st, next, c, sep, how);
-		tmp = st, st = next, next = tmp;
-		if (!any)
-			break;
-		closure(g, st);
-	}
-	ok = st[g->n] || (sep == '/' && g->n >= 2 && st[g->n - 2] && g->el[g->n - 2] == '/' &&
-			  g->el[g->n - 1] == HTTP_GLOB_STARS);
-	free(mem);
-	return ok;
-}
-
 struct req_host {
 	char name[256];
 	int family; /* AF_INET/AF_INET6 when the host is an address literal */
@@ -525,7 +462,8 @@ static bool method_match(const struct http_rule *r, const char *method, bool fol
 		return true;
 	if (!fold)
 		return !strcmp(m, method);
-	for (; *m && ascii_lower((unsigned char)*m) == ascii_lower((unsigned char)*method);
+	for (;
+	     *m && http_ascii_lower((unsigned char)*m) == http_ascii_lower((unsigned char)*method);
 	     m++, method++)
 		;
 	return *m == *method;
@@ -539,9 +477,9 @@ static bool target_match_as(const struct http_rule *r, const struct http_target 
 	const struct http_glob *g = slashed && r->slashed.n ? &r->slashed : &r->path;
 	const char *path = slashed && t->as_slashes ? t->as_slashes : t->path;
 
-	if (!glob_match(g, path, '/', how))
+	if (!http_glob_match(g, path, '/', how))
 		return false;
-	return !r->has_query || glob_match(&r->query, t->query ? t->query : "", '&', how);
+	return !r->has_query || http_glob_match(&r->query, t->query ? t->query : "", '&', how);
 }
 
 /* A deny rule covers the request if either reading matches: an origin reads it one way. */
@@ -685,6 +623,33 @@ enum http_verdict http_rules_decide(const struct http_rules *rs, const char *met
 	const char *why;
 
 	return http_rules_decide_why(rs, method, host, t, rule, &why);
+}
+
+/* The path as a rule with each %2F read as '/' reads it (the path itself without a %2F). */
+static const struct http_glob *slashed(const struct http_rule *r)
+{
+	return r->slashed.n ? &r->slashed : &r->path;
+}
+
+bool http_rule_covers(const struct http_rule *outer, const struct http_rule *inner)
+{
+	static const uint16_t stars = HTTP_GLOB_STARS;
+	const struct http_glob any = {(uint16_t *)&stars, 1};
+
+	if (strcmp(outer->method, "*") && strcmp(outer->method, inner->method))
+		return false;
+	if (!outer->any_host &&
+	    (inner->any_host || !egress_rule_covers(&outer->host, &inner->host)))
+		return false;
+	/* an allow rule reads a request strictly, and with MATCH_NAMED where a deny rule is at
+	 * stake: within in both readings of both ways */
+	for (unsigned how = 0; how <= MATCH_NAMED; how += MATCH_NAMED)
+		if (!http_glob_within(&inner->path, &outer->path, '/', how) ||
+		    !http_glob_within(slashed(inner), slashed(outer), '/', how) ||
+		    (outer->has_query && !http_glob_within(inner->has_query ? &inner->query : &any,
+							   &outer->query, '&', how)))
+			return false;
+	return true;
 }
 
 bool http_rules_cover(const struct http_rules *rs, const char *host)

@@ -151,6 +151,9 @@ void policy_explain(const struct policy *p, struct json *j)
 	json_strv(j, "allow", &p->net.allow.text);
 	json_strv(j, "deny", &p->net.deny.text);
 	json_strv(j, "resolve", &p->net.pins.text);
+	json_strv(j, "grantable", &p->net.grantable.text);
+	json_kv_uint(j, "ask_timeout_ms",
+		     p->net_ask_timeout_ms ? p->net_ask_timeout_ms : POLICY_DEFAULT_ASK_TIMEOUT_MS);
 	json_strv(j, "methods", &p->net_methods);
 	json_kv_str(j, "capture", (const char *[]){"auto", "on", "off"}[p->net_capture]);
 	json_kv_str(j, "ca", p->net_ca);
@@ -168,6 +171,7 @@ void policy_explain(const struct policy *p, struct json *j)
 	explain_http_rules(j, "allow", &p->net.http, false);
 	explain_http_rules(j, "deny", &p->net.http, true);
 	explain_credential_rules(j, &p->net.http);
+	explain_http_rules(j, "grantable", &p->net.http_grantable, false);
 	json_obj_end(j);
 	explain_credentials(p, j);
 	json_key(j, "limits");

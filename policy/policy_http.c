@@ -41,9 +41,15 @@ static int on_deny(const struct setting *s, const char *v, struct ab_err *e)
 {
 	return policy_http_rule(s, v, true, false, &s->p->net.http, e);
 }
+/* The request rules a session's harness may allow while it runs (live_rules.h). */
+static int on_grantable(const struct setting *s, const char *v, struct ab_err *e)
+{
+	return policy_http_rule(s, v, false, false, &s->p->net.http_grantable, e);
+}
 
 static const struct key_spec keys[] = {
     {"http", "allow", SINGLE, on_allow},
     {"http", "deny", SINGLE, on_deny},
+    {"http", "grantable", SINGLE, on_grantable},
 };
 const struct key_table policy_http_keys = {keys, sizeof(keys) / sizeof(keys[0])};

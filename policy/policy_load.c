@@ -524,7 +524,7 @@ int policy_override(struct policy *p, const char *section, const char *key, cons
 
 /* The keys whose lines a mode conflict names. */
 static const char *const net_rule_keys[] = {"network.allow", "network.deny", "network.resolve",
-					    NULL};
+					    "network.grantable", NULL};
 static const char *const net_limit_keys[] = {"network.methods",
 					     "network.max-connections",
 					     "network.rate",
@@ -534,6 +534,7 @@ static const char *const net_limit_keys[] = {"network.methods",
 					     "network.rate-per-host",
 					     "network.max-bytes-out-per-host",
 					     "network.max-bytes-in-per-host",
+					     "network.ask-timeout",
 					     NULL};
 
 int policy_finish(struct policy *p, struct ab_err *e)
@@ -546,27 +547,30 @@ int policy_finish(struct policy *p, struct ab_err *e)
 		return ab_fail(e, 0, "nesting = true cannot work with [seccomp] preset = strict"),
 		       ab_hint(e, "use preset = default with nesting"),
 		       policy_key_error(p, (const char *[]){"sandbox.nesting", NULL}, e);
-	if (p->net_mode != NET_PROXY &&
-	    (p->net.allow.text.n || p->net.deny.text.n || p->net.pins.text.n))
-		return ab_fail(e, 0, "[network] has allow/deny/resolve rules but mode is %s",
+	if (p->net_mode != NET_PROXY && (p->net.allow.text.n || p->net.deny.text.n ||
+					 p->net.pins.text.n || p->net.grantable.text.n))
+		return ab_fail(e, 0,
+			       "[network] has allow/deny/resolve/grantable rules but mode is %s",
 			       net_mode_name(p->net_mode)),
 		       ab_hint(e, "set [network] mode = proxy (or --net proxy) for rules to apply"),
 		       policy_key_error(p, net_rule_keys, e);
 	if (p->net_mode != NET_PROXY &&
 	    (p->net_methods.n || p->net_max_connections || p->net_rate || p->net_max_bytes_out ||
 	     p->net_max_bytes_in || p->net_host_max_connections || p->net_host_rate ||
-	     p->net_host_max_bytes_out || p->net_host_max_bytes_in))
+	     p->net_host_max_bytes_out || p->net_host_max_bytes_in || p->net_ask_timeout_ms))
 		return ab_fail(e, 0, "[network] has egress limits but mode is %s",
 			       net_mode_name(p->net_mode)),
 		       ab_hint(e, "set [network] mode = proxy (or --net proxy) for them to apply"),
 		       policy_key_error(p, net_limit_keys, e);
-	if (p->net_mode != NET_PROXY && p->net.http.n)
+	if (p->net_mode != NET_PROXY && (p->net.http.n || p->net.http_grantable.n))
 		return ab_fail(e, 0, "[http] has rules but [network] mode is %s",
 			       net_mode_name(p->net_mode)),
 		       ab_hint(
 			   e,
 			   "set [network] mode = proxy (or --net proxy): the proxy enforces them"),
-		       policy_key_error(p, (const char *[]){"http.allow", "http.deny", NULL}, e);
+		       policy_key_error(
+			   p, (const char *[]){"http.allow", "http.deny", "http.grantable", NULL},
+			   e);
 	if (p->net_mode != NET_PROXY && p->net_ca)
 		return ab_fail(e, 0, "[network] ca is set but mode is %s",
 			       net_mode_name(p->net_mode)),

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
-/* [network]: the mode, the egress rules and pins, the methods, capture, the upstream trust
- * anchor (ca), the limits. */
+/* [network]: the mode, the egress rules and pins, the rules a session's harness may grant and
+ * how long it is asked, the methods, capture, the upstream trust anchor (ca), the limits. */
 #include "policy_parse.h"
 
 #include <stdio.h>
@@ -29,6 +29,12 @@ static int on_allow(const struct setting *s, const char *v, struct ab_err *e)
 static int on_deny(const struct setting *s, const char *v, struct ab_err *e)
 {
 	return net_rule(s, v, &s->p->net.deny, e);
+}
+
+/* The connection rules a session's harness may allow while it runs (live_rules.h). */
+static int on_grantable(const struct setting *s, const char *v, struct ab_err *e)
+{
+	return net_rule(s, v, &s->p->net.grantable, e);
 }
 
 static int on_resolve(const struct setting *s, const char *item, struct ab_err *e)
@@ -115,12 +121,15 @@ POLICY_LIMIT_HANDLER(on_host_max_connections, net_host_max_connections, parse_co
 POLICY_LIMIT_HANDLER(on_host_rate, net_host_rate, parse_count)
 POLICY_LIMIT_HANDLER(on_host_max_bytes_out, net_host_max_bytes_out, parse_size)
 POLICY_LIMIT_HANDLER(on_host_max_bytes_in, net_host_max_bytes_in, parse_size)
+POLICY_LIMIT_HANDLER(on_ask_timeout, net_ask_timeout_ms, parse_duration_ms)
 
 static const struct key_spec keys[] = {
     {"network", "mode", SINGLE, on_net_mode},
     {"network", "allow", LIST, on_allow},
     {"network", "deny", LIST, on_deny},
     {"network", "resolve", LIST, on_resolve},
+    {"network", "grantable", LIST, on_grantable},
+    {"network", "ask-timeout", SINGLE, on_ask_timeout},
     {"network", "methods", LIST, on_method},
     {"network", "capture", SINGLE, on_capture},
     {"network", "ca", SINGLE, on_ca},

@@ -122,4 +122,6 @@ void egress_rules_free(struct egress_rules *r)
 	egress_rule_list_free(&r->implied);
 	egress_pin_list_free(&r->pins);
 	http_rules_free(&r->http);
+	egress_rule_list_free(&r->grantable);
+	http_rules_free(&r->http_grantable);
 }

@@ -44,24 +44,28 @@ static const struct egress_rule *first_cover(const struct egress_rule_list *l,
 	return NULL;
 }
 
+/* allow and grantable rules (what a session's harness may allow) alike */
 static void net_shadowed(struct warn_list *w, const struct policy *p)
 {
 	const struct egress_rules *net = &p->net;
-	char at[512];
+	const struct egress_rule_list *lists[] = {&net->allow, &net->grantable};
+	const char *const keys[] = {"allow", "grantable"};
+	char at[512], item[32];
 	size_t d;
 
-	for (size_t i = 0; i < net->allow.text.n; i++) {
-		if (!first_cover(&net->deny, &net->allow.v[i], &d))
-			continue;
-		warn_add(
-		    w, policy_item_at(p, "network.allow", net->allow.text.v[i]),
-		    "[network] allow = %s never takes effect: deny = %s (%s) refuses every "
-		    "connection it allows, and deny rules are read first; fix: drop one of the "
-		    "two, "
-		    "or narrow the deny",
-		    net->allow.text.v[i], net->deny.text.v[d],
-		    where(policy_item_at(p, "network.deny", net->deny.text.v[d]), at, sizeof(at)));
-	}
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; i < lists[k]->text.n; i++) {
+			if (!first_cover(&net->deny, &lists[k]->v[i], &d))
+				continue;
+			snprintf(item, sizeof(item), "network.%s", keys[k]);
+			warn_add(w, policy_item_at(p, item, lists[k]->text.v[i]),
+				 "[network] %s = %s never takes effect: deny = %s (%s) refuses "
+				 "every connection it allows, and deny rules are read first; fix: "
+				 "drop one of the two, or narrow the deny",
+				 keys[k], lists[k]->text.v[i], net->deny.text.v[d],
+				 where(policy_item_at(p, "network.deny", net->deny.text.v[d]), at,
+				       sizeof(at)));
+		}
 }
 
 /* The deny rules that refuse host at both 80 and 443, the ports an [http] rule or a credential
@@ -239,7 +243,9 @@ static void pins_unused(struct warn_list *w, const struct policy *p)
 			    where(policy_item_at(p, "network.deny", net->deny.text.v[d]), at,
 				  sizeof(at)),
 			    name->host);
-		else if (!lets_through(&net->allow, name) && !lets_through(&net->implied, name))
+		else if (!lets_through(&net->allow, name) && !lets_through(&net->implied, name) &&
+			 !lets_through(&net->grantable,
+				       name)) /* a session's harness may allow it */
 			warn_add(w, o,
 				 "[network] resolve = %s never takes effect: no allow rule lets %s "
 				 "through; fix: add allow = %s, or drop the resolve",

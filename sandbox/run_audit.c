@@ -250,3 +250,31 @@ void run_audit_failed(struct audit *a, const struct ab_err *failure)
 	audit_emit(a, &ignored);
 	exit_event(a, NULL, 125, failure->cause ? failure->cause : "setup-error", &ignored);
 }
+
+int run_audit_exec(struct audit *a, unsigned exec, const struct strv *argv, const char *cwd,
+		   uint64_t timeout_ms, const struct sandbox_result *res, uint64_t syscall_denials,
+		   struct ab_err *e)
+{
+	struct json *j = audit_begin(a, "exec");
+
+	json_kv_uint(j, "exec", exec);
+	json_key(j, "argv");
+	json_arr_begin(j);
+	for (size_t i = 0; i < argv->n; i++)
+		json_str(j, argv->v[i]); /* redacted like every string of the trail */
+	json_arr_end(j);
+	json_kv_str(j, "cwd", cwd);
+	json_key(j, "timeout_ms"); /* the one that applied: the profile's, or a lower one asked */
+	if (timeout_ms)
+		json_uint(j, timeout_ms);
+	else
+		json_null(j);
+	result_outcome(j, res->status, res, NULL); /* the fields --result shares */
+	if (res->error[0])
+		json_kv_str(j, "error", res->error);
+	json_key(j, "denials");
+	json_obj_begin(j);
+	json_kv_uint(j, "syscall", syscall_denials);
+	json_obj_end(j);
+	return audit_emit(a, e);
+}

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* A session's requests on the wire (see include/session_proto.h). Layout: a fixed header
- * (magic, kind, a value: the signal or the port, timeout, counts, a cwd flag), then NUL-terminated
- * strings: the cwd when present, argv, env. Every string must end exactly where the buffer does. */
+ * (magic, kind, a value: the signal, the port, the policy op or the question; timeout, counts,
+ * a cwd flag), then NUL-terminated strings: the cwd when present, argv, env. Every string must end
+ * exactly where the buffer does. */
 #include "session_proto.h"
 
 #include <errno.h>
@@ -12,7 +13,7 @@
 
 struct header {
 	uint32_t magic, kind;
-	int32_t value; /* the signal (SESSION_SIGNAL), the port (SESSION_PORT*), else 0 */
+	int32_t value; /* the signal, the port, the policy op, the question; else 0 */
 	uint32_t has_cwd;
 	uint64_t timeout_ms;
 	uint32_t argc, envc;
@@ -52,9 +53,13 @@ int session_request_encode(const struct session_request *r, char **out, size_t *
 			   struct ab_err *e)
 {
 	bool port = r->kind == SESSION_PORT || r->kind == SESSION_PORT_CLOSE;
+	int32_t value = port			    ? (int32_t)r->port
+			: r->kind == SESSION_POLICY ? r->op
+			: r->kind == SESSION_ANSWER ? (int32_t)r->question
+						    : r->signo;
 	struct header h = {MAGIC,
 			   (uint32_t)r->kind,
-			   port ? (int32_t)r->port : r->signo,
+			   value,
 			   r->cwd != NULL,
 			   r->timeout_ms,
 			   (uint32_t)r->argv.n,
@@ -126,6 +131,32 @@ static int decode_strings(const char **p, const char *end, uint32_t count, struc
 	return 0;
 }
 
+/* One argument for a policy change (its rule) and an answer (its word), a command for an exec,
+ * none for the rest; an environment and a cwd for an exec only; the value in its range. */
+static bool fields_fit(const struct session_request *r)
+{
+	bool one_arg = r->kind == SESSION_POLICY || r->kind == SESSION_ANSWER;
+
+	if (r->kind == SESSION_EXEC ? r->argv.n == 0
+				    : (r->env.n || r->cwd || r->argv.n != (one_arg ? 1 : 0)))
+		return false;
+	switch (r->kind) {
+	case SESSION_SIGNAL:
+		return r->signo > 0 && r->signo < 65;
+	case SESSION_PORT:
+	case SESSION_PORT_CLOSE:
+		return r->port != 0;
+	case SESSION_POLICY:
+		return r->op >= 1 && r->op <= SESSION_POLICY_OPS && r->argv.v[0][0];
+	case SESSION_ANSWER:
+		return r->question && (!strcmp(r->argv.v[0], SESSION_ANSWER_ONCE) ||
+				       !strcmp(r->argv.v[0], SESSION_ANSWER_RUN) ||
+				       !strcmp(r->argv.v[0], SESSION_ANSWER_DENY));
+	default:
+		return true;
+	}
+}
+
 int session_request_decode(const char *buf, size_t len, struct session_request *r, struct ab_err *e)
 {
 	struct header h;
@@ -137,7 +168,7 @@ int session_request_decode(const char *buf, size_t len, struct session_request *
 	memcpy(&h, buf, sizeof(h));
 	if (h.magic != MAGIC)
 		return bad(e, "not version 1 of the protocol (its header starts ABX1)");
-	if (h.kind < SESSION_EXEC || h.kind > SESSION_PORT_CLOSE || h.has_cwd > 1)
+	if (h.kind < SESSION_EXEC || h.kind > SESSION_ANSWER || h.has_cwd > 1)
 		return bad(e, "unknown kind");
 	/* each string takes at least its terminator: counts past the size are lies */
 	if (h.argc > len || h.envc > len)
@@ -145,6 +176,10 @@ int session_request_decode(const char *buf, size_t len, struct session_request *
 	r->kind = (enum session_kind)h.kind;
 	if (r->kind == SESSION_PORT || r->kind == SESSION_PORT_CLOSE)
 		r->port = h.value > 0 && h.value <= 65535 ? (unsigned)h.value : 0;
+	else if (r->kind == SESSION_POLICY)
+		r->op = h.value;
+	else if (r->kind == SESSION_ANSWER)
+		r->question = h.value > 0 ? (unsigned)h.value : 0;
 	else
 		r->signo = h.value;
 	r->timeout_ms = h.timeout_ms;
@@ -160,10 +195,7 @@ int session_request_decode(const char *buf, size_t len, struct session_request *
 		session_request_free(r);
 		return -1;
 	}
-	if (p != end || (r->kind == SESSION_EXEC && r->argv.n == 0) ||
-	    (r->kind != SESSION_EXEC && (r->argv.n || r->env.n || r->cwd)) ||
-	    (r->kind == SESSION_SIGNAL && (r->signo <= 0 || r->signo >= 65)) ||
-	    ((r->kind == SESSION_PORT || r->kind == SESSION_PORT_CLOSE) && !r->port)) {
+	if (p != end || !fields_fit(r)) {
 		session_request_free(r);
 		return bad(e, p != end ? "trailing bytes" : "fields for its kind");
 	}

@@ -26,8 +26,9 @@
 #include "run.h"
 #include "run_audit.h"
 #include "sandbox.h"
-#include "session_proto.h"
+#include "session_policy.h"
 #include "session_ports.h"
+#include "session_proto.h"
 #include "session_refusals.h"
 #include "supervise.h"
 
@@ -82,6 +83,7 @@ struct serve {
 	char *buf;
 	struct session_refusals refusals;
 	struct session_ports *ports;
+	struct session_policy *policy;
 };
 
 static uint64_t now_ms(void)
@@ -201,6 +203,7 @@ static void drop_client(struct serve *s, struct client *c)
 
 	if (x)
 		x->client = -1;
+	session_policy_gone(s->policy, c->fd);
 	close(c->fd);
 	*c = s->clients[--s->n_clients];
 }
@@ -208,28 +211,7 @@ static void drop_client(struct serve *s, struct client *c)
 static int audit_exec(struct serve *s, const struct exec *x, const struct sandbox_result *res,
 		      struct ab_err *e)
 {
-	struct json *j = audit_begin(s->a, "exec");
-
-	json_kv_uint(j, "exec", x->id);
-	json_key(j, "argv");
-	json_arr_begin(j);
-	for (size_t i = 0; i < x->argv.n; i++)
-		json_str(j, x->argv.v[i]); /* redacted like every string of the trail */
-	json_arr_end(j);
-	json_kv_str(j, "cwd", x->cwd);
-	json_key(j, "timeout_ms"); /* the one that applied: the profile's, or a lower one asked */
-	if (x->timeout_ms)
-		json_uint(j, x->timeout_ms);
-	else
-		json_null(j);
-	result_outcome(j, res->status, res, NULL); /* the fields --result shares */
-	if (res->error[0])
-		json_kv_str(j, "error", res->error);
-	json_key(j, "denials");
-	json_obj_begin(j);
-	json_kv_uint(j, "syscall", x->denied);
-	json_obj_end(j);
-	return audit_emit(s->a, e);
+	return run_audit_exec(s->a, x->id, &x->argv, x->cwd, x->timeout_ms, res, x->denied, e);
 }
 
 /* The exec's status to its client, after its --result object (written there if asked for). */
@@ -475,9 +457,16 @@ static int on_client(struct serve *s, struct client *c, struct ab_err *e)
 		return 0;
 	}
 	if (session_request_decode(in.data, in.len, &q, &bad) == 0) {
-		if (q.kind == SESSION_SIGNAL && x && in.n == 0)
+		if (q.kind == SESSION_SIGNAL && x && in.n == 0) {
 			signal_exec(s, x, q.signo);
-		else if (q.kind == SESSION_EXEC && !c->exec && in.n == 3) {
+		} else if (!c->exec && (session_policy_kind(q.kind) ||
+					session_policy_asked(s->policy, c->fd))) {
+			/* 1: the client stays (it is asked); 0: answered */
+			out = session_policy_request(s->policy, c->fd, &q, in.n, &bad, e);
+			if (out == 0)
+				drop_client(s, c), c = NULL;
+			out = out > 0 ? 0 : out;
+		} else if (q.kind == SESSION_EXEC && !c->exec && in.n == 3) {
 			if (start_exec(s, c, &q, fds, &bad) < 0)
 				out = -1;
 		} else if (q.kind == SESSION_INFO && !c->exec) {
@@ -694,6 +683,8 @@ static _Noreturn void end_session(struct serve *s, struct ab_err *e)
 	/* before the sandbox goes: their connections are cut by the session, not by the servers */
 	if (session_ports_free(s->ports, e) < 0)
 		rc = -1;
+	if (session_policy_end(s->policy, rc < 0 ? &(struct ab_err){0} : e) < 0)
+		rc = -1;
 	if (!s->pid1_reaped)
 		supervise_kill(s->r);
 	/* commands still running died with the namespace */
@@ -739,6 +730,9 @@ static _Noreturn void end_session(struct serve *s, struct ab_err *e)
 	audit_close(s->a);
 	/* stopped means released too: the changes' lock, the protect watch, the cgroup */
 	sandbox_close(s->r);
+	/* after the proxy, whose events named its rules until it stopped */
+	session_policy_free(s->policy);
+	s->policy = NULL;
 	if (s->stopper >= 0)
 		reply(s->stopper, SESSION_REPLY_STOPPED, rc < 0 ? 125 : 0, 0, NULL);
 	while (s->n_clients)
@@ -768,7 +762,7 @@ _Noreturn void session_serve(const struct policy *p, struct audit *a,
 	s.ns[n] = '\0';
 	if (!(s.ports = session_ports_new(&r, a, s.ns, &s.refusals, path, &e)))
 		goto failed;
-	if (sandbox_start(&r, a, protect, &e) < 0)
+	if (sandbox_start(&r, a, protect, &e) < 0 || !(s.policy = session_policy_new(&r, a, &e)))
 		goto failed;
 	if (r.monitor)
 		seccomp_monitor_attribute(r.monitor, attribute_refusal, &s);

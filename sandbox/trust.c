@@ -62,26 +62,42 @@ static int add_name(struct egress_rule_list *names, const struct egress_rule *r,
 							    : 0;
 }
 
-/* The names, or none (0 with no names): the rules name addresses only. */
-static int collect_names(const struct policy *p, struct egress_rule_list *names, struct ab_err *e)
+/* The hosts rs's rules name (deny ones too, but not a credential's implied ones); *any_host
+ * when one is `*`. */
+static int rule_names(const struct http_rules *rs, struct egress_rule_list *names, bool *any_host,
+		      struct ab_err *e)
 {
-	const struct http_rules *rs = &p->net.http;
-	bool any_host = false;
 	int rc = 0;
 
-	memset(names, 0, sizeof(*names));
-	/* allow rules, then deny rules; a credential's implied rules with its hosts below */
+	/* allow rules, then deny rules */
 	for (int deny = 0; deny < 2; deny++)
 		for (size_t i = 0; rc == 0 && i < rs->n; i++) {
 			if (rs->v[i].implied || rs->v[i].deny != deny)
 				continue;
-			any_host |= rs->v[i].any_host;
+			*any_host |= rs->v[i].any_host;
 			if (!rs->v[i].any_host)
 				rc = add_name(names, &rs->v[i].host, e);
 		}
+	return rc;
+}
+
+/* The names, or none (0 with no names): the rules name addresses only. A session's harness
+ * may add [http] rules for the hosts of [http] grantable, and under a `*` rule allow the hosts
+ * of [network] grantable: the CA is made for them too, once, at the start. */
+static int collect_names(const struct policy *p, struct egress_rule_list *names, struct ab_err *e)
+{
+	bool any_host = false;
+	int rc;
+
+	memset(names, 0, sizeof(*names));
+	rc = rule_names(&p->net.http, names, &any_host, e);
+	if (rc == 0)
+		rc = rule_names(&p->net.http_grantable, names, &any_host, e);
 	/* a `*` rule covers every host the connection rules let through, by name */
 	for (size_t i = 0; rc == 0 && any_host && i < p->net.allow.text.n; i++)
 		rc = add_name(names, &p->net.allow.v[i], e);
+	for (size_t i = 0; rc == 0 && any_host && i < p->net.grantable.text.n; i++)
+		rc = add_name(names, &p->net.grantable.v[i], e);
 	/* a credential's hosts are intercepted: that is where its value is put in */
 	for (size_t i = 0; rc == 0 && i < p->n_creds; i++)
 		for (size_t k = 0; rc == 0 && k < p->creds[i].hosts.text.n; k++)
@@ -99,7 +115,7 @@ bool trust_intercepts(const struct policy *p)
 	struct ab_err ignored = {0};
 	bool some;
 
-	if (p->net_mode != NET_PROXY || (!p->net.http.n && !p->n_creds))
+	if (p->net_mode != NET_PROXY || (!p->net.http.n && !p->net.http_grantable.n && !p->n_creds))
 		return false;
 	/* out of memory: true, so that trust_ca_names fails the run instead */
 	if (collect_names(p, &names, &ignored) < 0)

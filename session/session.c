@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* Task sessions, the caller's side (see include/session.h): the control-socket directory,
- * `session start` (which forks the supervisor, session_serve.c), `session stop`, `list` and
- * `port`. */
+ * `session start` (which forks the supervisor, session_serve.c), `session stop`, `list`,
+ * `port` and `policy`. */
 #include "session.h"
 
 #include <dirent.h>
@@ -18,6 +18,7 @@
 
 #include "channel.h"
 #include "json.h"
+#include "live_rules.h"
 #include "session_proto.h"
 #include "session_serve.h"
 
@@ -555,6 +556,62 @@ static int port(int argc, char **argv, struct ab_err *e)
 	return fflush(stdout) == 0 ? 0 : ab_fail(e, errno, "stdout");
 }
 
+/* ---------- policy ---------- */
+
+/* The op of `policy ID [http] allow|deny RULE`: 0 for anything else. */
+static int policy_op(bool http, const char *word)
+{
+	if (!strcmp(word, "allow"))
+		return http ? LIVE_HTTP_ALLOW : LIVE_ALLOW;
+	if (!strcmp(word, "deny"))
+		return http ? LIVE_HTTP_DENY : LIVE_DENY;
+	return 0;
+}
+
+/* The change as the session told it: its JSON object (--json), or a line for people. */
+static void print_change(const struct msg *m, const char *data, bool json)
+{
+	if (json)
+		printf("%s\n", data);
+	else
+		printf("%s: %s\n", m->text, m->value ? "applied" : "unchanged (in force already)");
+}
+
+/* `agentbox session policy ID [http] allow|deny RULE [--json]`: a change of the rules a running
+ * session's proxy decides with (sandbox/session_policy.c, docs/sessions.md "Live policy"). */
+static int policy(int argc, char **argv, struct ab_err *e)
+{
+	static const char use[] = "agentbox session policy ID allow|deny HOST [--json] | "
+				  "policy ID http allow|deny 'METHOD HOST/PATH' [--json]";
+	struct session_request q = {.kind = SESSION_POLICY};
+	bool json = argc > 0 && !strcmp(argv[argc - 1], "--json"), http;
+	char data[64 * 1024];
+	size_t len = 0;
+	struct msg m;
+	int fd, rc;
+
+	argc -= json;
+	http = argc == 7 && !strcmp(argv[4], "http");
+	if ((argc != 6 && !http) || !(q.op = policy_op(http, argv[4 + http])))
+		return ab_fail(e, 0, "usage: %s", use);
+	if (strv_push(&q.argv, argv[5 + http]) < 0)
+		return ab_fail(e, ENOMEM, "request");
+	if ((fd = session_connect(argv[3], e)) < 0) {
+		strv_free(&q.argv);
+		return -1;
+	}
+	rc = ask(fd, &q, &m, data, sizeof(data) - 1, &len, e);
+	close(fd);
+	strv_free(&q.argv);
+	if (rc < 0)
+		return -1;
+	if (rc == 0 || m.type != SESSION_REPLY_POLICY)
+		return ab_fail(e, EPROTO, "no answer from the session about the change");
+	data[len] = '\0';
+	print_change(&m, data, json);
+	return fflush(stdout) == 0 ? 0 : ab_fail(e, errno, "stdout");
+}
+
 int session_command(int argc, char **argv, struct ab_err *e)
 {
 	int rc = -1;
@@ -566,9 +623,12 @@ int session_command(int argc, char **argv, struct ab_err *e)
 		rc = list(argc == 4, e);
 	else if (argc >= 5 && argc <= 7 && !strcmp(argv[2], "port"))
 		rc = port(argc, argv, e);
+	else if (argc >= 6 && argc <= 8 && !strcmp(argv[2], "policy"))
+		rc = policy(argc, argv, e);
 	else
 		ab_fail(e, 0,
 			"usage: agentbox session start [OPTIONS] -p PROFILE | stop ID | "
-			"list [--json] | port ID PORT [--close] [--json]");
+			"list [--json] | port ID PORT [--close] [--json] | "
+			"policy ID [http] allow|deny RULE [--json]");
 	return rc < 0 ? 125 : 0;
 }

@@ -181,8 +181,34 @@ t_schema_every_event_type() {
 	assert_eq 124 "$RC" "an exec past its timeout"
 	run_cmd "$AGENTBOX" session stop "$sid"
 	assert_eq 0 "$RC" "session stop"
+	# policy: a session's live changes (applied, refused) and a question its harness denies
+	cat >live.ini <<-EOF
+		[sandbox]
+		include = $AGENTBOX_PROFILES/shell.ini
+		[network]
+		mode = proxy
+		grantable = *.asked.example
+	EOF
+	run_cmd "$AGENTBOX" session start --json -p ./live.ini --audit "$a"
+	assert_eq 0 "$RC" "session start with grantable rules"
+	sid=$(printf '%s' "$OUT" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+	sock=$(printf '%s' "$OUT" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["socket"])')
+	run_cmd "$AGENTBOX" session policy "$sid" allow x.asked.example
+	assert_eq 0 "$RC" "a live allow"
+	run_cmd "$AGENTBOX" session policy "$sid" allow other.example
+	assert_eq 125 "$RC" "a live allow past the grant"
+	run_cmd "$AGENTBOX" session policy "$sid" deny x.asked.example
+	assert_eq 0 "$RC" "a live deny"
+	bg env PYTHONPATH="$AGENTBOX_SOURCE/bindings/python" AGENTBOX_BINARY="$AGENTBOX_BIN" \
+		"$PY" "$HELPERS/live_asker.py" "$sock" "$META/asked" deny
+	wait_for_file "$META/asked" 10 || fail "the asked harness did not start"
+	run_cmd "$AGENTBOX" exec "$sid" -- curl -s -o /dev/null -w '%{http_code}' \
+		-x http://127.0.0.1:3128 http://y.asked.example/
+	assert_eq 403 "$OUT" "a connection the harness denied"
+	run_cmd "$AGENTBOX" session stop "$sid"
+	assert_eq 0 "$RC" "session stop"
 	validate "$a"
-	for t in start warning mount env syscall limit error exit net dns changes session exec; do
+	for t in start warning mount env syscall limit error exit net dns changes session exec policy; do
 		case " $TYPES " in
 		*" $t "*) ;;
 		*) fail "no $t event among the runs (types seen: $TYPES)" ;;
@@ -199,6 +225,10 @@ t_schema_every_event_type() {
 	assert_contains "$(audit_get "$a" net protocol)" capture "a captured connection's net event"
 	assert_contains "$(audit_get "$a" mount op)" trust "the trust files' mount events"
 	assert_contains "$(audit_get "$a" syscall exec)" 1 "a syscall event attributed to an exec"
+	for t in allow deny ask-start ask answer ask-end; do
+		assert_contains "$(audit_get "$a" policy action)" "$t" "a policy event $t"
+	done
+	assert_contains "$(audit_get "$a" policy outcome)" refused "a refused live change"
 }
 
 # The events of a fallback run (no namespaces) and of an agentbox nested in another (no

@@ -321,13 +321,14 @@ static void test_finish_rules_need_proxy(void **state)
 
 	assert_int_equal(policy_finish(p, &e), -1);
 	/* the check runs once every layer is in, and still names the rule's line */
-	expect_msg(&e, MAIN ":2: ", "[network] has allow/deny/resolve rules but mode is none");
+	expect_msg(
+	    &e, MAIN ":2: ", "[network] has allow/deny/resolve/grantable rules but mode is none");
 	policy_free(p);
 
 	/* a pin only means something to the egress proxy */
 	p = must_load("[network]\nresolve = pypi.org=127.0.0.1\n");
 	assert_int_equal(policy_finish(p, &e), -1);
-	expect_msg(&e, MAIN ":2: ", "allow/deny/resolve rules but mode is none");
+	expect_msg(&e, MAIN ":2: ", "allow/deny/resolve/grantable rules but mode is none");
 	policy_free(p);
 
 	p = must_load("[network]\nmode = host\ndeny = 10.0.0.0/8\n");

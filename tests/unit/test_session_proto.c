@@ -148,10 +148,72 @@ static void test_port(void **state)
 		session_request_free(&bad[i]);
 	}
 	/* a kind past the last is unknown */
-	q = (struct session_request){.kind = SESSION_PORT_CLOSE + 1};
+	q = (struct session_request){.kind = SESSION_ANSWER + 1};
 	encode(&q, &buf, &len);
 	assert_int_equal(session_request_decode(buf, len, &d, &e), -1);
 	free(buf);
+}
+
+/* A change of the rules carries its op in the header's value and its rule as the one string;
+ * an answer its question and one of the three words; the subscription nothing. Anything else
+ * is refused. */
+static void test_policy_and_answer(void **state)
+{
+	struct session_request q = {.kind = SESSION_POLICY, .op = 3}, d;
+	struct ab_err e = {0};
+	char *buf;
+	size_t len;
+
+	(void)state;
+	strv_push(&q.argv, "GET api.example/v1/**");
+	encode(&q, &buf, &len);
+	assert_int_equal(session_request_decode(buf, len, &d, &e), 0);
+	assert_int_equal(d.kind, SESSION_POLICY);
+	assert_int_equal(d.op, 3);
+	assert_string_equal(d.argv.v[0], "GET api.example/v1/**");
+	free(buf);
+	session_request_free(&d);
+	session_request_free(&q);
+	q = (struct session_request){.kind = SESSION_ANSWER, .question = 7};
+	strv_push(&q.argv, "run");
+	encode(&q, &buf, &len);
+	assert_int_equal(session_request_decode(buf, len, &d, &e), 0);
+	assert_int_equal(d.question, 7);
+	assert_string_equal(d.argv.v[0], "run");
+	free(buf);
+	session_request_free(&d);
+	session_request_free(&q);
+	q = (struct session_request){.kind = SESSION_ASK};
+	encode(&q, &buf, &len);
+	assert_int_equal(session_request_decode(buf, len, &d, &e), 0);
+	assert_int_equal(d.kind, SESSION_ASK);
+	free(buf);
+
+	/* an unknown op, op 0, no rule, two rules, an empty rule; an answer of another word, to
+	 * question 0, with no word; a subscription with a string */
+	struct session_request bad[9] = {{.kind = SESSION_POLICY, .op = 5},
+					 {.kind = SESSION_POLICY, .op = 0},
+					 {.kind = SESSION_POLICY, .op = 1},
+					 {.kind = SESSION_POLICY, .op = 2},
+					 {.kind = SESSION_POLICY, .op = 1},
+					 {.kind = SESSION_ANSWER, .question = 1},
+					 {.kind = SESSION_ANSWER, .question = 0},
+					 {.kind = SESSION_ANSWER, .question = 1},
+					 {.kind = SESSION_ASK}};
+	strv_push(&bad[0].argv, "a.example");
+	strv_push(&bad[1].argv, "a.example");
+	strv_push(&bad[3].argv, "a.example");
+	strv_push(&bad[3].argv, "b.example");
+	strv_push(&bad[4].argv, "");
+	strv_push(&bad[5].argv, "yes");
+	strv_push(&bad[6].argv, "once");
+	strv_push(&bad[8].argv, "once");
+	for (int i = 0; i < 9; i++) {
+		encode(&bad[i], &buf, &len);
+		assert_int_equal(session_request_decode(buf, len, &d, &e), -1);
+		free(buf);
+		session_request_free(&bad[i]);
+	}
 }
 
 static void test_size_limit(void **state)
@@ -174,8 +236,11 @@ static void test_size_limit(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_ids),	       cmocka_unit_test(test_round_trip),
-	    cmocka_unit_test(test_malformed),  cmocka_unit_test(test_port),
+	    cmocka_unit_test(test_ids),
+	    cmocka_unit_test(test_round_trip),
+	    cmocka_unit_test(test_malformed),
+	    cmocka_unit_test(test_port),
+	    cmocka_unit_test(test_policy_and_answer),
 	    cmocka_unit_test(test_size_limit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

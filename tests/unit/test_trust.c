@@ -110,6 +110,40 @@ static void test_intercepts(void **state)
 	policy_free(p);
 }
 
+/* A session's harness may add [http] rules for the hosts of [http] grantable, and under a `*`
+ * rule allow those of [network] grantable: the CA is made for them at the start, and a profile
+ * with grantable [http] rules alone has one. */
+static void test_grantable_names(void **state)
+{
+	struct policy *p = policy_new(&vars);
+	struct ab_err e = {0};
+	(void)state;
+
+	set(p, "network", "mode", "proxy");
+	set(p, "http", "grantable", "GET api.grant.example/v1/**");
+	assert_int_equal(policy_finish(p, &e), 0);
+	assert_true(trust_intercepts(p));
+	expect_names(p, LIST("api.grant.example"));
+	policy_free(p);
+
+	p = policy_new(&vars);
+	set(p, "network", "mode", "proxy");
+	set(p, "network", "allow", "pypi.org:443");
+	set(p, "network", "grantable", "*.grant.example, 10.0.0.0/8");
+	set(p, "http", "allow", "GET */health");
+	assert_int_equal(policy_finish(p, &e), 0);
+	expect_names(p, LIST("pypi.org", "*.grant.example"));
+	policy_free(p);
+
+	/* without a `*` rule, [network] grantable names no host the CA is made for */
+	p = policy_new(&vars);
+	set(p, "network", "mode", "proxy");
+	set(p, "network", "grantable", "*.grant.example");
+	assert_int_equal(policy_finish(p, &e), 0);
+	assert_false(trust_intercepts(p));
+	policy_free(p);
+}
+
 static void test_names(void **state)
 {
 	struct policy *p;
@@ -356,8 +390,11 @@ static void test_anchor_file(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_intercepts),	cmocka_unit_test(test_names),
-	    cmocka_unit_test(test_lifetime),	cmocka_unit_test(test_env),
+	    cmocka_unit_test(test_intercepts),
+	    cmocka_unit_test(test_names),
+	    cmocka_unit_test(test_grantable_names),
+	    cmocka_unit_test(test_lifetime),
+	    cmocka_unit_test(test_env),
 	    cmocka_unit_test(test_anchor_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,11 +9,21 @@ import selectors
 import socket
 import subprocess
 import time
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _wire
+from ._ask import Asker, AskThread, Question
 from ._run import Path, Stream, binary, last_line, review, timeout_ms
-from ._types import AgentboxError, Result, Review, SessionError, SetupError, StartError
+from ._types import (
+    AgentboxError,
+    PolicyChange,
+    PolicyError,
+    Result,
+    Review,
+    SessionError,
+    SetupError,
+    StartError,
+)
 
 # Output still coming, after the command's end, from what it left running with its fds: read
 # for this long at most, as `agentbox mcp` does, so that a background server does not hold an
@@ -117,6 +127,49 @@ class Session:
         if reply is None or reply.type != _wire.REPLY_PORT:
             raise SessionError(reply.text if reply else "the session did not answer")
         return reply.text
+
+    def allow(self, host: str) -> PolicyChange:
+        """Lets the session's proxy through to HOST ([network] rule syntax: pypi.org:443,
+        *.example.com, 10.0.0.0/8) from now on, when the profile's `[network] grantable` covers
+        it; PolicyError (errno EPERM) when it does not. Audited."""
+        return self._change(_wire.POLICY_ALLOW, host)
+
+    def deny(self, host: str) -> PolicyChange:
+        """Refuses HOST's new connections from now on (any host: narrowing needs no grant);
+        connections open already go on. Audited."""
+        return self._change(_wire.POLICY_DENY, host)
+
+    def http_rule(self, rule: str, *, deny: bool = False) -> PolicyChange:
+        """Adds an [http] rule, `METHOD HOST/PATH-GLOB`: an allow one within the profile's
+        `[http] grantable`, a deny one at will. Decides each request from now on."""
+        return self._change(_wire.POLICY_HTTP_DENY if deny else _wire.POLICY_HTTP_ALLOW, rule)
+
+    def questions(self) -> Asker:
+        """Subscribes this client to the session's questions (one client at a time): iterate
+        the Asker for them and answer each (once, run, deny). Connections wait at most the
+        profile's `[network] ask-timeout` (default 10 s); unanswered, they are refused."""
+        sock = self._connect()
+        try:
+            sock.sendall(_wire.encode_request(_wire.ASK))
+        except OSError:
+            sock.close()
+            raise
+        return Asker(sock)
+
+    def ask(self, callback: Callable[[Question], Optional[str]]) -> AskThread:
+        """Answers the session's questions with callback(question) -> "once" | "run" |
+        "deny" | None, on a thread of its own, until stop() (or the block of a `with`)."""
+        return AskThread(self.questions(), callback)
+
+    def _change(self, op: int, rule: str) -> PolicyChange:
+        with self._connect() as sock:
+            sock.sendall(_wire.encode_request(_wire.POLICY, argv=[rule], value=op))
+            reply = self._recv(sock)
+        if reply is not None and reply.type == _wire.REPLY_ERROR:
+            raise PolicyError(reply.text, errno=reply.value)
+        if reply is None or reply.type != _wire.REPLY_POLICY:
+            raise SessionError("the session did not answer the change")
+        return PolicyChange.from_json(json.loads(reply.data))
 
     def exec(
         self,

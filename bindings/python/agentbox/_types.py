@@ -146,6 +146,32 @@ class Review:
         )
 
 
+@dataclass(frozen=True)
+class PolicyChange:
+    """A change of a running session's rules (docs/sessions.md, "Live policy"): `action`
+    (allow, deny, http-allow, http-deny), the `rule` as the session keeps it, `changed` (False:
+    it was in force already), `grant` (the profile's grantable rule that let an allow through)
+    and `removed` (rules added earlier that this one lifted or withdrew)."""
+
+    action: str
+    rule: str
+    changed: bool
+    grant: Optional[str] = None
+    removed: Tuple[str, ...] = ()
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> "PolicyChange":
+        return cls(
+            action=str(obj["action"]),
+            rule=str(obj["rule"]),
+            changed=obj.get("outcome") == "applied",
+            grant=obj.get("grant"),
+            removed=tuple(obj.get("removed") or ()),
+            raw=dict(obj),
+        )
+
+
 class AgentboxError(Exception):
     """agentbox's side failed. `cause` names how (the --result causes where one applies:
     setup-error, start-error, session-ended); `result` is the Result when one came."""
@@ -177,6 +203,16 @@ class StartError(AgentboxError):
 class SessionError(AgentboxError):
     """The session refused the request, or is gone; cause session-ended when it ended while
     the command ran."""
+
+
+class PolicyError(SessionError):
+    """The session refused a change of its rules or an answer: beyond what the profile grants
+    (`errno` EPERM), not a rule (EINVAL), past a bound (ENOSPC), a question no longer open
+    (ESRCH), another client asked already (EBUSY)."""
+
+    def __init__(self, message: str, *, errno: int = 0) -> None:
+        super().__init__(message, cause="refused")
+        self.errno = errno
 
 
 class ReviewError(AgentboxError):

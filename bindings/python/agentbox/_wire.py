@@ -4,8 +4,8 @@
 Every message is one SOCK_SEQPACKET datagram in the host's byte order. Client to supervisor: a
 frame (ignored by the supervisor: zeros) followed by a request, whose header starts with the
 magic "ABX1"; an exec request carries the command's stdin, stdout and stderr by SCM_RIGHTS.
-Supervisor to client: a frame (type, value, id, a NUL-terminated text), for INFO followed by
-the session as a JSON object.
+Supervisor to client: a frame (type, value, id, a NUL-terminated text), for INFO, POLICY and
+QUESTION followed by a JSON object.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ MAGIC = 0x41425831  # "ABX1": the protocol's version is its last character
 MAX_REQUEST = 128 * 1024
 MAX_REPLY = FRAME.size + 64 * 1024
 
-EXEC, STOP, INFO, SIGNAL, PORT, PORT_CLOSE = 1, 2, 3, 4, 5, 6
+EXEC, STOP, INFO, SIGNAL, PORT, PORT_CLOSE, POLICY, ASK, ANSWER = range(1, 10)
 (
     REPLY_STARTED,
     REPLY_EXIT,
@@ -30,7 +30,15 @@ EXEC, STOP, INFO, SIGNAL, PORT, PORT_CLOSE = 1, 2, 3, 4, 5, 6
     REPLY_RESULT,
     REPLY_NOTE,
     REPLY_PORT,
-) = range(100, 108)
+    REPLY_POLICY,
+    REPLY_ASKING,
+    REPLY_QUESTION,
+    REPLY_SETTLED,
+) = range(100, 112)
+
+# POLICY's value: the change
+POLICY_ALLOW, POLICY_DENY, POLICY_HTTP_ALLOW, POLICY_HTTP_DENY = 1, 2, 3, 4
+ANSWERS = ("once", "run", "deny")
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -69,6 +77,10 @@ def encode_request(
             raise ValueError(f"an environment entry is not NAME=VALUE: {entry!r}")
     if kind == EXEC and not argv:
         raise ValueError("an exec needs a command")
+    if kind in (POLICY, ANSWER) and (len(argv) != 1 or not argv[0]):
+        raise ValueError("a change of the rules and an answer take one argument")
+    if kind == ANSWER and argv[0] not in ANSWERS:
+        raise ValueError(f"an answer is one of {', '.join(ANSWERS)}, not {argv[0]!r}")
     if cwd is not None and not cwd:
         raise ValueError("cwd is empty")
     if timeout_ms < 0:
