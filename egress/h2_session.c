@@ -80,31 +80,6 @@ static int cl_frame(nghttp2_session *s, const nghttp2_frame *f, void *user)
 	return 0;
 }
 
-static int cl_data(nghttp2_session *s, uint8_t flags, int32_t id, const uint8_t *data, size_t n,
-		   void *user)
-{
-	struct h2 *h = user;
-	struct h2_stream *st = stream_of(s, id);
-
-	(void)flags;
-	if (!st) { /* nothing will take it: acknowledged at once */
-		nghttp2_session_consume_connection(s, n);
-		return 0;
-	}
-	h2_enter(h->c, st);
-	return verdict(h->c, h2_request_data(h->c, st, data, n));
-}
-
-static int cl_close(nghttp2_session *s, int32_t id, uint32_t error, void *user)
-{
-	struct h2 *h = user;
-	struct h2_stream *st = stream_of(s, id);
-
-	if (st)
-		h2_stream_closed(h->c, st, false, error);
-	return 0;
-}
-
 /* ---------- the upstream's session (we are its client) ---------- */
 
 static int up_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *user)
@@ -133,28 +108,32 @@ static int up_frame(nghttp2_session *s, const nghttp2_frame *f, void *user)
 	return 0;
 }
 
-static int up_data(nghttp2_session *s, uint8_t flags, int32_t id, const uint8_t *data, size_t n,
+/* ---------- both sessions ---------- */
+
+/* DATA: the client's goes up as a request's body, the upstream's down as a response's. */
+static int on_data(nghttp2_session *s, uint8_t flags, int32_t id, const uint8_t *data, size_t n,
 		   void *user)
 {
 	struct h2 *h = user;
 	struct h2_stream *st = stream_of(s, id);
 
 	(void)flags;
-	if (!st) {
+	if (!st) { /* nothing will take it: acknowledged at once */
 		nghttp2_session_consume_connection(s, n);
 		return 0;
 	}
 	h2_enter(h->c, st);
-	return verdict(h->c, h2_response_data(h->c, st, data, n));
+	return verdict(h->c, s == h->up ? h2_response_data(h->c, st, data, n)
+					: h2_request_data(h->c, st, data, n));
 }
 
-static int up_close(nghttp2_session *s, int32_t id, uint32_t error, void *user)
+static int on_close(nghttp2_session *s, int32_t id, uint32_t error, void *user)
 {
 	struct h2 *h = user;
 	struct h2_stream *st = stream_of(s, id);
 
 	if (st)
-		h2_stream_closed(h->c, st, true, error);
+		h2_stream_closed(h->c, st, s == h->up, error);
 	return 0;
 }
 
@@ -263,8 +242,8 @@ static nghttp2_session_callbacks *callbacks(bool server)
 									   : up_begin_headers);
 	nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
 	nghttp2_session_callbacks_set_on_frame_recv_callback(cb, server ? cl_frame : up_frame);
-	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, server ? cl_data : up_data);
-	nghttp2_session_callbacks_set_on_stream_close_callback(cb, server ? cl_close : up_close);
+	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data);
+	nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_close);
 	nghttp2_session_callbacks_set_error_callback2(cb, on_error);
 	nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(cb, on_invalid);
 	nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_sent);
