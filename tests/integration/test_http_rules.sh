@@ -166,7 +166,7 @@ t_profile_errors() {
 	printf '[sandbox]\ninclude = %s/shell.ini\n[network]\nmode = proxy\n[http]\nallow = GET a.test/x,y\n' \
 		"$AGENTBOX_PROFILES" >"$META/good.ini"
 	expect_exit 0 "$AGENTBOX" -p "$META/good.ini" --explain
-	assert_contains "$OUT" '"http":{"allow":["GET a.test/x,y"],"deny":[]}' \
+	assert_contains "$OUT" '"http":{"allow":["GET a.test/x,y"],"deny":[],"grantable":[]}' \
 		"--explain lists the rules, one per line (a comma is part of a path)"
 }
 
