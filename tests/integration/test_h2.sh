@@ -334,7 +334,7 @@ t_goaway_drains() {
 t_no_value_in_reasons() {
 	local tok=raw-origin-real-value-7d1e0c4b9a
 	ORIGIN_TOKEN=$tok raw_origin
-	box badhdr "$PY" h2_attacks.py hold origin.test "$OP" /badhdr2/190 2
+	box badhdr "$PY" h2_attacks.py hold origin.test "$OP" /badhdr2/190 5
 	assert_not_contains "$(cat "$AUDIT")" "${tok:0:12}" "the origin's value, or its start, in the trail"
 	has_event "the connection's end" event=net decision=deny "reason~from the upstream"
 }
