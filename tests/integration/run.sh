@@ -51,7 +51,8 @@ done
 
 # memcheck_wrap DIR BIN VALGRIND OWNER: writes DIR/agentbox, which runs BIN under memcheck,
 # each run appending to its own log in DIR/logs (writable by OWNER). The log holds the
-# supervisor's report and pid 1's (a fork, under valgrind until the command's exec).
+# supervisor's report and pid 1's (a fork, under valgrind until the command's exec). No vgdb:
+# its FIFOs in $TMPDIR outlive a valgrind that is SIGKILLed (test_soak's kills count them).
 memcheck_wrap() {
 	local dir=$1 bin=$2 valgrind=$3 owner=$4
 	mkdir "$dir/logs" && chmod 755 "$dir" || return 1
@@ -61,7 +62,7 @@ memcheck_wrap() {
 # a descriptor of its own, so that the descriptors a test passes to agentbox stay as they are
 exec {log}>>"$dir/logs/\$\$.log" || exit 125
 VALGRIND_LIB="$(dirname "$(dirname "$valgrind")")/libexec/valgrind" \\
-	exec "$valgrind" --log-fd=\$log --leak-check=full --show-leak-kinds=definite,indirect \\
+	exec "$valgrind" --vgdb=no --log-fd=\$log --leak-check=full --show-leak-kinds=definite,indirect \\
 	--errors-for-leak-kinds=definite,indirect --num-callers=40 "$bin" "\$@"
 WRAP
 	chmod 755 "$dir/agentbox"
