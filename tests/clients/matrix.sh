@@ -107,20 +107,6 @@ box() {
 	[ "$RC" != 125 ] || fail "agentbox could not set up the sandbox (125)" "$(report)"
 }
 
-# ev [FILTER...]: the net and http events of $AUDIT that match (intercept_audit.py) in EV.
-ev() {
-	EV=$("$PY" "$IHELPERS/intercept_audit.py" "$AUDIT" "$@" 2>&1) ||
-		fail "cannot read the events of $AUDIT: $EV"
-}
-
-has_event() {
-	local what=$1
-	shift
-	ev "$@"
-	[ "$EV" != count=0 ] ||
-		fail "$what: no event matches $*" "events: $(clip "$("$PY" "$IHELPERS/intercept_audit.py" "$AUDIT")" 3000)"
-}
-
 # same_bytes GOT WANT WHAT: the file the client wrote in $CASE is the origin's, byte for byte.
 same_bytes() {
 	[ -f "$CASE/$1" ] || fail "$3: the client wrote no $1" "$(report)"

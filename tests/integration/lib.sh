@@ -311,3 +311,30 @@ test_ca() {
 	{ mk_ca "$1/ca" agentbox-test-ca && mk_leaf "$1/srv" "$1/ca" "$2"; } \
 		>"$META/openssl.log" 2>&1 || fail "cannot make the test CA: $(cat "$META/openssl.log")"
 }
+
+# ------------------------------------------------------ audit events ----
+
+# The interception tests' reader of an audit trail's net and http events (test_intercept,
+# test_h2, tests/clients); beside this file, wherever the script that sources it lives.
+AUDIT_EVENTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/helpers/intercept_audit.py
+
+# ev [FILTER...]: the net and http events of $AUDIT that match every FILTER, in EV
+# (helpers/intercept_audit.py: one line each, then count=N).
+ev() {
+	EV=$("$PY" "$AUDIT_EVENTS" "$AUDIT" "$@" 2>&1) ||
+		fail "cannot read the events of $AUDIT: $EV"
+}
+
+# has_event WHAT FILTER...: fails unless $AUDIT has an event matching every FILTER.
+has_event() {
+	local what=$1
+	shift
+	ev "$@"
+	[ "$EV" != count=0 ] ||
+		fail "$what: no event matches $*" "events: $(clip "$("$PY" "$AUDIT_EVENTS" "$AUDIT")" 3000)"
+}
+
+# section NAME: the lines of $OUT between `== NAME` and the next `== ` line, in SEC.
+section() {
+	SEC=$(printf '%s\n' "$OUT" | awk -v n="== $1" '$0 == n { on = 1; next } /^== / { on = 0 } on')
+}

@@ -62,30 +62,12 @@ box() {
 	[ "$RC" != 125 ] || fail "agentbox could not set up the sandbox (125)" "$(report)"
 }
 
-ev() {
-	EV=$("$PY" "$HELPERS/intercept_audit.py" "$AUDIT" "$@" 2>&1) ||
-		fail "cannot read the events of $AUDIT: $EV"
-}
-
-has_event() {
-	local what=$1
-	shift
-	ev "$@"
-	case "$EV" in
-	count=0) fail "$what: no event matches $*" "events: $(clip "$("$PY" "$HELPERS/intercept_audit.py" "$AUDIT")" 3000)" ;;
-	esac
-}
-
 assert_not_reached() {
 	! grep -qE " req [A-Z]+ $1" "$OLOG" || fail "$2: reached the origin: $(grep -E " req [A-Z]+ $1" "$OLOG")"
 }
 
 hostile() {
 	HOST_LINE="$HOST_LINE echo '== $*'; $PY h2_hostile.py $* origin.test $OP;"
-}
-
-section() {
-	SEC=$(printf '%s\n' "$OUT" | awk -v n="== $1" '$0 == n { on = 1; next } /^== / { on = 0 } on')
 }
 
 # ---------------------------------------------------------------- cases ----

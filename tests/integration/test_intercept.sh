@@ -103,22 +103,6 @@ curlw() {
 	CURLW=("${args[@]}")
 }
 
-# ev [FILTER...]: the request events of $AUDIT (helpers/intercept_audit.py) in EV.
-ev() {
-	EV=$("$PY" "$HELPERS/intercept_audit.py" "$AUDIT" "$@" 2>&1) ||
-		fail "cannot read the events of $AUDIT: $EV"
-}
-
-# has_event WHAT FILTER...: fails unless $AUDIT has an event matching every FILTER.
-has_event() {
-	local what=$1
-	shift
-	ev "$@"
-	case "$EV" in
-	count=0) fail "$what: no event matches $*" "events: $(clip "$("$PY" "$HELPERS/intercept_audit.py" "$AUDIT")" 3000)" ;;
-	esac
-}
-
 # reached PATTERN: the origin's request lines ($OLOG) whose "METHOD TARGET ..." (or line it
 # could not parse) starts with a match of the extended regex PATTERN.
 reached() {
@@ -139,11 +123,6 @@ line_of() {
 # sec_of KEY: the same in the last section read ($SEC).
 sec_of() {
 	line_of "$1" "$SEC"
-}
-
-# section NAME: the lines of $OUT between `== NAME` and the next `== ` line, in SEC.
-section() {
-	SEC=$(printf '%s\n' "$OUT" | awk -v n="== $1" '$0 == n { on = 1; next } /^== / { on = 0 } on')
 }
 
 # assert_refused NAME WHAT: section NAME's first response is a 4xx (or no response came: the
