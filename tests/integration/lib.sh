@@ -92,7 +92,7 @@ bg() {
 }
 
 run_case() {
-	local name=$1 fn=$2 rc why first rest
+	local name=$1 fn=$2 rc why first rest t0 took
 	if [ -n "${AGENTBOX_CASES:-}" ] && ! [[ $name =~ $AGENTBOX_CASES ]]; then
 		N_LEFT_OUT=$((N_LEFT_OUT + 1))
 		return 0
@@ -100,6 +100,7 @@ run_case() {
 	CASE="$WORK/$name"
 	META="$WORK/.meta/$name"
 	mkdir -p "$CASE" "$META" || { echo "FAIL $name ($TEST_USER): cannot create $CASE"; exit 1; }
+	t0=$EPOCHREALTIME
 	(
 		cd "$CASE" || fail "cannot cd to $CASE"
 		"$fn"
@@ -107,20 +108,21 @@ run_case() {
 	rc=$?
 	kill_bg
 	remove_paths
+	took=$(elapsed "$t0")
 	if [ "$rc" -eq 0 ] && [ ! -s "$META/why" ] && [ -s "$META/na" ]; then
 		echo "n/a $name ($TEST_USER): $(head -n 1 "$META/na")"
 		N_SKIP=$((N_SKIP + 1))
 		return 0
 	fi
 	if [ "$rc" -eq 0 ] && [ ! -s "$META/why" ]; then
-		echo "ok $name ($TEST_USER)"
+		echo "ok $name ($TEST_USER) $took"
 		N_OK=$((N_OK + 1))
 		return 0
 	fi
 	why=$(cat "$META/why" 2>/dev/null)
 	[ -n "$why" ] || why="the case ended with status $rc without saying why"
 	first=${why%%$'\n'*}
-	echo "FAIL $name ($TEST_USER): $first"
+	echo "FAIL $name ($TEST_USER, $took): $first"
 	if [ "$first" != "$why" ]; then
 		rest=${why#*$'\n'}
 		printf '%s\n' "$rest" | sed 's/^/    /'
@@ -131,6 +133,14 @@ run_case() {
 	fi
 	N_FAIL=$((N_FAIL + 1))
 	FAILED_CASES="$FAILED_CASES $name"
+}
+
+# elapsed T0: the seconds since T0 (an $EPOCHREALTIME), as "1.23s", so a slow case shows in
+# the log.
+elapsed() {
+	local now=$EPOCHREALTIME
+	local us=$(((${now/./} - ${1/./}) / 10000))
+	printf '%d.%02ds' $((us / 100)) $((us % 100))
 }
 
 finish() {
