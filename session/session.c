@@ -145,15 +145,16 @@ static int tmp_new(struct run_dirs *d, struct ab_err *e)
 	return add_dir(d, name, "", e);
 }
 
-/* $XDG_RUNTIME_DIR/agentbox alone when that is a private directory of the caller's; else
- * /tmp/agentbox-UID when it is (made when missing and make is set) and the fallbacks. With
- * make, the first is where a new session goes, made when there is none. */
-static int run_dirs(struct run_dirs *d, bool make, struct ab_err *e)
+/* $XDG_RUNTIME_DIR/agentbox alone when that is a private directory of the caller's (*fallback
+ * false); else /tmp/agentbox-UID when it is (made when missing and make is set), and *fallback
+ * true: the fallbacks (tmp_fallbacks) may hold sessions too. */
+static int primary_dir(struct run_dirs *d, bool make, bool *fallback, struct ab_err *e)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
 	char primary[32];
 
 	d->n = 0;
+	*fallback = false;
 	if (xdg && xdg[0] == '/' && is_private(AT_FDCWD, xdg))
 		return xdg_dir(d, xdg, e);
 	if (tmp_checked(e) < 0)
@@ -164,7 +165,19 @@ static int run_dirs(struct run_dirs *d, bool make, struct ab_err *e)
 		return ab_fail(e, errno, "cannot create the session directory %s", primary);
 	if (is_private(AT_FDCWD, primary) && add_dir(d, primary, "", e) < 0)
 		return -1;
-	if (tmp_fallbacks(d, e) < 0)
+	*fallback = true;
+	return 0;
+}
+
+/* Every directory of the caller's sessions: the primary one and, in /tmp, the fallbacks. With
+ * make, the first is where a new session goes, made when there is none. */
+static int run_dirs(struct run_dirs *d, bool make, struct ab_err *e)
+{
+	bool fallback;
+
+	if (primary_dir(d, make, &fallback, e) < 0)
+		return -1;
+	if (fallback && tmp_fallbacks(d, e) < 0)
 		return -1;
 	if (make && d->n == 0)
 		return tmp_new(d, e);
@@ -203,23 +216,37 @@ static int connect_path(const char *path)
 	return fd;
 }
 
+static int connect_in(const char *dir, const char *id)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s.sock", dir, id);
+	return connect_path(path);
+}
+
 int session_connect(const char *id, struct ab_err *e)
 {
 	struct run_dirs d;
-	char path[PATH_MAX];
+	bool fallback;
+	int fd;
 
 	if (!session_id_valid(id))
 		return ab_fail(e, EINVAL, "'%.40s' is not a session id", id),
 		       ab_hint(e, "a session id is the 32 hex digits session start printed; see "
 				  "agentbox session list");
-	if (run_dirs(&d, false, e) < 0)
+	/* the primary directory first: every exec connects, and reading /tmp for the fallbacks
+	 * costs a scan of all its entries */
+	if (primary_dir(&d, false, &fallback, e) < 0)
 		return -1;
-	for (size_t i = 0; i < d.n; i++) {
-		int fd;
-		snprintf(path, sizeof(path), "%s/%s.sock", d.path[i], id);
-		if ((fd = connect_path(path)) >= 0)
+	for (size_t i = 0; i < d.n; i++)
+		if ((fd = connect_in(d.path[i], id)) >= 0)
 			return fd;
-	}
+	d.n = 0;
+	if (fallback && tmp_fallbacks(&d, e) < 0)
+		return -1;
+	for (size_t i = 0; i < d.n; i++)
+		if ((fd = connect_in(d.path[i], id)) >= 0)
+			return fd;
 	return ab_fail(e, ENOENT, "no live session %s of yours", id),
 	       ab_hint(e, "see agentbox session list");
 }
