@@ -184,16 +184,21 @@ static void free_graveyard(struct proxy *px)
 
 static void resume_listeners(struct proxy *px);
 
+void conn_audit_end(struct conn *c, const char *reason)
+{
+	if (!c->audited && c->refused)
+		conn_audit(c, "deny", c->refused);
+	else if (!c->audited)
+		conn_audit(c, c->counted ? "allow" : "none", reason);
+}
+
 void conn_close(struct conn *c, const char *reason)
 {
 	struct proxy *px = c->px;
 
 	if (c->dead)
 		return;
-	if (!c->audited && c->refused)
-		conn_audit(c, "deny", c->refused);
-	else if (!c->audited)
-		conn_audit(c, c->counted ? "allow" : "none", reason);
+	conn_audit_end(c, reason);
 	ask_release(c);
 	if (c->counted)
 		px->upstreams--;
@@ -296,6 +301,8 @@ void conn_update_interest(struct conn *c)
 		cl |= EPOLLOUT;
 	if (c->close_after_flush)
 		cl = EPOLLOUT;
+	if (c->lingering)
+		cl = EPOLLIN, up = 0;
 	proxy_watch(c->px, &c->cl, cl);
 	proxy_watch(c->px, &c->up, up);
 }
@@ -312,7 +319,7 @@ static void send_then_close(struct conn *c)
 	if (n < 0 && errno != EAGAIN)
 		f->off = f->len;
 	if (f->off >= f->len) /* an intercepted connection's end is its exchange's */
-		conn_close(c, c->tls ? intercept_end_reason(c) : "refused");
+		conn_linger(c, c->tls ? intercept_end_reason(c) : "refused");
 }
 
 /* ST_RELAY: held first bytes, then intercepted or relayed bytes (see enum conn_state). false
@@ -342,6 +349,10 @@ static void on_conn_event(struct endpoint *ep, uint32_t events)
 {
 	struct conn *c = ep->c;
 
+	if (c->lingering) {
+		conn_linger_read(c);
+		return;
+	}
 	if (c->close_after_flush) {
 		send_then_close(c);
 		return;
@@ -513,7 +524,9 @@ static void on_timer(struct proxy *px)
 	for (; c; c = next) {
 		next = c->next;
 		if (c->deadline_ms && now > c->deadline_ms) {
-			if (c->st == ST_CONNECT)
+			if (c->lingering)
+				conn_close(c, "closed"); /* audited when it began */
+			else if (c->st == ST_CONNECT)
 				conn_refuse(c, "upstream connect timed out");
 			else if (c->st == ST_SNIFF && c->head_len == 0)
 				front_capture_decide(

@@ -168,6 +168,9 @@ struct conn {
 	struct creds_stream *cred_body; /* with credentials: its body's leak scans (2) */
 	/* its end */
 	bool close_after_flush; /* a refusal is being sent: then closed, whatever st says */
+	bool lingering;		/* sent and half-closed: the client's last bytes are dropped
+				   (conn_linger) */
+	uint64_t lingered;	/* bytes dropped so far */
 	bool lookup_pending;	/* a resolver thread still holds this connection */
 	bool dead;		/* closed; freed when the lookup returns */
 	bool audited;
@@ -240,6 +243,8 @@ void proxy_watch(struct proxy *px, struct endpoint *ep, uint32_t events);
 void proxy_close_endpoint(struct proxy *px, struct endpoint *ep);
 /* Frees the connection once the dispatch round is over. */
 void conn_bury(struct conn *c);
+/* The connection's "net" event at its end, unless it has one: its refusal, else reason. */
+void conn_audit_end(struct conn *c, const char *reason);
 /* Closes both sides and audits the connection (unless it was); freed after the round. */
 void conn_close(struct conn *c, const char *reason);
 /* Queues bytes for the client and, with close_after, ends the connection once they are sent. */
@@ -304,6 +309,11 @@ bool relay_over_budget(struct conn *c, bool outbound, uint64_t n);
 bool relay_http_start(struct conn *c, const char *head, size_t head_n, const char *buf, size_t n);
 /* Sends what the flow holds; false when the connection was closed. */
 bool relay_flush(struct conn *c, struct endpoint *dst, struct flow *f);
+/* The connection's last answer is sent: audited now, then closed once the client has stopped
+ * sending (see relay.c). */
+void conn_linger(struct conn *c, const char *reason);
+/* A lingering connection's client is readable: what it sent is dropped. */
+void conn_linger_read(struct conn *c);
 /* One read from src into the loop's shared chunk, within the byte budgets: its length, 0 at its
  * end (f, the flow src feeds, is marked ended, as on an error), -1 when nothing is there yet. */
 ssize_t relay_read_chunk(struct conn *c, struct endpoint *src, struct flow *f);

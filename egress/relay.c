@@ -25,6 +25,15 @@
  * about a third slower). */
 #define RELAY_PIPE_SIZE (1024 * 1024)
 
+/* After a connection's last answer (a refusal, an intercepted exchange's end) the client may
+ * still be sending what it had begun, the rest of a body the refusal cut short. Closed with
+ * those bytes unread, the socket would send a reset, and the client's kernel drops on a reset
+ * the answer it has not read yet: the client would see "connection reset", not the 403. So the
+ * connection is half-closed and what still comes is read and dropped, up to these bounds, as
+ * web servers do. */
+#define LINGER_MS 2000
+#define LINGER_MAX_BYTES (8u * 1024 * 1024)
+
 /* Bytes the flow holds for its sink: buffered, or in its pipe. */
 size_t flow_held(const struct flow *f)
 {
@@ -376,4 +385,36 @@ bool relay_pump(struct conn *c, struct endpoint *src, struct endpoint *dst, stru
 		f->shut = true;
 	}
 	return true;
+}
+
+void conn_linger(struct conn *c, const char *reason)
+{
+	conn_audit_end(c, reason);
+	if (c->lingering || c->cl.fd < 0 || shutdown(c->cl.fd, SHUT_WR) < 0) {
+		conn_close(c, reason);
+		return;
+	}
+	proxy_close_endpoint(c->px, &c->up); /* nothing more goes either way */
+	if (c->counted) /* the run's and the host's connection limits count it no more */
+		c->px->upstreams--;
+	if (c->per_host)
+		hostlimits_release(c->per_host);
+	c->counted = false;
+	c->per_host = NULL;
+	c->lingering = true;
+	c->close_after_flush = false;
+	c->deadline_ms = proxy_now_ms() + LINGER_MS;
+	conn_update_interest(c);
+}
+
+void conn_linger_read(struct conn *c)
+{
+	ssize_t n;
+
+	while ((n = recv(c->cl.fd, c->px->chunk, RELAY_CHUNK, MSG_DONTWAIT)) > 0)
+		if ((c->lingered += (uint64_t)n) > LINGER_MAX_BYTES)
+			break;
+	if (n < 0 && (errno == EAGAIN || errno == EINTR) && c->lingered <= LINGER_MAX_BYTES)
+		return;
+	conn_close(c, "closed"); /* its end, or enough: audited when the lingering began */
 }

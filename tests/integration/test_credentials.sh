@@ -265,6 +265,14 @@ t_smuggled_forms() {
 	box bigbody sh -c 'head -c 300000 /dev/zero | tr "\0" a >big; printf "%s" "$API_TOKEN" >>big; head -c 300000 /dev/zero | tr "\0" b >>big
 		curl -sS --max-time 15 -o /dev/null -w "CODE:%{http_code}\n" --data-binary @big "https://origin.test:'"$OP"'/api/models"'
 	assert_contains "$OUT" "CODE:403" "the placeholder deep in a large body"
+	# refused at the body's start, with 6 MiB still to send: the proxy reads and drops the
+	# rest after its 403 instead of closing on unread bytes, whose reset would make the
+	# client's kernel drop the 403 unread (curl: "Connection reset by peer", code 000)
+	box early sh -c 'printf "%s" "$API_TOKEN" >early; head -c 6291456 /dev/zero | tr "\0" a >>early
+		for i in 1 2 3; do curl -sS --max-time 15 -o /dev/null -w "CODE:%{http_code}\n" --data-binary @early "https://origin.test:'"$OP"'/api/models"; done'
+	assert_eq "CODE:403
+CODE:403
+CODE:403" "$OUT" "a refusal while the client is still sending its body"
 	# control: the same request shapes without the placeholder pass
 	box clean sh -c 'curl -sS --max-time 15 -H "Authorization: Bearer $API_TOKEN" -H "X-Other: x" -d "x=1" "https://origin.test:'"$OP"'/api/models?q=1"'
 	assert_contains "$OUT" "api ok" "control: a clean request"
