@@ -390,9 +390,11 @@ static void progress(struct run *r, uint64_t now)
 	json_free(&j);
 }
 
+/* None once the command has ended: its result follows within the drain, and a notification
+ * right before the response is one the SDK may handle after it (and report as stray). */
 static bool progress_on(const struct run *r)
 {
-	return r->call->token && !r->call->cancelled;
+	return r->call->token && !r->call->cancelled && !r->exited;
 }
 
 static uint64_t progress_due(const struct run *r)

@@ -6,7 +6,7 @@
 // a run longer than the request's timeout completes when progress resets it, and without
 // progress the SDK's timeout fires and its cancel kills the command; an AbortController's
 // cancel kills a running command; the SDK reports no stray message (a response to a cancelled
-// request, progress for a token it dropped). $MCP_MARKER is a word each long command carries, so
+// request, progress for a token it dropped after the response; see sdkRace). $MCP_MARKER is a word each long command carries, so
 // pgrep can tell whether it still runs; $MCP_TIME_SCALE stretches the waits for a slow server
 // (memcheck). Prints "ok: ..." lines, or "FAIL: why" and exits 1.
 import { spawnSync } from "node:child_process";
@@ -145,8 +145,25 @@ async function main(client, errors) {
 
 	const after = await client.callTool({ name: "run", arguments: { command: ["echo", "after"] } });
 	check(after.structuredContent.stdout === "after\n", `a call after the cancels: ${JSON.stringify(after)}`);
-	check(errors.length === 0, `the SDK reported: ${errors.join("; ")}`);
-	ok("calls go on after the cancels; no stray response or progress reached the SDK");
+	const stray = errors.filter((e) => !sdkRace(e));
+	check(stray.length === 0, `the SDK reported: ${stray.join("; ")}`);
+	ok(`calls go on after the cancels; no stray response or progress reached the SDK (${errors.length - stray.length} progress notifications that came before their response, which the SDK handles after it)`);
+}
+
+// The SDK handles a notification a turn later than a response read with it: a progress
+// notification the server sent just before its response, read in one piece with it, finds its
+// token already dropped, and the SDK reports "unknown token". Such a report is no stray message
+// when the notification came before the response on the wire (the order `wire` recorded).
+const wire = [];
+function sdkRace(e) {
+	const m = /unknown token: (\{.*\})$/.exec(e);
+	if (!m) return false;
+	const p = JSON.parse(m[1]).params;
+	const at = wire.findIndex(
+		(w) => w.method === "notifications/progress" && w.params.progressToken === p.progressToken && w.params.progress === p.progress,
+	);
+	const answer = wire.findIndex((w) => w.id === p.progressToken && !w.method);
+	return at >= 0 && answer > at;
 }
 
 const client = new Client({ name: "agentbox-sdk-test", version: "1" });
@@ -156,6 +173,11 @@ const transport = new StdioClientTransport({ command: agentbox, args: ["mcp", "-
 let status = 0;
 try {
 	await client.connect(transport);
+	const handle = transport.onmessage; // the SDK's, set by connect: every message, in order
+	transport.onmessage = (message, extra) => {
+		wire.push(message);
+		handle(message, extra);
+	};
 	check(client.getServerVersion().name === "agentbox", "serverInfo");
 	await main(client, errors);
 } catch (e) {
