@@ -12,7 +12,7 @@
 # ../integration/lib.sh: the copy keeps both folders side by side.
 #
 # With AGENTBOX_TEST_PASSES=unprivileged, a root run skips its own pass and runs only the
-# unprivileged user's.
+# unprivileged user's; with AGENTBOX_TEST_PASSES=caller, only the caller's own pass runs.
 #
 # With AGENTBOX_MEMCHECK=VALGRIND (a valgrind from tools/valgrind/build), every agentbox the
 # script starts runs under memcheck; a run fails if any report names an error or a leak.
@@ -137,10 +137,19 @@ if [ -n "${AGENTBOX_MEMCHECK:-}" ]; then
 		exit 1
 	fi
 fi
+passes=${AGENTBOX_TEST_PASSES:-both}
+case $passes in
+both | unprivileged | caller) ;;
+*)
+	echo "FAIL $name ($(id -un)): AGENTBOX_TEST_PASSES=$passes is none of both, unprivileged, caller"
+	exit 1
+	;;
+esac
+
 runs=0
 # AGENTBOX_TEST_PASSES=unprivileged: as root, only the unprivileged user's pass (the way users
 # run agentbox); the memcheck stage uses it, where each pass costs tens of times more
-if [ "$(id -u)" -ne 0 ] || [ "${AGENTBOX_TEST_PASSES:-both}" != unprivileged ]; then
+if [ "$(id -u)" -ne 0 ] || [ "$passes" != unprivileged ]; then
 	run_as "$(id -un)" "" "$bin" "$src" "$script" "$valgrind"
 	case $? in 0) ;; 77) skipped=$((skipped + 1)) ;; *) status=1 ;; esac
 	runs=1
@@ -148,7 +157,9 @@ else
 	echo "# $name: not run as $(id -un) (AGENTBOX_TEST_PASSES=unprivileged)"
 fi
 
-if [ "$(id -u)" -eq 0 ]; then
+if [ "$(id -u)" -eq 0 ] && [ "$passes" = caller ]; then
+	echo "# $name: not run as $test_user (AGENTBOX_TEST_PASSES=caller)"
+elif [ "$(id -u)" -eq 0 ]; then
 	# several run.sh may start at once under ctest -j: create the user under a lock
 	# with a second group of its own (agentbox-shared), for the cases about files of a group
 	# that is not the caller's primary one
