@@ -390,7 +390,8 @@ bool relay_pump(struct conn *c, struct endpoint *src, struct endpoint *dst, stru
 void conn_linger(struct conn *c, const char *reason)
 {
 	conn_audit_end(c, reason);
-	if (c->lingering || c->cl.fd < 0 || shutdown(c->cl.fd, SHUT_WR) < 0) {
+	/* a resolver thread still holding it would go on with the connection when it returns */
+	if (c->lingering || c->lookup_pending || c->cl.fd < 0 || shutdown(c->cl.fd, SHUT_WR) < 0) {
 		conn_close(c, reason);
 		return;
 	}
