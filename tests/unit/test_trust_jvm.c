@@ -133,19 +133,66 @@ static void test_store(void **state)
 	free(mixed);
 }
 
-/* A certificate block that is no SEQUENCE, base64 that does not decode, a block without its END
- * line: an error naming the source and the block. */
+/* The same PEM with CRLF line ends, each line indented: the certificate's exact bytes, for
+ * each of the three lengths base64 pads differently (0, 1 or 2 '='; an ECDSA signature's
+ * length varies, so certificates are made until each was seen). */
+static void test_padding_and_line_ends(void **state)
+{
+	bool seen[3] = {false, false, false};
+	(void)state;
+
+	for (int i = 0; i < 200 && !(seen[0] && seen[1] && seen[2]); i++) {
+		struct ab_err e = {0};
+		size_t len, n = 0, der_len;
+		long want_len;
+		char *pem = certificate("pad.test", &len), *crlf;
+		unsigned char *want = der_of(pem, &want_len), *der;
+		STACK_OF(PKCS12_SAFEBAG) * bags;
+		struct trust_jvm *s;
+
+		assert_non_null(crlf = malloc(len * 4 + 1));
+		for (size_t k = 0; k < len; k++) {
+			if (k == 0 || pem[k - 1] == '\n')
+				crlf[n++] = ' ';
+			if (pem[k] == '\n')
+				crlf[n++] = '\r';
+			crlf[n++] = pem[k];
+		}
+		assert_non_null(s = trust_jvm_new(&e));
+		assert_int_equal(trust_jvm_add(s, crlf, n, "CRLF", &e), 0);
+		assert_int_equal(trust_jvm_encode(s, &der, &der_len, &e), 0);
+		trust_jvm_free(s);
+		bags = bags_of(der, der_len);
+		assert_int_equal(sk_PKCS12_SAFEBAG_num(bags), 1);
+		assert_trusted(sk_PKCS12_SAFEBAG_value(bags, 0), want, want_len);
+		seen[want_len % 3] = true;
+		sk_PKCS12_SAFEBAG_pop_free(bags, PKCS12_SAFEBAG_free);
+		OPENSSL_free(der);
+		OPENSSL_free(want);
+		free(crlf);
+		free(pem);
+	}
+	assert_true(seen[0] && seen[1] && seen[2]);
+}
+
+/* A certificate block that is no SEQUENCE, base64 that does not decode (a stray character,
+ * padding before the end, a length no multiple of 4), a block without its END line: an error
+ * naming the source and the block. */
 static void test_bad_blocks(void **state)
 {
 	static const char *const bad[] = {
 	    /* an INTEGER */
 	    "-----BEGIN CERTIFICATE-----\nAgEB\n-----END CERTIFICATE-----\n",
 	    "-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n",
+	    "-----BEGIN CERTIFICATE-----\nAg==AQE=\n-----END CERTIFICATE-----\n",
+	    "-----BEGIN CERTIFICATE-----\nAgEBA\n-----END CERTIFICATE-----\n",
 	    /* a key's block, skipped, then a certificate's never closed */
 	    KEY "-----BEGIN CERTIFICATE-----\nAgEB\n",
 	};
 	static const char *const why[] = {
 	    "the test file: block 1 (CERTIFICATE) is not a certificate",
+	    "the test file: not readable as PEM (block 1, CERTIFICATE, is not base64)",
+	    "the test file: not readable as PEM (block 1, CERTIFICATE, is not base64)",
 	    "the test file: not readable as PEM (block 1, CERTIFICATE, is not base64)",
 	    "the test file: not readable as PEM (block 2 has no END line)",
 	};
@@ -200,6 +247,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_store),
+	    cmocka_unit_test(test_padding_and_line_ends),
 	    cmocka_unit_test(test_bad_blocks),
 	    cmocka_unit_test(test_user_store),
 	};
