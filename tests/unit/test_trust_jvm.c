@@ -135,7 +135,9 @@ static void test_store(void **state)
 
 /* The same PEM with CRLF line ends, each line indented: the certificate's exact bytes, for
  * each of the three lengths base64 pads differently (0, 1 or 2 '='; an ECDSA signature's
- * length varies, so certificates are made until each was seen). */
+ * length varies, so certificates are made until each was seen). The bag holds the
+ * certificate as its own length reads, so a decoded length a padding byte too long would not
+ * show here; what shows is every byte of the certificate. */
 static void test_padding_and_line_ends(void **state)
 {
 	bool seen[3] = {false, false, false};
