@@ -192,6 +192,16 @@ void conn_audit_end(struct conn *c, const char *reason)
 		conn_audit(c, c->counted ? "allow" : "none", reason);
 }
 
+void conn_release_limits(struct conn *c)
+{
+	if (c->counted)
+		c->px->upstreams--;
+	if (c->per_host)
+		hostlimits_release(c->per_host);
+	c->counted = false;
+	c->per_host = NULL;
+}
+
 void conn_close(struct conn *c, const char *reason)
 {
 	struct proxy *px = c->px;
@@ -200,10 +210,7 @@ void conn_close(struct conn *c, const char *reason)
 		return;
 	conn_audit_end(c, reason);
 	ask_release(c);
-	if (c->counted)
-		px->upstreams--;
-	if (c->per_host)
-		hostlimits_release(c->per_host);
+	conn_release_limits(c);
 	proxy_close_endpoint(px, &c->cl);
 	proxy_close_endpoint(px, &c->up);
 	flow_close_pipe(px, &c->to_up);

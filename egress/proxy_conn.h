@@ -243,6 +243,8 @@ void proxy_watch(struct proxy *px, struct endpoint *ep, uint32_t events);
 void proxy_close_endpoint(struct proxy *px, struct endpoint *ep);
 /* Frees the connection once the dispatch round is over. */
 void conn_bury(struct conn *c);
+/* Gives back the run's and its host's connection slots it holds (once). */
+void conn_release_limits(struct conn *c);
 /* The connection's "net" event at its end, unless it has one: its refusal, else reason. */
 void conn_audit_end(struct conn *c, const char *reason);
 /* Closes both sides and audits the connection (unless it was); freed after the round. */

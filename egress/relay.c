@@ -396,12 +396,7 @@ void conn_linger(struct conn *c, const char *reason)
 		return;
 	}
 	proxy_close_endpoint(c->px, &c->up); /* nothing more goes either way */
-	if (c->counted) /* the run's and the host's connection limits count it no more */
-		c->px->upstreams--;
-	if (c->per_host)
-		hostlimits_release(c->per_host);
-	c->counted = false;
-	c->per_host = NULL;
+	conn_release_limits(c);
 	c->lingering = true;
 	c->close_after_flush = false;
 	c->deadline_ms = proxy_now_ms() + LINGER_MS;

@@ -216,12 +216,17 @@ static int connect_path(const char *path)
 	return fd;
 }
 
-static int connect_in(const char *dir, const char *id)
+/* The session's socket in one of d's directories: its fd, or -1. */
+static int connect_in(const struct run_dirs *d, const char *id)
 {
 	char path[PATH_MAX];
+	int fd = -1;
 
-	snprintf(path, sizeof(path), "%s/%s.sock", dir, id);
-	return connect_path(path);
+	for (size_t i = 0; i < d->n && fd < 0; i++) {
+		snprintf(path, sizeof(path), "%s/%s.sock", d->path[i], id);
+		fd = connect_path(path);
+	}
+	return fd;
 }
 
 int session_connect(const char *id, struct ab_err *e)
@@ -238,15 +243,13 @@ int session_connect(const char *id, struct ab_err *e)
 	 * costs a scan of all its entries */
 	if (primary_dir(&d, false, &fallback, e) < 0)
 		return -1;
-	for (size_t i = 0; i < d.n; i++)
-		if ((fd = connect_in(d.path[i], id)) >= 0)
-			return fd;
+	if ((fd = connect_in(&d, id)) >= 0)
+		return fd;
 	d.n = 0;
 	if (fallback && tmp_fallbacks(&d, e) < 0)
 		return -1;
-	for (size_t i = 0; i < d.n; i++)
-		if ((fd = connect_in(d.path[i], id)) >= 0)
-			return fd;
+	if ((fd = connect_in(&d, id)) >= 0)
+		return fd;
 	return ab_fail(e, ENOENT, "no live session %s of yours", id),
 	       ab_hint(e, "see agentbox session list");
 }
