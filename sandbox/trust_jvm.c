@@ -23,7 +23,6 @@
 #include <openssl/evp.h>
 #include <openssl/objects.h>
 #include <openssl/pem.h>
-#include <openssl/pkcs12.h>
 
 #include "fsops.h"
 #include "trust_anchors.h"
@@ -165,57 +164,117 @@ int trust_pem_blocks(const char *pem, size_t len,
 	return rc;
 }
 
-/* The attribute's NID, the OID registered once (OpenSSL 3.2 knows it: then its own): naming it
- * by its text costs a parse of the text per certificate. */
-static int trusted_usage_nid(void)
-{
-	int nid = OBJ_txt2nid(JDK_TRUSTED_KEY_USAGE);
+/* ---------- the store's bytes ----------
+ *
+ * The store is written in one pass into one buffer: OpenSSL's PKCS12 objects would copy each
+ * certificate five times over (parsed, packed into its bag, the bags into their SafeContents,
+ * that into the authenticated safe, the whole into the file), and on a guest where a fresh page
+ * costs a fault the copies were most of the store's cost at every intercepting start. The DER
+ * headers are OpenSSL's (ASN1_put_object, ASN1_object_size) and so are the OIDs' encodings;
+ * this file only places them. The shape, from the outside in:
+ *
+ *   PFX { version 3, ContentInfo { data, [0] OCTET STRING { AuthenticatedSafe {
+ *     ContentInfo { data, [0] OCTET STRING { SafeContents { SafeBag... } } } } } } }
+ *   SafeBag { certBag, [0] CertBag { x509Certificate, [0] OCTET STRING { certificate } },
+ *             SET { Attribute { trusted key usage, SET { anyExtendedKeyUsage } } } }
+ *
+ * The bags follow HEAD_ROOM bytes kept free, where the outer headers are written last, in
+ * front of them, once their length is known. */
 
-	if (nid == NID_undef)
-		nid = OBJ_create(JDK_TRUSTED_KEY_USAGE, "jdkTrustedKeyUsage",
-				 "Oracle JDK trusted key usage");
-	return nid;
-}
-
-/* A certificate's bytes as a certificate bag Java trusts for every purpose, or NULL. A
- * TRUSTED CERTIFICATE block holds OpenSSL's trust settings after the certificate: left out. */
-static PKCS12_SAFEBAG *trusted_bag(const unsigned char *der, long n, int usage)
-{
-	const unsigned char *p = der;
-	ASN1_TYPE *cert = d2i_ASN1_TYPE(NULL, &p, n);
-	PKCS12_SAFEBAG *bag = NULL;
-
-	/* the SEQUENCE as it was encoded: an ANY of that type is written back byte for byte */
-	if (cert && ASN1_TYPE_get(cert) == V_ASN1_SEQUENCE)
-		bag = PKCS12_item_pack_safebag(cert, ASN1_ITEM_rptr(ASN1_ANY), NID_x509Certificate,
-					       NID_certBag);
-	ASN1_TYPE_free(cert);
-	if (bag && !PKCS12_add1_attr_by_NID(
-		       bag, usage, V_ASN1_OBJECT,
-		       (const unsigned char *)OBJ_nid2obj(NID_anyExtendedKeyUsage), -1)) {
-		PKCS12_SAFEBAG_free(bag);
-		bag = NULL;
-	}
-	return bag;
-}
+/* Nine headers of at most 6 bytes, two OIDs of 11 and the version's 3, with room to spare. */
+#define HEAD_ROOM 128
+#define OID_MAX 32
 
 struct trust_jvm {
-	STACK_OF(PKCS12_SAFEBAG) * bags;
-	int usage; /* trusted_usage_nid() */
+	unsigned char *buf; /* HEAD_ROOM bytes, then the bags */
+	size_t len, cap;    /* len counts from buf, the room included */
+	/* encoded once: the bag's OIDs, and its attributes (the same for every certificate) */
+	unsigned char cert_bag[OID_MAX], x509[OID_MAX], data[OID_MAX], attrs[2 * OID_MAX + 16];
+	int cert_bag_len, x509_len, data_len, attrs_len;
 };
+
+/* obj's DER into out[OID_MAX]: its length, or -1. */
+static int oid_der(const ASN1_OBJECT *obj, unsigned char *out)
+{
+	unsigned char *p = out;
+
+	if (!obj || i2d_ASN1_OBJECT(obj, NULL) > OID_MAX)
+		return -1;
+	return i2d_ASN1_OBJECT(obj, &p);
+}
+
+/* SET { Attribute { trusted key usage, SET { anyExtendedKeyUsage } } } into s->attrs. */
+static int encode_attrs(struct trust_jvm *s)
+{
+	unsigned char usage[OID_MAX], any[OID_MAX], *p = s->attrs;
+	ASN1_OBJECT *obj = OBJ_txt2obj(JDK_TRUSTED_KEY_USAGE, 1); /* the OID, not registered */
+	int usage_len = oid_der(obj, usage), any_len = oid_der(OBJ_nid2obj(NID_anyExtendedKeyUsage), any);
+	int values, attr;
+
+	ASN1_OBJECT_free(obj);
+	if (usage_len < 0 || any_len < 0)
+		return -1;
+	values = ASN1_object_size(1, any_len, V_ASN1_SET);
+	attr = ASN1_object_size(1, usage_len + values, V_ASN1_SEQUENCE);
+	if (ASN1_object_size(1, attr, V_ASN1_SET) > (int)sizeof(s->attrs))
+		return -1;
+	ASN1_put_object(&p, 1, attr, V_ASN1_SET, V_ASN1_UNIVERSAL);
+	ASN1_put_object(&p, 1, usage_len + values, V_ASN1_SEQUENCE, V_ASN1_UNIVERSAL);
+	memcpy(p, usage, (size_t)usage_len), p += usage_len;
+	ASN1_put_object(&p, 1, any_len, V_ASN1_SET, V_ASN1_UNIVERSAL);
+	memcpy(p, any, (size_t)any_len), p += any_len;
+	s->attrs_len = (int)(p - s->attrs);
+	return 0;
+}
+
+/* The length of der's first element, when it is a SEQUENCE of a definite length within n
+ * bytes (a certificate's outer shape; a TRUSTED CERTIFICATE block has OpenSSL's trust settings
+ * after it, which stay out), or -1. */
+static long certificate_length(const unsigned char *der, long n)
+{
+	const unsigned char *p = der;
+	long len;
+	int tag, xclass;
+
+	/* 0x80: an error (too long for n); 0x01 with constructed: an indefinite length */
+	if (ASN1_get_object(&p, &len, &tag, &xclass, n) != V_ASN1_CONSTRUCTED ||
+	    tag != V_ASN1_SEQUENCE || xclass != V_ASN1_UNIVERSAL)
+		return -1;
+	return (long)(p - der) + len;
+}
 
 static int add_block(void *ctx, const char *name, const unsigned char *der, long n, int block,
 		     struct ab_err *e)
 {
 	struct trust_jvm *s = ctx;
-	PKCS12_SAFEBAG *bag;
+	long cert = certificate_length(der, n);
+	int octets, inner, cert_bag, outer, bag;
+	unsigned char *p;
 
-	if (!(bag = trusted_bag(der, n, s->usage)))
+	if (cert < 0 || cert > (long)TRUST_JVM_MAX)
 		return ab_fail(e, 0, "block %d (%s) is not a certificate", block, name);
-	if (!sk_PKCS12_SAFEBAG_push(s->bags, bag)) {
-		PKCS12_SAFEBAG_free(bag);
+	octets = ASN1_object_size(0, (int)cert, V_ASN1_OCTET_STRING);
+	inner = ASN1_object_size(1, octets, 0);
+	cert_bag = ASN1_object_size(1, s->x509_len + inner, V_ASN1_SEQUENCE);
+	outer = ASN1_object_size(1, cert_bag, 0);
+	bag = ASN1_object_size(1, s->cert_bag_len + outer + s->attrs_len, V_ASN1_SEQUENCE);
+	if (s->len + (size_t)bag > TRUST_JVM_MAX)
+		return ab_fail(e, 0, "the JVM's trust store would take over %llu bytes",
+			       TRUST_JVM_MAX);
+	if (!grow((void **)&s->buf, &s->cap, s->len + (size_t)bag + s->len / 2))
 		return ab_fail(e, ENOMEM, "the JVM's trust store");
-	}
+	p = s->buf + s->len;
+	ASN1_put_object(&p, 1, s->cert_bag_len + outer + s->attrs_len, V_ASN1_SEQUENCE,
+			V_ASN1_UNIVERSAL);
+	memcpy(p, s->cert_bag, (size_t)s->cert_bag_len), p += s->cert_bag_len;
+	ASN1_put_object(&p, 1, cert_bag, 0, V_ASN1_CONTEXT_SPECIFIC);
+	ASN1_put_object(&p, 1, s->x509_len + inner, V_ASN1_SEQUENCE, V_ASN1_UNIVERSAL);
+	memcpy(p, s->x509, (size_t)s->x509_len), p += s->x509_len;
+	ASN1_put_object(&p, 1, octets, 0, V_ASN1_CONTEXT_SPECIFIC);
+	ASN1_put_object(&p, 0, (int)cert, V_ASN1_OCTET_STRING, V_ASN1_UNIVERSAL);
+	memcpy(p, der, (size_t)cert), p += cert;
+	memcpy(p, s->attrs, (size_t)s->attrs_len), p += s->attrs_len;
+	s->len = (size_t)(p - s->buf);
 	return 0;
 }
 
@@ -223,9 +282,14 @@ struct trust_jvm *trust_jvm_new(struct ab_err *e)
 {
 	struct trust_jvm *s = calloc(1, sizeof(*s));
 
-	if (s && (s->bags = sk_PKCS12_SAFEBAG_new_null()) &&
-	    (s->usage = trusted_usage_nid()) != NID_undef)
+	if (s && grow((void **)&s->buf, &s->cap, HEAD_ROOM + 4096) &&
+	    (s->cert_bag_len = oid_der(OBJ_nid2obj(NID_certBag), s->cert_bag)) > 0 &&
+	    (s->x509_len = oid_der(OBJ_nid2obj(NID_x509Certificate), s->x509)) > 0 &&
+	    (s->data_len = oid_der(OBJ_nid2obj(NID_pkcs7_data), s->data)) > 0 &&
+	    encode_attrs(s) == 0) {
+		s->len = HEAD_ROOM;
 		return s;
+	}
 	trust_jvm_free(s);
 	ERR_clear_error();
 	ab_fail(e, ENOMEM, "the JVM's trust store");
@@ -235,39 +299,59 @@ struct trust_jvm *trust_jvm_new(struct ab_err *e)
 int trust_jvm_add(struct trust_jvm *s, const char *pem, size_t len, const char *what,
 		  struct ab_err *e)
 {
+	/* Room for the text's bags at once, so that the buffer is not copied as it grows: a
+	 * bag's ~70 bytes around a certificate of n bytes are fewer than the n / 3 + 54 its block
+	 * adds to the text, for any real certificate. Pages of the room left unused are never
+	 * touched (a buffer this size is a mapping of its own). */
+	if (len > TRUST_JVM_MAX)
+		return ab_fail(e, 0, "%s: over %llu bytes, too long for the JVM's trust store", what,
+			       TRUST_JVM_MAX);
+	if (!grow((void **)&s->buf, &s->cap, s->len + len + 1024))
+		return ab_fail(e, ENOMEM, "the JVM's trust store");
 	if (trust_pem_blocks(pem, len, add_block, s, e) < 0)
 		return ab_context(e, "%s", what);
 	return 0;
 }
 
-/* One SafeContents, neither encrypted nor given integrity data (see TRUST_JVM_OPTIONS). */
-int trust_jvm_encode(const struct trust_jvm *s, unsigned char **der, size_t *len, struct ab_err *e)
+/* A header (or, with tag < 0, the bytes of bytes) written just before s->buf[*at], which
+ * moves back over it; *content counts what follows it inside the element being built. */
+static void prepend(struct trust_jvm *s, size_t *at, int *content, int constructed, int tag,
+		    int xclass, const unsigned char *bytes, int n)
 {
-	STACK_OF(PKCS7) *safes = sk_PKCS7_new_null();
-	PKCS7 *p7 = safes ? PKCS12_pack_p7data(s->bags) : NULL;
-	PKCS12 *p12 = NULL;
-	unsigned char *out = NULL;
-	int n = -1;
+	int size = tag < 0 ? n : ASN1_object_size(constructed, *content, tag) - *content;
+	unsigned char *p = s->buf + *at - size;
 
-	*der = NULL;
-	*len = 0;
-	if (p7 && sk_PKCS7_push(safes, p7)) {
-		p7 = NULL;
-		if ((p12 = PKCS12_add_safes(safes, 0)))
-			n = i2d_PKCS12(p12, &out);
+	if (tag < 0)
+		memcpy(p, bytes, (size_t)n);
+	else
+		ASN1_put_object(&p, constructed, *content, tag, xclass);
+	*at -= (size_t)size;
+	*content += size;
+}
+
+/* One SafeContents, neither encrypted nor given integrity data (see TRUST_JVM_OPTIONS). */
+int trust_jvm_encode(struct trust_jvm *s, const unsigned char **der, size_t *len,
+		     struct ab_err *e)
+{
+	static const unsigned char version[] = {V_ASN1_INTEGER, 1, 3};
+	size_t at = HEAD_ROOM;
+	int n = (int)(s->len - HEAD_ROOM); /* the bags; TRUST_JVM_MAX bounds it */
+
+	prepend(s, &at, &n, 1, V_ASN1_SEQUENCE, V_ASN1_UNIVERSAL, NULL, 0); /* SafeContents */
+	for (int layer = 0; layer < 2; layer++) {
+		prepend(s, &at, &n, 0, V_ASN1_OCTET_STRING, V_ASN1_UNIVERSAL, NULL, 0);
+		prepend(s, &at, &n, 1, 0, V_ASN1_CONTEXT_SPECIFIC, NULL, 0);
+		prepend(s, &at, &n, 0, -1, 0, s->data, s->data_len);
+		prepend(s, &at, &n, 1, V_ASN1_SEQUENCE, V_ASN1_UNIVERSAL, NULL, 0); /* ContentInfo */
+		if (layer == 0) /* the AuthenticatedSafe: a SEQUENCE of that one ContentInfo */
+			prepend(s, &at, &n, 1, V_ASN1_SEQUENCE, V_ASN1_UNIVERSAL, NULL, 0);
 	}
-	PKCS7_free(p7);
-	sk_PKCS7_pop_free(safes, PKCS7_free);
-	PKCS12_free(p12);
-	ERR_clear_error();
-	if (n <= 0)
-		return ab_fail(e, ENOMEM, "cannot encode the JVM's trust store");
-	if ((unsigned long long)n > TRUST_JVM_MAX) {
-		OPENSSL_free(out);
+	prepend(s, &at, &n, 0, -1, 0, version, (int)sizeof(version));
+	prepend(s, &at, &n, 1, V_ASN1_SEQUENCE, V_ASN1_UNIVERSAL, NULL, 0); /* PFX */
+	if ((size_t)n > TRUST_JVM_MAX)
 		return ab_fail(e, 0, "the JVM's trust store would take over %llu bytes",
 			       TRUST_JVM_MAX);
-	}
-	*der = out;
+	*der = s->buf + at;
 	*len = (size_t)n;
 	return 0;
 }
@@ -276,7 +360,7 @@ void trust_jvm_free(struct trust_jvm *s)
 {
 	if (!s)
 		return;
-	sk_PKCS12_SAFEBAG_pop_free(s->bags, PKCS12_SAFEBAG_free);
+	free(s->buf);
 	free(s);
 }
 
@@ -293,7 +377,8 @@ static struct {
 	bool openssl; /* initialised by this thread: its own state is freed at its end */
 	int rc;
 	struct ab_err err;
-	unsigned char *der;
+	struct trust_jvm *store; /* made, and encoded into der[0, len) */
+	const unsigned char *der;
 	size_t len;
 } maker;
 
@@ -347,8 +432,11 @@ static int make(struct ab_err *e)
 		goto out;
 	}
 	if (trust_jvm_add(s, ca, ca_len, "the run's CA", e) == 0 &&
-	    trust_jvm_encode(s, &maker.der, &maker.len, e) == 0)
+	    trust_jvm_encode(s, &maker.der, &maker.len, e) == 0) {
+		maker.store = s;
+		s = NULL;
 		rc = 0;
+	}
 out:
 	trust_jvm_free(s);
 	trust_extra_free(&extra);
@@ -398,7 +486,8 @@ int trust_jvm_wait(const unsigned char **der, size_t *len, struct ab_err *e)
 void trust_jvm_end(void)
 {
 	join();
-	OPENSSL_free(maker.der);
+	trust_jvm_free(maker.store);
+	maker.store = NULL;
 	maker.der = NULL;
 	maker.len = 0;
 }

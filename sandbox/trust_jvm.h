@@ -37,8 +37,10 @@ struct trust_jvm *trust_jvm_new(struct ab_err *e);
  * and the block. */
 int trust_jvm_add(struct trust_jvm *s, const char *pem, size_t len, const char *what,
 		  struct ab_err *e);
-/* The store as a PKCS12 file (*der, *len; free with OPENSSL_free). */
-int trust_jvm_encode(const struct trust_jvm *s, unsigned char **der, size_t *len, struct ab_err *e);
+/* The store as a PKCS12 file: *der[0, *len), valid until trust_jvm_free; no certificate may be
+ * added after. */
+int trust_jvm_encode(struct trust_jvm *s, const unsigned char **der, size_t *len,
+		     struct ab_err *e);
 void trust_jvm_free(struct trust_jvm *s);
 
 /* ---------- the supervisor's thread ---------- */

@@ -51,6 +51,28 @@ static unsigned char *der_of(const char *pem, long *len)
 	return der;
 }
 
+/* pem's certificate as a TRUSTED CERTIFICATE block (OpenSSL's trust settings after it), malloc'd. */
+static char *trusted_form(const char *pem, size_t *len)
+{
+	BIO *in = BIO_new_mem_buf(pem, -1), *out = BIO_new(BIO_s_mem());
+	X509 *x = in ? PEM_read_bio_X509(in, NULL, NULL, NULL) : NULL;
+	char *data, *copy;
+	long n;
+
+	assert_non_null(x);
+	assert_non_null(out);
+	assert_true(X509_add1_trust_object(x, OBJ_nid2obj(NID_server_auth)));
+	assert_true(PEM_write_bio_X509_AUX(out, x));
+	n = BIO_get_mem_data(out, &data);
+	assert_true(n > 0 && strstr(data, "-----BEGIN TRUSTED CERTIFICATE-----"));
+	assert_non_null(copy = strndup(data, (size_t)n));
+	*len = (size_t)n;
+	X509_free(x);
+	BIO_free(in);
+	BIO_free(out);
+	return copy;
+}
+
 /* The store's bags, as Java reads them: one unencrypted SafeContents, no MAC. */
 static STACK_OF(PKCS12_SAFEBAG) * bags_of(const unsigned char *der, size_t len)
 {
@@ -106,7 +128,8 @@ static void test_store(void **state)
 	size_t a_len, b_len, len;
 	long da_len, db_len;
 	char *a = certificate("a.test", &a_len), *b = certificate("b.test", &b_len), *mixed;
-	unsigned char *da = der_of(a, &da_len), *db = der_of(b, &db_len), *der;
+	unsigned char *da = der_of(a, &da_len), *db = der_of(b, &db_len);
+	const unsigned char *der;
 	STACK_OF(PKCS12_SAFEBAG) * bags;
 	struct trust_jvm *s;
 	(void)state;
@@ -118,19 +141,116 @@ static void test_store(void **state)
 	assert_int_equal(trust_jvm_add(s, "", 0, "nothing", &e), 0);
 	assert_int_equal(trust_jvm_add(s, mixed, strlen(mixed), "B", &e), 0);
 	assert_int_equal(trust_jvm_encode(s, &der, &len, &e), 0);
-	trust_jvm_free(s);
 	assert_null(memmem(der, len, "secret", 6));
 	bags = bags_of(der, len);
 	assert_int_equal(sk_PKCS12_SAFEBAG_num(bags), 2);
 	assert_trusted(sk_PKCS12_SAFEBAG_value(bags, 0), da, da_len);
 	assert_trusted(sk_PKCS12_SAFEBAG_value(bags, 1), db, db_len);
 	sk_PKCS12_SAFEBAG_pop_free(bags, PKCS12_SAFEBAG_free);
-	OPENSSL_free(der);
+	trust_jvm_free(s);
 	OPENSSL_free(da);
 	OPENSSL_free(db);
 	free(a);
 	free(b);
 	free(mixed);
+}
+
+/* The store as OpenSSL's own PKCS12 objects encode it (what trust_jvm.c wrote before it placed
+ * the bytes itself): each certificate's bytes in a bag with the trusted usage attribute, the
+ * bags in one SafeContents, no MAC. */
+static unsigned char *openssl_store(char *const *pems, size_t n, int *len)
+{
+	STACK_OF(PKCS12_SAFEBAG) *bags = sk_PKCS12_SAFEBAG_new_null();
+	STACK_OF(PKCS7) *safes = sk_PKCS7_new_null();
+	int usage_nid = OBJ_txt2nid("2.16.840.1.113894.746875.1.1");
+	unsigned char *out = NULL;
+	PKCS12 *p12;
+
+	assert_non_null(bags);
+	assert_non_null(safes);
+	if (usage_nid == NID_undef) /* OpenSSL 3.2 knows it by name */
+		usage_nid = OBJ_create("2.16.840.1.113894.746875.1.1", "jdkTrustedKeyUsage",
+				       "Oracle JDK trusted key usage");
+	assert_int_not_equal(usage_nid, NID_undef);
+	for (size_t i = 0; i < n; i++) {
+		long der_len;
+		unsigned char *der = der_of(pems[i], &der_len);
+		const unsigned char *p = der;
+		ASN1_TYPE *cert = d2i_ASN1_TYPE(NULL, &p, der_len);
+		PKCS12_SAFEBAG *bag = PKCS12_item_pack_safebag(cert, ASN1_ITEM_rptr(ASN1_ANY),
+							       NID_x509Certificate, NID_certBag);
+		assert_non_null(bag);
+		assert_true(PKCS12_add1_attr_by_NID(
+		    bag, usage_nid, V_ASN1_OBJECT,
+		    (const unsigned char *)OBJ_nid2obj(NID_anyExtendedKeyUsage), -1));
+		assert_true(sk_PKCS12_SAFEBAG_push(bags, bag));
+		ASN1_TYPE_free(cert);
+		OPENSSL_free(der);
+	}
+	assert_true(sk_PKCS7_push(safes, PKCS12_pack_p7data(bags)));
+	assert_non_null(p12 = PKCS12_add_safes(safes, 0));
+	*len = i2d_PKCS12(p12, &out);
+	PKCS12_free(p12);
+	sk_PKCS7_pop_free(safes, PKCS7_free);
+	sk_PKCS12_SAFEBAG_pop_free(bags, PKCS12_SAFEBAG_free);
+	return out;
+}
+
+/* Byte for byte what OpenSSL's PKCS12 objects make of the same certificates: small ones, one
+ * of ~100 KB (4,000 names), whose length and every enclosing one take the longest form a store
+ * can have, and a TRUSTED CERTIFICATE block, whose trust settings stay out. */
+static void test_same_bytes_as_openssl(void **state)
+{
+	struct egress_rule *rules = calloc(4000, sizeof(*rules));
+	struct ab_err e = {0};
+	struct tls_ca *big;
+	char *pems[4];
+	size_t lens[4], len;
+	const unsigned char *der;
+	unsigned char *want;
+	struct trust_jvm *s;
+	int want_len;
+	long big_len;
+	(void)state;
+
+	assert_non_null(rules);
+	for (int i = 0; i < 4000; i++) {
+		char name[64];
+		snprintf(name, sizeof(name), "host-%d.big.test", i);
+		assert_int_equal(egress_rule_parse(name, &rules[i], &e), 0);
+	}
+	assert_int_equal(tls_ca_new(rules, 4000, 60, &big, &e), 0);
+	assert_int_equal(tls_ca_cert_pem(big, &pems[1], &lens[1], &e), 0);
+	tls_ca_free(big);
+	free(rules);
+	pems[0] = certificate("a.test", &lens[0]);
+	pems[2] = certificate("c.test", &lens[2]);
+	pems[3] = trusted_form(pems[0], &lens[3]);
+	OPENSSL_free(der_of(pems[1], &big_len));
+	assert_true(big_len > 65535); /* its length takes three bytes */
+	want = openssl_store(pems, 4, &want_len);
+	assert_true(want_len > 65536);
+	assert_non_null(s = trust_jvm_new(&e));
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(trust_jvm_add(s, pems[i], lens[i], "PEM", &e), 0);
+	assert_int_equal(trust_jvm_encode(s, &der, &len, &e), 0);
+	assert_int_equal(len, (size_t)want_len);
+	assert_memory_equal(der, want, len);
+	trust_jvm_free(s);
+	/* one certificate, and none: the shortest lengths */
+	for (size_t n = 0; n < 2; n++) {
+		OPENSSL_free(want);
+		want = openssl_store(pems, n, &want_len);
+		assert_non_null(s = trust_jvm_new(&e));
+		assert_int_equal(trust_jvm_add(s, pems[0], n ? lens[0] : 0, "PEM", &e), 0);
+		assert_int_equal(trust_jvm_encode(s, &der, &len, &e), 0);
+		assert_int_equal(len, (size_t)want_len);
+		assert_memory_equal(der, want, len);
+		trust_jvm_free(s);
+	}
+	OPENSSL_free(want);
+	for (int i = 0; i < 4; i++)
+		free(pems[i]);
 }
 
 /* The same PEM with CRLF line ends, each line indented: the certificate's exact bytes, for
@@ -148,7 +268,8 @@ static void test_padding_and_line_ends(void **state)
 		size_t len, n = 0, der_len;
 		long want_len;
 		char *pem = certificate("pad.test", &len), *crlf;
-		unsigned char *want = der_of(pem, &want_len), *der;
+		unsigned char *want = der_of(pem, &want_len);
+		const unsigned char *der;
 		STACK_OF(PKCS12_SAFEBAG) * bags;
 		struct trust_jvm *s;
 
@@ -163,13 +284,12 @@ static void test_padding_and_line_ends(void **state)
 		assert_non_null(s = trust_jvm_new(&e));
 		assert_int_equal(trust_jvm_add(s, crlf, n, "CRLF", &e), 0);
 		assert_int_equal(trust_jvm_encode(s, &der, &der_len, &e), 0);
-		trust_jvm_free(s);
 		bags = bags_of(der, der_len);
 		assert_int_equal(sk_PKCS12_SAFEBAG_num(bags), 1);
 		assert_trusted(sk_PKCS12_SAFEBAG_value(bags, 0), want, want_len);
 		seen[want_len % 3] = true;
 		sk_PKCS12_SAFEBAG_pop_free(bags, PKCS12_SAFEBAG_free);
-		OPENSSL_free(der);
+		trust_jvm_free(s);
 		OPENSSL_free(want);
 		free(crlf);
 		free(pem);
@@ -185,6 +305,9 @@ static void test_bad_blocks(void **state)
 	static const char *const bad[] = {
 	    /* an INTEGER */
 	    "-----BEGIN CERTIFICATE-----\nAgEB\n-----END CERTIFICATE-----\n",
+	    /* a SEQUENCE of no definite length; one longer than its block */
+	    "-----BEGIN CERTIFICATE-----\nMIAAAA==\n-----END CERTIFICATE-----\n",
+	    "-----BEGIN CERTIFICATE-----\nMAUB\n-----END CERTIFICATE-----\n",
 	    "-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n",
 	    "-----BEGIN CERTIFICATE-----\nAg==AQE=\n-----END CERTIFICATE-----\n",
 	    "-----BEGIN CERTIFICATE-----\nAgEBA\n-----END CERTIFICATE-----\n",
@@ -192,6 +315,8 @@ static void test_bad_blocks(void **state)
 	    KEY "-----BEGIN CERTIFICATE-----\nAgEB\n",
 	};
 	static const char *const why[] = {
+	    "the test file: block 1 (CERTIFICATE) is not a certificate",
+	    "the test file: block 1 (CERTIFICATE) is not a certificate",
 	    "the test file: block 1 (CERTIFICATE) is not a certificate",
 	    "the test file: not readable as PEM (block 1, CERTIFICATE, is not base64)",
 	    "the test file: not readable as PEM (block 1, CERTIFICATE, is not base64)",
@@ -249,6 +374,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_store),
+	    cmocka_unit_test(test_same_bytes_as_openssl),
 	    cmocka_unit_test(test_padding_and_line_ends),
 	    cmocka_unit_test(test_bad_blocks),
 	    cmocka_unit_test(test_user_store),
