@@ -208,7 +208,8 @@ static int encode_attrs(struct trust_jvm *s)
 {
 	unsigned char usage[OID_MAX], any[OID_MAX], *p = s->attrs;
 	ASN1_OBJECT *obj = OBJ_txt2obj(JDK_TRUSTED_KEY_USAGE, 1); /* the OID, not registered */
-	int usage_len = oid_der(obj, usage), any_len = oid_der(OBJ_nid2obj(NID_anyExtendedKeyUsage), any);
+	int usage_len = oid_der(obj, usage),
+	    any_len = oid_der(OBJ_nid2obj(NID_anyExtendedKeyUsage), any);
 	int values, attr;
 
 	ASN1_OBJECT_free(obj);
@@ -301,12 +302,14 @@ int trust_jvm_add(struct trust_jvm *s, const char *pem, size_t len, const char *
 {
 	/* Room for the text's bags at once, so that the buffer is not copied as it grows: a
 	 * bag's ~70 bytes around a certificate of n bytes are fewer than the n / 3 + 54 its block
-	 * adds to the text, for any real certificate. Pages of the room left unused are never
-	 * touched (a buffer this size is a mapping of its own). */
+	 * adds to the text, for any real certificate. Twice that, for the texts added after (the
+	 * system bundle comes first): pages of the room left unused are never touched (a buffer
+	 * this size is a mapping of its own). */
 	if (len > TRUST_JVM_MAX)
-		return ab_fail(e, 0, "%s: over %llu bytes, too long for the JVM's trust store", what,
-			       TRUST_JVM_MAX);
-	if (!grow((void **)&s->buf, &s->cap, s->len + len + 1024))
+		return ab_fail(e, 0, "%s: over %llu bytes, too long for the JVM's trust store",
+			       what, TRUST_JVM_MAX);
+	if (s->len + len + 1024 > s->cap &&
+	    !grow((void **)&s->buf, &s->cap, 2 * (s->len + len + 1024)))
 		return ab_fail(e, ENOMEM, "the JVM's trust store");
 	if (trust_pem_blocks(pem, len, add_block, s, e) < 0)
 		return ab_context(e, "%s", what);
@@ -330,8 +333,7 @@ static void prepend(struct trust_jvm *s, size_t *at, int *content, int construct
 }
 
 /* One SafeContents, neither encrypted nor given integrity data (see TRUST_JVM_OPTIONS). */
-int trust_jvm_encode(struct trust_jvm *s, const unsigned char **der, size_t *len,
-		     struct ab_err *e)
+int trust_jvm_encode(struct trust_jvm *s, const unsigned char **der, size_t *len, struct ab_err *e)
 {
 	static const unsigned char version[] = {V_ASN1_INTEGER, 1, 3};
 	size_t at = HEAD_ROOM;
@@ -342,7 +344,8 @@ int trust_jvm_encode(struct trust_jvm *s, const unsigned char **der, size_t *len
 		prepend(s, &at, &n, 0, V_ASN1_OCTET_STRING, V_ASN1_UNIVERSAL, NULL, 0);
 		prepend(s, &at, &n, 1, 0, V_ASN1_CONTEXT_SPECIFIC, NULL, 0);
 		prepend(s, &at, &n, 0, -1, 0, s->data, s->data_len);
-		prepend(s, &at, &n, 1, V_ASN1_SEQUENCE, V_ASN1_UNIVERSAL, NULL, 0); /* ContentInfo */
+		prepend(s, &at, &n, 1, V_ASN1_SEQUENCE, V_ASN1_UNIVERSAL, NULL,
+			0);	/* ContentInfo */
 		if (layer == 0) /* the AuthenticatedSafe: a SEQUENCE of that one ContentInfo */
 			prepend(s, &at, &n, 1, V_ASN1_SEQUENCE, V_ASN1_UNIVERSAL, NULL, 0);
 	}

@@ -39,8 +39,7 @@ int trust_jvm_add(struct trust_jvm *s, const char *pem, size_t len, const char *
 		  struct ab_err *e);
 /* The store as a PKCS12 file: *der[0, *len), valid until trust_jvm_free; no certificate may be
  * added after. */
-int trust_jvm_encode(struct trust_jvm *s, const unsigned char **der, size_t *len,
-		     struct ab_err *e);
+int trust_jvm_encode(struct trust_jvm *s, const unsigned char **der, size_t *len, struct ab_err *e);
 void trust_jvm_free(struct trust_jvm *s);
 
 /* ---------- the supervisor's thread ---------- */

@@ -51,7 +51,8 @@ static unsigned char *der_of(const char *pem, long *len)
 	return der;
 }
 
-/* pem's certificate as a TRUSTED CERTIFICATE block (OpenSSL's trust settings after it), malloc'd. */
+/* pem's certificate as a TRUSTED CERTIFICATE block (OpenSSL's trust settings after it), malloc'd.
+ */
 static char *trusted_form(const char *pem, size_t *len)
 {
 	BIO *in = BIO_new_mem_buf(pem, -1), *out = BIO_new(BIO_s_mem());
