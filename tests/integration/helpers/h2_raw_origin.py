@@ -72,11 +72,13 @@ class Conn:
         self.send(frame(1, 0x4 | (1 if end else 0), sid, blk))
 
     def data(self, sid, b, end=False):
-        # as the windows allow
+        # as the windows allow; a stream the peer reset stops it at once (its window would
+        # never open: waiting for it delayed what came next by the 5 s stall)
         off = 0
         while True:
             with self.cv:
-                while not self.closed and (self.conn_win <= 0 or self.swin.get(sid, 0) <= 0) and off < len(b):
+                while not self.closed and sid in self.swin and \
+                        (self.conn_win <= 0 or self.swin[sid] <= 0) and off < len(b):
                     if not self.cv.wait(5):
                         log(f"conn={self.cid} stream={sid} stalled sent={off}")
                         return off
