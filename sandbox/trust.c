@@ -17,7 +17,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/asn1.h>
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 
@@ -172,25 +171,6 @@ int trust_note_user_anchors(struct run *r, struct ab_err *e)
 
 /* ---------- the supervisor: [network] ca ---------- */
 
-/* A certificate's outer shape, as X.509 gives it: SEQUENCE { tbsCertificate SEQUENCE,
- * signatureAlgorithm SEQUENCE, signature BIT STRING }; what follows it is ignored, as OpenSSL
- * ignores it (a TRUSTED CERTIFICATE has its trust settings there). Not OpenSSL's whole parse,
- * which decodes the public key: the decoders' first use costs ~0.3 ms of a run's start-up.
- * The proxy's upstream store parses the file in full at the first intercepted connection, and
- * refuses that connection if it cannot. */
-static bool certificate_shaped(const unsigned char *der, long len)
-{
-	const unsigned char *p = der;
-	ASN1_SEQUENCE_ANY *seq = d2i_ASN1_SEQUENCE_ANY(NULL, &p, len);
-	bool ok = seq && sk_ASN1_TYPE_num(seq) == 3 &&
-		  ASN1_TYPE_get(sk_ASN1_TYPE_value(seq, 0)) == V_ASN1_SEQUENCE &&
-		  ASN1_TYPE_get(sk_ASN1_TYPE_value(seq, 1)) == V_ASN1_SEQUENCE &&
-		  ASN1_TYPE_get(sk_ASN1_TYPE_value(seq, 2)) == V_ASN1_BIT_STRING;
-
-	sk_ASN1_TYPE_pop_free(seq, ASN1_TYPE_free);
-	return ok;
-}
-
 /* A certificate block of the file (other blocks are skipped, as the store skips them): counted,
  * or an error when it is not one. */
 static int count_certificate(void *ctx, const char *name, const unsigned char *der, long len,
@@ -198,7 +178,7 @@ static int count_certificate(void *ctx, const char *name, const unsigned char *d
 {
 	int *n = ctx;
 
-	if (!certificate_shaped(der, len))
+	if (trust_certificate_length(der, len) < 0)
 		return ab_fail(e, 0, "not readable as PEM (block %d, %s, is not a certificate)",
 			       block, name);
 	(*n)++;
@@ -241,7 +221,7 @@ static int anchor_open(const char *path, struct ab_err *e)
 }
 
 /* What the proxy will load into its upstream store: PEM that decodes, at least one
- * certificate block, each of a certificate's shape (certificate_shaped). Read by the thread
+ * certificate block, each of a certificate's shape (trust_certificate_length). Read by the thread
  * that makes the CA (make_ca), once the CA is made. */
 /* [network] ca as read once, before the clone, with the caller's rights (trust_prepare): its
  * PEM is checked after the clone and handed to the proxy through the CA, so that the path is

@@ -199,9 +199,9 @@ static int oid_der(const ASN1_OBJECT *obj, unsigned char *out)
 {
 	unsigned char *p = out;
 
-	if (!obj || i2d_ASN1_OBJECT(obj, NULL) > OID_MAX)
-		return -1;
-	return i2d_ASN1_OBJECT(obj, &p);
+	int n = obj ? i2d_ASN1_OBJECT(obj, NULL) : 0;
+
+	return n <= 0 || n > OID_MAX ? -1 : i2d_ASN1_OBJECT(obj, &p);
 }
 
 /* SET { Attribute { trusted key usage, SET { anyExtendedKeyUsage } } } into s->attrs. */
@@ -229,40 +229,63 @@ static int encode_attrs(struct trust_jvm *s)
 	return 0;
 }
 
-/* The length of der's first element, when it is a SEQUENCE of a definite length within n
- * bytes (a certificate's outer shape; a TRUSTED CERTIFICATE block has OpenSSL's trust settings
- * after it, which stay out), or -1. */
-static long certificate_length(const unsigned char *der, long n)
+/* One element of DER at *p (at most max bytes) in its one-byte identifier form (constructed,
+ * universal, tag), of a definite length that fits: its content's length, *p moved past its
+ * header; or -1. */
+static long element(const unsigned char **p, long max, bool constructed, int tag)
 {
-	const unsigned char *p = der;
 	long len;
-	int tag, xclass;
+	int got_tag, xclass;
 
-	/* 0x80: an error (too long for n); 0x01 with constructed: an indefinite length */
-	if (ASN1_get_object(&p, &len, &tag, &xclass, n) != V_ASN1_CONSTRUCTED ||
-	    tag != V_ASN1_SEQUENCE || xclass != V_ASN1_UNIVERSAL)
+	if (max < 2 || **p != ((constructed ? V_ASN1_CONSTRUCTED : 0) | tag))
 		return -1;
-	return (long)(p - der) + len;
+	/* 0x80 is an error (longer than max), 0x01 an indefinite length */
+	if (ASN1_get_object(p, &len, &got_tag, &xclass, max) !=
+	    (constructed ? V_ASN1_CONSTRUCTED : 0))
+		return -1;
+	return len;
+}
+
+long trust_certificate_length(const unsigned char *der, long n)
+{
+	static const struct {
+		bool constructed;
+		int tag;
+	} fields[] = {{true, V_ASN1_SEQUENCE}, {true, V_ASN1_SEQUENCE}, {false, V_ASN1_BIT_STRING}};
+	const unsigned char *p = der, *end;
+	long len = element(&p, n, true, V_ASN1_SEQUENCE);
+
+	if (len < 0)
+		return -1;
+	end = p + len;
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		if ((len = element(&p, (long)(end - p), fields[i].constructed, fields[i].tag)) < 0)
+			return -1;
+		p += len;
+	}
+	return p == end ? (long)(end - der) : -1;
 }
 
 static int add_block(void *ctx, const char *name, const unsigned char *der, long n, int block,
 		     struct ab_err *e)
 {
 	struct trust_jvm *s = ctx;
-	long cert = certificate_length(der, n);
+	long cert = trust_certificate_length(der, n);
 	int octets, inner, cert_bag, outer, bag;
 	unsigned char *p;
 
-	if (cert < 0 || cert > (long)TRUST_JVM_MAX)
+	/* Java refuses the whole store for one entry it cannot read: no such entry goes in */
+	if (cert < 0)
 		return ab_fail(e, 0, "block %d (%s) is not a certificate", block, name);
+	/* (a text TRUST_JVM_MAX bounds decodes to less: the ints below cannot overflow) */
 	octets = ASN1_object_size(0, (int)cert, V_ASN1_OCTET_STRING);
 	inner = ASN1_object_size(1, octets, 0);
 	cert_bag = ASN1_object_size(1, s->x509_len + inner, V_ASN1_SEQUENCE);
 	outer = ASN1_object_size(1, cert_bag, 0);
 	bag = ASN1_object_size(1, s->cert_bag_len + outer + s->attrs_len, V_ASN1_SEQUENCE);
 	if (s->len + (size_t)bag > TRUST_JVM_MAX)
-		return ab_fail(e, 0, "the JVM's trust store would take over %llu bytes",
-			       TRUST_JVM_MAX);
+		return ab_fail(e, 0, "the JVM's trust store would take over %llu MiB",
+			       TRUST_JVM_MAX >> 20);
 	if (!grow((void **)&s->buf, &s->cap, s->len + (size_t)bag + s->len / 2))
 		return ab_fail(e, ENOMEM, "the JVM's trust store");
 	p = s->buf + s->len;
@@ -303,12 +326,12 @@ int trust_jvm_add(struct trust_jvm *s, const char *pem, size_t len, const char *
 {
 	/* Room for the text's bags at once, so that the buffer is not copied as it grows: a
 	 * bag's ~70 bytes around a certificate of n bytes are fewer than the n / 3 + 54 its block
-	 * adds to the text, for any real certificate. Twice that, for the texts added after (the
-	 * system bundle comes first): pages of the room left unused are never touched (a buffer
-	 * this size is a mapping of its own). */
+	 * adds to the text, for any real certificate (add_block grows it for an odd tiny block).
+	 * Twice that, for the texts added after (the system bundle comes first): pages of the room
+	 * left unused are never touched (a buffer this size is a mapping of its own). */
 	if (len > TRUST_JVM_MAX)
-		return ab_fail(e, 0, "%s: over %llu bytes, too long for the JVM's trust store",
-			       what, TRUST_JVM_MAX);
+		return ab_fail(e, 0, "%s: over %llu MiB, too long for the JVM's trust store", what,
+			       TRUST_JVM_MAX >> 20);
 	if (s->len + len + 1024 > s->cap &&
 	    !grow((void **)&s->buf, &s->cap, 2 * (s->len + len + 1024)))
 		return ab_fail(e, ENOMEM, "the JVM's trust store");
@@ -318,19 +341,24 @@ int trust_jvm_add(struct trust_jvm *s, const char *pem, size_t len, const char *
 }
 
 /* A header (or, with tag < 0, the bytes of bytes) written just before s->buf[*at], which
- * moves back over it; *content counts what follows it inside the element being built. */
-static void prepend(struct trust_jvm *s, size_t *at, int *content, int constructed, int tag,
+ * moves back over it; *content counts what follows it inside the element being built. False
+ * when HEAD_ROOM has no room left for it (the layers below take 79 bytes at most). */
+static bool prepend(struct trust_jvm *s, size_t *at, int *content, int constructed, int tag,
 		    int xclass, const unsigned char *bytes, int n)
 {
 	int size = tag < 0 ? n : ASN1_object_size(constructed, *content, tag) - *content;
-	unsigned char *p = s->buf + *at - size;
+	unsigned char *p;
 
+	if (size < 0 || (size_t)size > *at)
+		return false;
+	p = s->buf + *at - size;
 	if (tag < 0)
 		memcpy(p, bytes, (size_t)n);
 	else
 		ASN1_put_object(&p, constructed, *content, tag, xclass);
 	*at -= (size_t)size;
 	*content += size;
+	return true;
 }
 
 /* One SafeContents, neither encrypted nor given integrity data (see TRUST_JVM_OPTIONS). */
@@ -339,22 +367,26 @@ int trust_jvm_encode(struct trust_jvm *s, const unsigned char **der, size_t *len
 	static const unsigned char version[] = {V_ASN1_INTEGER, 1, 3};
 	size_t at = HEAD_ROOM;
 	int n = (int)(s->len - HEAD_ROOM); /* the bags; TRUST_JVM_MAX bounds it */
+	/* SafeContents, then twice a ContentInfo of data around it, the AuthenticatedSafe (a
+	 * SEQUENCE of that one ContentInfo) between them; then the PFX's version and SEQUENCE */
+	bool ok = prepend(s, &at, &n, 1, V_ASN1_SEQUENCE, V_ASN1_UNIVERSAL, NULL, 0);
 
-	prepend(s, &at, &n, 1, V_ASN1_SEQUENCE, V_ASN1_UNIVERSAL, NULL, 0); /* SafeContents */
-	for (int layer = 0; layer < 2; layer++) {
-		prepend(s, &at, &n, 0, V_ASN1_OCTET_STRING, V_ASN1_UNIVERSAL, NULL, 0);
-		prepend(s, &at, &n, 1, 0, V_ASN1_CONTEXT_SPECIFIC, NULL, 0);
-		prepend(s, &at, &n, 0, -1, 0, s->data, s->data_len);
-		prepend(s, &at, &n, 1, V_ASN1_SEQUENCE, V_ASN1_UNIVERSAL, NULL,
-			0);	/* ContentInfo */
-		if (layer == 0) /* the AuthenticatedSafe: a SEQUENCE of that one ContentInfo */
-			prepend(s, &at, &n, 1, V_ASN1_SEQUENCE, V_ASN1_UNIVERSAL, NULL, 0);
-	}
-	prepend(s, &at, &n, 0, -1, 0, version, (int)sizeof(version));
-	prepend(s, &at, &n, 1, V_ASN1_SEQUENCE, V_ASN1_UNIVERSAL, NULL, 0); /* PFX */
+	for (int layer = 0; ok && layer < 2; layer++)
+		ok = prepend(s, &at, &n, 0, V_ASN1_OCTET_STRING, V_ASN1_UNIVERSAL, NULL, 0) &&
+		     prepend(s, &at, &n, 1, 0, V_ASN1_CONTEXT_SPECIFIC, NULL, 0) &&
+		     prepend(s, &at, &n, 0, -1, 0, s->data, s->data_len) &&
+		     prepend(s, &at, &n, 1, V_ASN1_SEQUENCE, V_ASN1_UNIVERSAL, NULL, 0) &&
+		     (layer == 1 ||
+		      prepend(s, &at, &n, 1, V_ASN1_SEQUENCE, V_ASN1_UNIVERSAL, NULL, 0));
+	ok = ok && prepend(s, &at, &n, 0, -1, 0, version, (int)sizeof(version)) &&
+	     prepend(s, &at, &n, 1, V_ASN1_SEQUENCE, V_ASN1_UNIVERSAL, NULL, 0);
+	if (!ok)
+		return ab_fail(e, 0,
+			       "cannot encode the JVM's trust store (no room for its headers)");
+	/* not reached: add_block keeps the bags under the bound with room for these headers */
 	if ((size_t)n > TRUST_JVM_MAX)
-		return ab_fail(e, 0, "the JVM's trust store would take over %llu bytes",
-			       TRUST_JVM_MAX);
+		return ab_fail(e, 0, "the JVM's trust store would take over %llu MiB",
+			       TRUST_JVM_MAX >> 20);
 	*der = s->buf + at;
 	*len = (size_t)n;
 	return 0;

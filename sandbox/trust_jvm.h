@@ -70,6 +70,14 @@ int trust_pem_blocks(const char *pem, size_t len,
 		     int (*fn)(void *ctx, const char *name, const unsigned char *der, long n,
 			       int block, struct ab_err *e),
 		     void *ctx, struct ab_err *e);
+/* The length of the certificate der[0, n) begins with, or -1 when it does not begin with one:
+ * a certificate's outer shape as X.509 gives it, in DER (one-byte identifiers, definite
+ * lengths), SEQUENCE { tbsCertificate SEQUENCE, signatureAlgorithm SEQUENCE, signature BIT
+ * STRING }; what follows it is not read, as OpenSSL does not read it (a TRUSTED CERTIFICATE has
+ * its trust settings there). Not OpenSSL's whole parse, which decodes the public key (~0.2 ms
+ * a certificate) and allocates: the proxy's upstream store parses [network] ca in full at the
+ * first intercepted connection, and Java the store it is given. */
+long trust_certificate_length(const unsigned char *der, long n);
 /* Whether a PEM block of this type is a certificate (TRUSTED CERTIFICATE and the old X509
  * CERTIFICATE too): the blocks OpenSSL's stores load. */
 bool trust_pem_is_certificate(const char *name);

@@ -198,8 +198,8 @@ static unsigned char *openssl_store(char *const *pems, size_t n, int *len)
 }
 
 /* Byte for byte what OpenSSL's PKCS12 objects make of the same certificates: small ones, one
- * of ~100 KB (4,000 names), whose length and every enclosing one take the longest form a store
- * can have, and a TRUSTED CERTIFICATE block, whose trust settings stay out. */
+ * of ~100 KB (4,000 names), whose length and every enclosing one take three bytes, and a TRUSTED
+ * CERTIFICATE block, whose trust settings stay out. */
 static void test_same_bytes_as_openssl(void **state)
 {
 	struct egress_rule *rules = calloc(4000, sizeof(*rules));
@@ -298,6 +298,47 @@ static void test_padding_and_line_ends(void **state)
 	assert_true(seen[0] && seen[1] && seen[2]);
 }
 
+/* A certificate's outer shape, and nothing less: SEQUENCE { SEQUENCE, SEQUENCE, BIT STRING } in
+ * DER, its length without what follows it (a TRUSTED CERTIFICATE's trust settings). */
+static void test_certificate_shape(void **state)
+{
+	static const struct {
+		const char *hex;
+		long want;
+	} cases[] = {
+	    {"300730003000030100", 9},	    /* the shape, empty */
+	    {"300730003000030100ffff", 9},  /* with bytes after it */
+	    {"3000", -1},		    /* an empty SEQUENCE */
+	    {"3f1000", -1},		    /* a SEQUENCE's tag in the long form */
+	    {"300730003000020101", -1},	    /* an INTEGER where the signature goes */
+	    {"3008300030000301000a", -1},   /* a byte after the three fields */
+	    {"3080300030000301000000", -1}, /* an indefinite length */
+	    {"300930003000030100", -1},	    /* longer than the bytes there are */
+	    {"300730003000230100", -1},	    /* a constructed BIT STRING */
+	    {"300630003000030100", -1},	    /* a field running past its SEQUENCE */
+	};
+	size_t len;
+	long der_len;
+	char *pem = certificate("shape.test", &len), *trusted = trusted_form(pem, &len);
+	unsigned char *der = der_of(pem, &der_len), buf[32];
+	(void)state;
+
+	assert_int_equal(trust_certificate_length(der, der_len), der_len);
+	OPENSSL_free(der);
+	der = der_of(trusted, &der_len); /* the certificate and its trust settings */
+	assert_true(trust_certificate_length(der, der_len) > 0);
+	assert_true(trust_certificate_length(der, der_len) < der_len);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = strlen(cases[i].hex) / 2;
+		for (size_t k = 0; k < n; k++)
+			assert_int_equal(sscanf(cases[i].hex + 2 * k, "%2hhx", &buf[k]), 1);
+		assert_int_equal(trust_certificate_length(buf, (long)n), cases[i].want);
+	}
+	OPENSSL_free(der);
+	free(pem);
+	free(trusted);
+}
+
 /* A certificate block that is no SEQUENCE, base64 that does not decode (a stray character,
  * padding before the end, a length no multiple of 4), a block without its END line: an error
  * naming the source and the block. */
@@ -308,6 +349,8 @@ static void test_bad_blocks(void **state)
 	    "-----BEGIN CERTIFICATE-----\nAgEB\n-----END CERTIFICATE-----\n",
 	    /* a SEQUENCE of no definite length; one longer than its block */
 	    "-----BEGIN CERTIFICATE-----\nMIAAAA==\n-----END CERTIFICATE-----\n",
+	    /* an empty SEQUENCE: Java would refuse the whole store for it */
+	    "-----BEGIN CERTIFICATE-----\nMAA=\n-----END CERTIFICATE-----\n",
 	    "-----BEGIN CERTIFICATE-----\nMAUB\n-----END CERTIFICATE-----\n",
 	    "-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n",
 	    "-----BEGIN CERTIFICATE-----\nAg==AQE=\n-----END CERTIFICATE-----\n",
@@ -316,6 +359,7 @@ static void test_bad_blocks(void **state)
 	    KEY "-----BEGIN CERTIFICATE-----\nAgEB\n",
 	};
 	static const char *const why[] = {
+	    "the test file: block 1 (CERTIFICATE) is not a certificate",
 	    "the test file: block 1 (CERTIFICATE) is not a certificate",
 	    "the test file: block 1 (CERTIFICATE) is not a certificate",
 	    "the test file: block 1 (CERTIFICATE) is not a certificate",
@@ -378,6 +422,7 @@ int main(void)
 	    cmocka_unit_test(test_same_bytes_as_openssl),
 	    cmocka_unit_test(test_padding_and_line_ends),
 	    cmocka_unit_test(test_bad_blocks),
+	    cmocka_unit_test(test_certificate_shape),
 	    cmocka_unit_test(test_user_store),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
