@@ -352,26 +352,42 @@ static int plan_guard(struct mount_plan *plan, const char *path, struct ab_err *
 	return 0; /* a missing parent, or what it cannot tell: nothing there to write through */
 }
 
+/* Whether the plan shows any host tree writable (a rw bind, an overlay): every protection but
+ * hiding is against writes through one, and a path has a writable cover only if one exists. */
+static bool any_writable_tree(const struct mount_plan *plan)
+{
+	for (size_t i = 0; i < plan->n; i++)
+		if (!plan->ops[i].skipped && mount_op_is_bind(&plan->ops[i]) &&
+		    plan->ops[i].kind != MOP_BIND_RO)
+			return true;
+	return false;
+}
+
 /* After the profile's entries: agentbox's own files read-only, its audit trail hidden, the
  * guarded paths, the protected names of every writable tree, and the pins that keep hidden
- * paths and overlay trees where they are. */
+ * paths and overlay trees where they are. Without a writable tree only the hiding is done: the
+ * rest would walk the host's paths (two dozen guarded ones) to find no cover for any. */
 int mount_plan_protect(struct mount_plan *plan, const struct policy *p,
 		       const struct mount_protect *protect, struct ab_err *e)
 {
-	for (size_t i = 0; protect && i < protect->n; i++)
+	bool writable = any_writable_tree(plan);
+
+	for (size_t i = 0; writable && protect && i < protect->n; i++)
 		if (plan_protect(plan, protect->paths[i], 0, false,
 				 "agentbox's own file stays read-only", e) < 0)
 			return -1;
 	for (size_t i = 0; protect && i < protect->n_hidden; i++)
 		if (plan_hide_own(plan, protect->hidden[i], e) < 0)
 			return -1;
-	for (size_t i = 0; protect && protect->guarded_files && i < protect->guarded_files->n; i++)
+	for (size_t i = 0;
+	     writable && protect && protect->guarded_files && i < protect->guarded_files->n; i++)
 		if (plan_guard(plan, protect->guarded_files->v[i], e) < 0)
 			return -1;
-	for (size_t i = 0; protect && protect->guarded_dirs && i < protect->guarded_dirs->n; i++)
+	for (size_t i = 0;
+	     writable && protect && protect->guarded_dirs && i < protect->guarded_dirs->n; i++)
 		if (plan_guard(plan, protect->guarded_dirs->v[i], e) < 0)
 			return -1;
-	if (protect_trees(plan, p, e) < 0)
+	if (writable && protect_trees(plan, p, e) < 0)
 		return -1;
 	for (size_t i = 0, n = plan->n; i < n; i++) {
 		char dest[PATH_MAX];
