@@ -344,10 +344,14 @@ static int ca_file(const char *pem, size_t len, struct ab_err *e)
  * shares its memory), while the main thread writes the run's first events and applies the
  * cgroup, and pid 1 copies the system bundle and builds the view: OpenSSL's first use, the key
  * and the certificate cost ~0.8 ms, which pid 1 would otherwise wait for. The certificate is
- * posted (made) as soon as it exists; the thread then checks [network] ca while pid 1 installs
- * the files, and the main thread joins it before the filter, so that no command starts with an
- * anchor that does not read. The thread touches only OpenSSL, r->tls_ca and these fields; the
- * main thread reads them after `made` (the CA's) or the join (the anchor's). */
+ * posted (made) as soon as it exists and sent to pid 1 by whichever thread finds it made with
+ * sending allowed (claim_send): the main thread allows it once the channel is its to share
+ * (after GO), and by then it has usually been waiting for the CA, so the CA's thread sends it
+ * and pid 1 gets it one wake-up earlier. The thread then checks [network] ca while pid 1
+ * installs the files, and the main thread joins it before the filter, so that no command starts
+ * with an anchor that does not read. The thread touches only OpenSSL, r->tls_ca, the channel's
+ * socket (to send the CA, while the main thread sends nothing) and these fields; the main thread
+ * reads them after `made` (the CA's) or the join (the anchor's and the send's). */
 static struct {
 	pthread_t thread;
 	bool started;
@@ -355,11 +359,12 @@ static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t posted;
 	bool made;
+	bool may_send, claimed; /* the CA's sending: allowed by the main thread, taken by one */
 	char *pem;
 	size_t len;
 	char hash_name[12]; /* the certificate's name in a hashed CA directory */
-	int rc, anchor_rc;
-	struct ab_err err, anchor_err;
+	int rc, anchor_rc, send_rc;
+	struct ab_err err, anchor_err, send_err;
 } maker = {.lock = PTHREAD_MUTEX_INITIALIZER, .posted = PTHREAD_COND_INITIALIZER};
 
 static void post_made(void)
@@ -386,6 +391,32 @@ static const char *made_ca(size_t *len)
 	return maker.rc == 0 ? maker.pem : NULL;
 }
 
+/* True for the one caller that finds the CA made, its sending allowed and not yet taken. */
+static bool claim_send(void)
+{
+	bool mine;
+
+	pthread_mutex_lock(&maker.lock);
+	mine = maker.made && maker.rc == 0 && maker.may_send && !maker.claimed;
+	maker.claimed |= mine;
+	pthread_mutex_unlock(&maker.lock);
+	return mine;
+}
+
+/* The CA's certificate to pid 1. */
+static int send_ca(struct run *r, struct ab_err *e)
+{
+	int fd = ca_file(maker.pem, maker.len, e);
+
+	if (fd < 0)
+		return -1;
+	/* pid 1 gone: its reason is on the socket, for supervise_wait_ready */
+	if (channel_send_fds(r->sock[0], MSG_TRUST, 0, maker.hash_name, &fd, 1) < 0)
+		shutdown(r->sock[0], SHUT_WR);
+	close(fd);
+	return 0;
+}
+
 static void *make_ca(void *arg)
 {
 	struct run *r = arg;
@@ -401,6 +432,8 @@ static void *make_ca(void *arg)
 	}
 	egress_rule_list_free(&names);
 	post_made();
+	if (claim_send())
+		maker.send_rc = send_ca(r, &maker.send_err);
 	if (maker.rc == 0)
 		maker.anchor_rc = trust_check_anchor(r->p, &maker.anchor_err);
 	if (maker.anchor_rc == 0 && anchor.pem &&
@@ -419,7 +452,8 @@ int trust_start(struct run *r, struct ab_err *e)
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		return ab_fail(e, errno, "PR_SET_DUMPABLE");
 	maker.r = r;
-	maker.made = false;
+	maker.made = maker.may_send = maker.claimed = false;
+	maker.send_rc = 0;
 	if (pthread_create(&maker.thread, NULL, make_ca, r) != 0)
 		make_ca(r); /* no thread to be had: the same work, in line */
 	else
@@ -437,10 +471,10 @@ static void join_maker(void)
 	maker.started = false;
 }
 
+/* The warning, then the CA's sending allowed: sent here when the CA is made already, else by
+ * its thread (trust_send reads how it went after the join). */
 static int send_files(struct run *r, struct audit *a, struct ab_err *e)
 {
-	int fd;
-
 	if (!have_system_bundle() &&
 	    run_audit_warn(
 		a, "trust",
@@ -448,18 +482,10 @@ static int send_files(struct run *r, struct audit *a, struct ab_err *e)
 		" holds only the run's CA, and clients pointed at it trust no other host",
 		e) < 0)
 		return -1;
-	wait_made();
-	if (maker.rc < 0) {
-		*e = maker.err;
-		return -1;
-	}
-	if ((fd = ca_file(maker.pem, maker.len, e)) < 0)
-		return -1;
-	/* pid 1 gone: its reason is on the socket, for supervise_wait_ready */
-	if (channel_send_fds(r->sock[0], MSG_TRUST, 0, maker.hash_name, &fd, 1) < 0)
-		shutdown(r->sock[0], SHUT_WR);
-	close(fd);
-	return 0;
+	pthread_mutex_lock(&maker.lock);
+	maker.may_send = true;
+	pthread_mutex_unlock(&maker.lock);
+	return claim_send() ? send_ca(r, e) : 0;
 }
 
 /* The JVM's store, once its thread has made it: pid 1 writes the CA's files meanwhile. */
@@ -491,6 +517,14 @@ int trust_send(struct run *r, struct audit *a, struct ab_err *e)
 		return 0;
 	rc = send_files(r, a, e);
 	join_maker();
+	if (rc == 0 && maker.rc < 0) {
+		*e = maker.err;
+		rc = -1;
+	}
+	if (rc == 0 && maker.send_rc < 0) {
+		*e = maker.send_err;
+		rc = -1;
+	}
 	if (rc == 0 && maker.anchor_rc < 0) {
 		*e = maker.anchor_err;
 		rc = -1;
