@@ -46,7 +46,7 @@ static void tmpfs(const char *dest, const char *mode)
 		die(dest);
 }
 
-static void bind(const char *from, const char *to, bool dir, unsigned long ro)
+static void bind_mount(const char *from, const char *to, bool dir, unsigned long ro)
 {
 	int fd;
 
@@ -72,7 +72,7 @@ static void view(void)
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		die("making / private");
 	tmpfs("/tmp", "0755");
-	bind("/usr", "/tmp/usr", true, MS_RDONLY);
+	bind_mount("/usr", "/tmp/usr", true, MS_RDONLY);
 	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++)
 		if (symlink(links[i][0], links[i][1]) < 0)
 			die(links[i][1]);
@@ -85,7 +85,7 @@ static void view(void)
 	for (size_t i = 0; i < sizeof(devices) / sizeof(devices[0]); i++) {
 		snprintf(from, sizeof(from), "/dev/%s", devices[i]);
 		snprintf(to, sizeof(to), "/tmp/dev/%s", devices[i]);
-		bind(from, to, false, 0);
+		bind_mount(from, to, false, 0);
 	}
 	if (mkdir("/tmp/tmp", 01777) < 0)
 		die("/tmp/tmp");

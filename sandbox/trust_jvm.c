@@ -198,7 +198,6 @@ struct trust_jvm {
 static int oid_der(const ASN1_OBJECT *obj, unsigned char *out)
 {
 	unsigned char *p = out;
-
 	int n = obj ? i2d_ASN1_OBJECT(obj, NULL) : 0;
 
 	return n <= 0 || n > OID_MAX ? -1 : i2d_ASN1_OBJECT(obj, &p);
@@ -266,6 +265,15 @@ long trust_certificate_length(const unsigned char *der, long n)
 	return p == end ? (long)(end - der) : -1;
 }
 
+/* Room for extra more bytes; grown to twice what is needed, so that it is seldom copied (pages
+ * of a buffer this size left unused are never touched: it is a mapping of its own). */
+static bool reserve(struct trust_jvm *s, size_t extra)
+{
+	size_t need = s->len + extra;
+
+	return need <= s->cap || grow((void **)&s->buf, &s->cap, 2 * need);
+}
+
 static int add_block(void *ctx, const char *name, const unsigned char *der, long n, int block,
 		     struct ab_err *e)
 {
@@ -286,7 +294,7 @@ static int add_block(void *ctx, const char *name, const unsigned char *der, long
 	if (s->len + (size_t)bag > TRUST_JVM_MAX)
 		return ab_fail(e, 0, "the JVM's trust store would take over %llu MiB",
 			       TRUST_JVM_MAX >> 20);
-	if (!grow((void **)&s->buf, &s->cap, s->len + (size_t)bag + s->len / 2))
+	if (!reserve(s, (size_t)bag))
 		return ab_fail(e, ENOMEM, "the JVM's trust store");
 	p = s->buf + s->len;
 	ASN1_put_object(&p, 1, s->cert_bag_len + outer + s->attrs_len, V_ASN1_SEQUENCE,
@@ -326,14 +334,11 @@ int trust_jvm_add(struct trust_jvm *s, const char *pem, size_t len, const char *
 {
 	/* Room for the text's bags at once, so that the buffer is not copied as it grows: a
 	 * bag's ~70 bytes around a certificate of n bytes are fewer than the n / 3 + 54 its block
-	 * adds to the text, for any real certificate (add_block grows it for an odd tiny block).
-	 * Twice that, for the texts added after (the system bundle comes first): pages of the room
-	 * left unused are never touched (a buffer this size is a mapping of its own). */
+	 * adds to the text, for any real certificate (add_block grows it for an odd tiny block). */
 	if (len > TRUST_JVM_MAX)
 		return ab_fail(e, 0, "%s: over %llu MiB, too long for the JVM's trust store", what,
 			       TRUST_JVM_MAX >> 20);
-	if (s->len + len + 1024 > s->cap &&
-	    !grow((void **)&s->buf, &s->cap, 2 * (s->len + len + 1024)))
+	if (!reserve(s, len + 1024))
 		return ab_fail(e, ENOMEM, "the JVM's trust store");
 	if (trust_pem_blocks(pem, len, add_block, s, e) < 0)
 		return ab_context(e, "%s", what);
@@ -383,10 +388,6 @@ int trust_jvm_encode(struct trust_jvm *s, const unsigned char **der, size_t *len
 	if (!ok)
 		return ab_fail(e, 0,
 			       "cannot encode the JVM's trust store (no room for its headers)");
-	/* not reached: add_block keeps the bags under the bound with room for these headers */
-	if ((size_t)n > TRUST_JVM_MAX)
-		return ab_fail(e, 0, "the JVM's trust store would take over %llu MiB",
-			       TRUST_JVM_MAX >> 20);
 	*der = s->buf + at;
 	*len = (size_t)n;
 	return 0;
