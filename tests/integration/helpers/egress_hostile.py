@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # egress_hostile.py ACTION HOST PORT PATH EXPECT: hostile clients of agentbox's egress proxy,
-# run inside the sandbox (/usr/bin/python3, standard library only) by test_egress.sh.
+# run inside the sandbox (/usr/bin/python3, standard library only) by test_egress_hostile.sh.
 #
 # HOST:PORT is a server on the host that the rules allow, PATH a file on it whose body contains
 # EXPECT. Around each ACTION:

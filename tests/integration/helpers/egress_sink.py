@@ -1,14 +1,14 @@
 # SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
-# egress_sink.py PORTFILE: a TCP sink on the host's 127.0.0.1 for test_egress.sh and
+# egress_sink.py PORTFILE: a TCP sink on the host's 127.0.0.1 for test_egress_hostile.sh and
 # bench/egress. It accepts every connection (backlog 4096, so a burst of connects is not held
 # back by SYN retries), reads and drops what comes until EOF, then closes; a connection whose
 # first byte is 'e' is echoed back instead (bench/egress's latency). A connection that starts
 # with "H<SIZE>\n" is hashed: everything after that line is counted and hashed (sha256) until
 # EOF, then the sink answers "<count> <sha256 hex>\n" and SIZE bytes of reply_bytes(SIZE) and
-# closes (test_egress.sh's bulk cases: the answer comes only after the client's half-close);
+# closes (the bulk cases: the answer comes only after the client's half-close);
 # "H<SIZE> <PAUSE_MS>\n" stops reading that connection for PAUSE_MS after the line, with a
 # small receive buffer, so that what the client sends meanwhile queues up in the proxy
-# (test_egress's urgent data). One
+# (the urgent data). One
 # thread, one selector: thousands of connections cost it no threads. The port it listens on is
 # written to PORTFILE (atomically: PORTFILE.tmp, then renamed).
 import hashlib, os, random, resource, selectors, socket, sys, time
