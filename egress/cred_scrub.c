@@ -460,6 +460,28 @@ static void hold_end(struct scrub *s)
 		s->hold = j - 1;
 }
 
+/* Where overwriting a hit stops: its end, or past the base64 character after it that shares
+ * its bits. */
+static size_t hit_end(const struct scrub *s, const struct hit *h)
+{
+	long trail = h->f->trail_bits ? next_to(h->f, s->b, s->n, h->at + h->span, 1) : -1;
+
+	return trail >= 0 ? (size_t)trail + 1 : h->at + h->span;
+}
+
+/* No hit that reaches into the bytes held back is overwritten now: they are read again with the
+ * next piece, and must be read as they came. A form may start inside another hit (a value's
+ * last '%' beginning an escape of its base64): overwritten first, that form would be lost, and
+ * all of it past the escape would come out. Such a hit is held back too, found again whole.
+ * The hits are in the order of their starts: one pass from the last sees every one that a
+ * hold moved back reaches. */
+static void hold_overlapped(struct scrub *s)
+{
+	for (size_t k = s->n_hits; k-- > 0;)
+		if (s->hits[k].at < s->hold && hit_end(s, &s->hits[k]) > s->hold)
+			hold_from(s, s->hits[k].at);
+}
+
 /* Finds every hit on the bytes as they came (a hit inside another is found too), then
  * overwrites them. */
 static void scrub_run(struct scrub *s)
@@ -490,6 +512,7 @@ static void scrub_run(struct scrub *s)
 	free(merged);
 	if (!s->final && s->hold == s->n)
 		hold_end(s);
+	hold_overlapped(s);
 	for (size_t k = 0; k < s->n_hits && !s->oom; k++)
 		if (s->hits[k].at < s->hold) /* the rest is found again with the next piece */
 			s->w ? replace_in_place(s, &s->hits[k]) : replace_copying(s, &s->hits[k]);

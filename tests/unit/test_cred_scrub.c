@@ -350,6 +350,37 @@ static void test_percent_in_value(void **state)
 	creds_free(cs);
 }
 
+/* A value ending in '%', then an escape that spells the first character of its base64 ("%55",
+ * 'U'), then the rest of that base64: the base64 read through the escape starts inside the value.
+ * Cut inside the base64, the value must not be overwritten before the base64 is read again whole
+ * (it would no longer start with the escape, and all but its first character would come out). */
+static void test_form_starting_inside_value(void **state)
+{
+	static const char value[] = "Real/Secret+Va%4alue=42&x%";
+	struct creds *cs = mk_values(*state, value, "other-value-0123");
+	struct cbuf b64 = {0}, body = {0};
+	char esc[3];
+
+	cenc_b64_encode(&b64, (const unsigned char *)value, strlen(value), cenc_b64std);
+	snprintf(esc, sizeof(esc), "%02X", (unsigned char)b64.s[0]);
+	cbuf_put_str(&body, "<");
+	cbuf_put_str(&body, value);
+	cbuf_put_str(&body, esc);
+	cbuf_put(&body, b64.s + 1, b64.n - 1);
+	cbuf_put_str(&body, ">");
+	assert_false(body.oom || b64.oom);
+	check_body(cs, body.s, body.n, 1);
+	for (size_t step = 1; step < body.n; step++) {
+		uint32_t found;
+		char *out = scrub_pieces(cs, body.s, body.n, step, &found);
+		assert_null(memmem(out, body.n, b64.s + 1, 16));
+		free(out);
+	}
+	cbuf_free(&b64);
+	cbuf_free(&body);
+	creds_free(cs);
+}
+
 /* One value the start of another: the longer one is overwritten whole, whole or in pieces. */
 static void test_prefix_values(void **state)
 {
@@ -442,6 +473,7 @@ int main(void)
 	    cmocka_unit_test(test_nothing_held),
 	    cmocka_unit_test(test_head),
 	    cmocka_unit_test(test_percent_in_value),
+	    cmocka_unit_test(test_form_starting_inside_value),
 	    cmocka_unit_test(test_prefix_values),
 	    cmocka_unit_test(test_base64_boundaries),
 	    cmocka_unit_test(test_json_slash),
