@@ -285,8 +285,11 @@ struct scrub {
 	size_t n;
 	bool final; /* nothing follows: no match can be cut off */
 	struct cbuf out;
-	size_t copied; /* a head: b[0, copied) is in out */
-	size_t hold;   /* where the bytes kept for the next piece start (n: none) */
+	size_t copied;	     /* a head: b[0, copied) is in out */
+	size_t hold;	     /* where the bytes kept for the next piece start (n: none) */
+	const char *overlay; /* a body: the bytes held from the last piece, as its hits left them */
+	size_t overlay_n;
+	char *held_in; /* a body: b[hold, n) as it came, before any hit was overwritten */
 	struct hit *hits;
 	size_t n_hits, cap_hits;
 	bool oom;
@@ -460,26 +463,26 @@ static void hold_end(struct scrub *s)
 		s->hold = j - 1;
 }
 
-/* Where overwriting a hit stops: its end, or past the base64 character after it that shares
- * its bits. */
-static size_t hit_end(const struct scrub *s, const struct hit *h)
+/* A body: every hit found overwritten, in the order of their starts, those that reach into the
+ * bytes held back for the next piece too, and those bytes kept twice: as they came, to be read
+ * again with the next piece (a form may start inside a hit: a value's last '%' beginning an
+ * escape of its base64; read altered, it would be lost), and as the hits before them left them,
+ * written over them once they are read (before the hits found then, which start later). The
+ * bytes held back stay those a match could still grow over: a few times a value's length. */
+static void overwrite_body(struct scrub *s)
 {
-	long trail = h->f->trail_bits ? next_to(h->f, s->b, s->n, h->at + h->span, 1) : -1;
+	size_t held = s->n - s->hold;
 
-	return trail >= 0 ? (size_t)trail + 1 : h->at + h->span;
-}
-
-/* No hit that reaches into the bytes held back is overwritten now: they are read again with the
- * next piece, and must be read as they came. A form may start inside another hit (a value's
- * last '%' beginning an escape of its base64): overwritten first, that form would be lost, and
- * all of it past the escape would come out. Such a hit is held back too, found again whole.
- * The hits are in the order of their starts: one pass from the last sees every one that a
- * hold moved back reaches. */
-static void hold_overlapped(struct scrub *s)
-{
-	for (size_t k = s->n_hits; k-- > 0;)
-		if (s->hits[k].at < s->hold && hit_end(s, &s->hits[k]) > s->hold)
-			hold_from(s, s->hits[k].at);
+	if (held && !(s->held_in = malloc(held))) {
+		s->oom = true;
+		return;
+	}
+	if (held)
+		memcpy(s->held_in, s->b + s->hold, held);
+	if (s->overlay_n) /* the hits of earlier pieces, over the bytes held from them */
+		memcpy(s->w, s->overlay, s->overlay_n);
+	for (size_t k = 0; k < s->n_hits; k++)
+		replace_in_place(s, &s->hits[k]);
 }
 
 /* Finds every hit on the bytes as they came (a hit inside another is found too), then
@@ -512,27 +515,34 @@ static void scrub_run(struct scrub *s)
 	free(merged);
 	if (!s->final && s->hold == s->n)
 		hold_end(s);
-	hold_overlapped(s);
-	for (size_t k = 0; k < s->n_hits && !s->oom; k++)
-		if (s->hits[k].at < s->hold) /* the rest is found again with the next piece */
-			s->w ? replace_in_place(s, &s->hits[k]) : replace_copying(s, &s->hits[k]);
+	if (s->w)
+		overwrite_body(s);
+	else
+		for (size_t k = 0; k < s->n_hits && !s->oom; k++)
+			replace_copying(s, &s->hits[k]);
 	if (!s->w && s->hold > s->copied)
 		cbuf_put(&s->out, s->b + s->copied, s->hold - s->copied);
 	free(s->hits);
 	s->oom |= s->out.oom;
 }
 
+/* Frees what may hold a value's bytes, wiped first. */
+static void wipe_free(char *p, size_t n)
+{
+	if (p)
+		explicit_bzero(p, n);
+	free(p);
+}
+
 int creds_scrub_stream(const struct creds *cs, struct creds_scrub *st, char *buf, size_t n,
 		       bool final, char **out, size_t *out_n)
 {
 	struct scrub s = {.cs = cs, .final = final, .n = st->len + n};
-	char *run = buf, *keep = NULL;
+	char *run = buf, *keep_out = NULL;
 
 	*out = NULL;
 	*out_n = 0;
-	if (st->run) /* it held bytes before their scrub */
-		explicit_bzero(st->run, st->run_len);
-	free(st->run);
+	wipe_free(st->run, st->run_len); /* it held bytes before their scrub */
 	st->run = NULL;
 	if (!s.n)
 		return 0;
@@ -543,17 +553,23 @@ int creds_scrub_stream(const struct creds *cs, struct creds_scrub *st, char *buf
 		memcpy(run, st->held, st->len);
 		if (n)
 			memcpy(run + st->len, buf, n);
+		s.overlay = st->held_out;
+		s.overlay_n = st->len;
 	}
 	s.b = s.w = run;
 	scrub_run(&s);
-	if (s.oom || (s.hold < s.n && !(keep = malloc(s.n - s.hold))))
+	if (!s.oom && s.hold < s.n && !(keep_out = malloc(s.n - s.hold)))
+		s.oom = true;
+	if (s.oom) {
+		wipe_free(s.held_in, s.n - s.hold);
 		return -1;
-	if (keep)
-		memcpy(keep, s.b + s.hold, s.n - s.hold);
-	if (st->held)
-		explicit_bzero(st->held, st->len);
-	free(st->held);
-	st->held = keep;
+	}
+	if (keep_out)
+		memcpy(keep_out, s.w + s.hold, s.n - s.hold);
+	wipe_free(st->held, st->len);
+	wipe_free(st->held_out, st->len);
+	st->held = s.held_in;
+	st->held_out = keep_out;
 	st->len = s.n - s.hold;
 	st->found |= s.found;
 	*out = s.w;
@@ -563,13 +579,10 @@ int creds_scrub_stream(const struct creds *cs, struct creds_scrub *st, char *buf
 
 void creds_scrub_free(struct creds_scrub *st)
 {
-	if (st->held)
-		explicit_bzero(st->held, st->len);
-	if (st->run)
-		explicit_bzero(st->run, st->run_len);
-	free(st->held);
-	free(st->run);
-	st->held = st->run = NULL;
+	wipe_free(st->held, st->len);
+	wipe_free(st->held_out, st->len);
+	wipe_free(st->run, st->run_len);
+	st->held = st->held_out = st->run = NULL;
 	st->len = st->run_len = 0;
 }
 

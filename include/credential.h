@@ -124,7 +124,8 @@ char *creds_redact(const struct creds *cs, const char *head, size_t n, size_t *o
  * length. Bytes that may start a form cut off by the piece's end are held back for the next
  * piece; final: the body has ended, nothing is held. */
 struct creds_scrub {
-	char *held; /* bytes held back */
+	char *held;	/* bytes held back, as they came: read again with the next piece */
+	char *held_out; /* the same, as the hits before them left them: what is sent of them */
 	size_t len;
 	char *run; /* those and the next piece, when some were held */
 	size_t run_len;

@@ -381,6 +381,57 @@ static void test_form_starting_inside_value(void **state)
 	creds_free(cs);
 }
 
+/* A form that may start inside a hit found whole ("Fh", the base64 of "aa" one byte in, and
+ * "h", which may start it two bytes in): cut there, the hit's lead character (the 'W' before it,
+ * which holds four of its bits) is overwritten all the same, as whole. */
+static void test_hit_before_held_form(void **state)
+{
+	struct creds *cs = mk_values(*state, "aa", "other-value-0123");
+
+	check_body(cs, "0WFhUxg=", 8, 1);
+	creds_free(cs);
+}
+
+/* An origin that sends a value's hex form over and over, nothing between: the scrubber holds
+ * back no more than a form may still grow over, piece after piece, and lets nothing through. */
+static void test_held_bytes_bounded(void **state)
+{
+	static const char value[] = "Zq9-SECRET-same-length!";
+	struct creds *cs = mk_values(*state, value, "other-value-0123");
+	struct creds_scrub st = {0};
+	struct cbuf hex = {0}, body = {0}, all = {0};
+	char *out;
+	size_t m;
+
+	for (const char *v = value; *v; v++) {
+		char q[3];
+		snprintf(q, sizeof(q), "%02x", (unsigned char)*v);
+		cbuf_put(&hex, q, 2);
+	}
+	for (int i = 0; i < 2000; i++)
+		cbuf_put(&body, hex.s, hex.n);
+	assert_false(hex.oom || body.oom);
+	for (size_t off = 0; off < body.n; off += 4096) {
+		size_t k = body.n - off < 4096 ? body.n - off : 4096;
+		char *piece = malloc(k);
+		assert_non_null(piece);
+		memcpy(piece, body.s + off, k);
+		assert_int_equal(creds_scrub_stream(cs, &st, piece, k, false, &out, &m), 0);
+		cbuf_put(&all, out, m);
+		free(piece);
+		assert_true(st.len <= 2 * hex.n);
+	}
+	assert_int_equal(creds_scrub_stream(cs, &st, NULL, 0, true, &out, &m), 0);
+	cbuf_put(&all, out, m);
+	assert_int_equal(all.n, body.n);
+	assert_null(memmem(all.s, all.n, hex.s, hex.n));
+	creds_scrub_free(&st);
+	cbuf_free(&hex);
+	cbuf_free(&body);
+	cbuf_free(&all);
+	creds_free(cs);
+}
+
 /* One value the start of another: the longer one is overwritten whole, whole or in pieces. */
 static void test_prefix_values(void **state)
 {
@@ -474,6 +525,8 @@ int main(void)
 	    cmocka_unit_test(test_head),
 	    cmocka_unit_test(test_percent_in_value),
 	    cmocka_unit_test(test_form_starting_inside_value),
+	    cmocka_unit_test(test_hit_before_held_form),
+	    cmocka_unit_test(test_held_bytes_bounded),
 	    cmocka_unit_test(test_prefix_values),
 	    cmocka_unit_test(test_base64_boundaries),
 	    cmocka_unit_test(test_json_slash),
