@@ -4,12 +4,12 @@
  *
  * Byte 0 picks the form the value is planted in (as written, in other case, percent-encoded
  * once or twice, base64 in either alphabet after 0-2 bytes and maybe wrapped by a line break,
- * hex in either case, or none), byte
- * 1 where in the body, byte 2 the size of the pieces; the rest is the body. Checks: the body
- * keeps its length; the pieces give the same bytes as the whole; the value as written, in any
- * case, is not in what comes out; where it was planted, decoded as it was encoded (%XX once or
- * twice, base64), it holds no value; scrubbing the output again finds nothing; a head keeps
- * no value as written. */
+ * hex in either case, or none), byte 1 where in the body, byte 2 the size of the pieces; the
+ * rest is the body. Checks: the body keeps its length; the pieces give the same bytes as the
+ * whole (but before a line break: see check_same); the value as written, in any case, is not
+ * in what either gives; where it was planted, decoded as it was encoded (%XX once or twice,
+ * base64), it holds no value; scrubbing the output again finds nothing; a head keeps no value
+ * as written. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -181,6 +181,17 @@ static void check_planted(const char *out, size_t at, size_t len, unsigned form)
 	cbuf_free(&b);
 }
 
+/* The pieces give the whole's bytes, but where docs/security.md says they may not: a base64
+ * character that ends a short line at a piece's end is sent before the next piece can show a
+ * form it shares bits with (up to four of the value's first byte; both outputs are checked
+ * clean besides). */
+static void check_same(const char *whole, const char *cut, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (whole[i] != cut[i])
+			CHECK(i + 1 < n && (cut[i + 1] == '\n' || cut[i + 1] == '\r'));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct cbuf body = {0}, form = {0};
@@ -202,9 +213,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(!body.oom);
 	whole = scrub(body.s, body.n, body.n ? body.n : 1, &found);
 	cut = scrub(body.s, body.n, step, &found);
-	CHECK(!memcmp(whole, cut, body.n));
+	check_same(whole, cut, body.n);
 	check_clean(whole, body.n);
 	check_planted(whole, at, form.n, data[0]);
+	check_clean(cut, body.n);
+	check_planted(cut, at, form.n, data[0]);
 	head = creds_redact(cs, body.s, body.n, &n, &found, &oom);
 	if (head)
 		CHECK(!has_value(head, n));
