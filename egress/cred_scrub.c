@@ -473,6 +473,8 @@ static void overwrite_body(struct scrub *s)
 {
 	size_t held = s->n - s->hold;
 
+	if (s->oom)
+		return;
 	if (held && !(s->held_in = malloc(held))) {
 		s->oom = true;
 		return;

@@ -46,12 +46,7 @@ static void setup(void)
 	p = policy_new(&v);
 	p->n_creds = 1;
 	p->creds = calloc(1, sizeof(*p->creds));
-	p->creds[0].name = strdup("api");
-	cred_fixture(&p->creds[0], "env:X", "api.test", NULL);
-	p->creds[0].place = CRED_PLACE_HEADER;
-	p->creds[0].header_name = strdup("Authorization");
-	p->creds[0].template = strdup("Bearer {}");
-	p->creds[0].length = 30;
+	cred_fixture_bearer(&p->creds[0], "api", 30);
 	CHECK(creds_new(p, &cs, &e) == 0);
 	CHECK(creds_set_placeholder(&cs->v[0], PH) == 0);
 	CHECK(creds_set_value(&cs->v[0], REAL, strlen(REAL)) == 0);

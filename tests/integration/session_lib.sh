@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
-# What the session scripts share (test_session.sh, test_session_ports.sh), sourced after lib.sh:
-# n/a without user namespaces; RUNDIR (where session sockets are); start, stop_all,
-# supervisor_pid and ex.
+# What the session scripts share (test_session.sh, test_session_ports.sh, test_live.sh), sourced
+# after lib.sh: n/a without user namespaces; RUNDIR (where session sockets are); start,
+# stop_all, supervisor_pid, ex, and a second user (other_user, as_test).
 
 if ! "$AGENTBOX" -p minimal -- true 2>/dev/null; then
 	echo "n/a $TEST_NAME ($TEST_USER): no user namespaces here (sessions need them)"
@@ -46,4 +46,22 @@ ex() {
 	*"no live session"*) fail "the session ended before: $(show_cmd "$@")" \
 		"$(report; tail -n 3 "$META/audit" 2>/dev/null)" ;;
 	esac
+}
+
+# other_user NAME: agentbox-test (tu) with a home of its own (thome, /tmp/agentbox-NAME.XXXXXX,
+# removed when the case ends), outside root's case directory; n/a where it cannot run agentbox.
+other_user() {
+	tu=$(id -u agentbox-test)
+	thome=$(mktemp -d "/tmp/agentbox-$1.XXXXXX")
+	remove_later "$thome"
+	chown "$tu:$(id -g agentbox-test)" "$thome"
+	as_test test -x "$AGENTBOX_BIN" || not_applicable "agentbox-test cannot run $AGENTBOX_BIN"
+}
+
+# as_test CMD...: CMD as other_user's user, in its home, with a clean environment.
+as_test() {
+	setpriv --reuid="$tu" --regid="$(id -g agentbox-test)" --init-groups \
+		env -i HOME="$thome" PATH=/usr/bin:/bin \
+		AGENTBOX_PROFILE_PATH="$AGENTBOX_PROFILE_PATH" \
+		sh -c 'cd "$HOME" && exec "$@"' sh "$@"
 }

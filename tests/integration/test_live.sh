@@ -11,11 +11,7 @@
 # grantable rule covers, a refusal is immediate; a flood of connections holds at most 64 and
 # asks one question per host and port. Each change, question and answer is in the trail.
 . "$(dirname "$0")/lib.sh"
-
-if ! "$AGENTBOX" -p minimal -- true 2>/dev/null; then
-	echo "n/a $TEST_NAME ($TEST_USER): no user namespaces here (sessions need them)"
-	exit 77
-fi
+. "$(dirname "$0")/session_lib.sh"
 
 CURL=(curl -sS --max-time 30 --noproxy '' -x http://127.0.0.1:3128)
 
@@ -41,23 +37,15 @@ profile() {
 	} >"$META/live.ini"
 }
 
-# start: a session of $META/live.ini with its trail in $META/audit; sets SID and SOCK, and
-# stops it when the case ends.
-start() {
+# live_start: a session of $META/live.ini with its trail in $META/audit, started with --json;
+# sets SID and SOCK from what it prints, and stops it when the case ends.
+live_start() {
 	trap stop_all EXIT
 	run_cmd "$AGENTBOX" session start --json -p "$META/live.ini" --audit "$META/audit"
 	[ "$RC" = 0 ] || fail "session start: status $RC" "$(report)"
 	SID=$(printf '%s' "$OUT" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["id"])')
 	SOCK=$(printf '%s' "$OUT" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["socket"])')
 	echo "$SID" >>"$META/sessions"
-}
-
-stop_all() {
-	local s
-	[ -f "$META/sessions" ] || return 0
-	while read -r s; do
-		timeout -s KILL "$CMD_LIMIT" "$AGENTBOX" session stop "$s" >/dev/null 2>&1
-	done <"$META/sessions"
 }
 
 # fetch URL [CURL ARGS...]: curl through the session's proxy, in an exec; OUT, ERR, RC, and
@@ -117,7 +105,7 @@ case_widen_within_grant() {
 	mk_www
 	profile "resolve = a.live.test=127.0.0.1, b.live.test=127.0.0.1" \
 		"grantable = *.live.test:$PORT"
-	start
+	live_start
 	fetch "http://a.live.test:$PORT/file.txt"
 	assert_contains "$OUT" "agentbox denied a.live.test:$PORT: no allow rule matches" \
 		"before the change: refused"
@@ -156,7 +144,7 @@ case_widen_beyond_grant() {
 	mk_www
 	profile "resolve = a.live.test=127.0.0.1, evil.test=127.0.0.1" \
 		"grantable = *.live.test:$PORT, **.evil.test" "deny = evil.test"
-	start
+	live_start
 	policy allow other.example
 	assert_eq 125 "$RC" "an allow beyond the grant"
 	assert_contains "$ERR" "'other.example' is beyond what the profile lets a harness allow" \
@@ -192,7 +180,7 @@ case_widen_beyond_grant() {
 	assert_contains "$EVENTS" "beyond what the profile lets a harness allow" "its error"
 	# a profile that grants nothing widens nothing
 	profile "resolve = a.live.test=127.0.0.1"
-	start
+	live_start
 	policy allow "a.live.test:$PORT"
 	assert_eq 125 "$RC" "an allow with no grantable rule"
 	assert_contains "$ERR" "the profile grants nothing" "the refusal with no grantable rule"
@@ -202,7 +190,7 @@ case_narrow_cuts_new() {
 	mk_www
 	profile "resolve = a.live.test=127.0.0.1, b.live.test=127.0.0.1" \
 		"allow = a.live.test:$PORT, b.live.test:$PORT"
-	start
+	live_start
 	fetch "http://a.live.test:$PORT/file.txt"
 	assert_eq "$BODY" "$OUT" "before the change: the file"
 	# a slow transfer, open when the host is denied: it goes on (docs/sessions.md)
@@ -242,7 +230,7 @@ case_lift_and_withdraw() {
 	mk_www
 	profile "resolve = a.live.test=127.0.0.1, b.live.test=127.0.0.1" \
 		"grantable = *.live.test:$PORT"
-	start
+	live_start
 	policy allow "a.live.test:$PORT"
 	policy deny "*.live.test:$PORT" --json
 	assert_eq 0 "$RC" "a wider deny"
@@ -263,7 +251,7 @@ case_http_rules_live() {
 	mk_www
 	profile "resolve = h.live.test:80=127.0.0.1:$PORT" "[http]" \
 		"grantable = GET h.live.test/allowed/**"
-	start
+	live_start
 	fetch http://h.live.test/allowed/one.txt
 	assert_contains "$OUT" "no allow rule matches h.live.test:80" "before: no connection"
 	policy http allow 'GET h.live.test/allowed/*'
@@ -300,7 +288,7 @@ case_ask_once_deny_run() {
 	mk_www
 	profile "resolve = a.live.test=127.0.0.1, evil.test=127.0.0.1" \
 		"grantable = *.live.test:$PORT" "ask-timeout = 20s"
-	start
+	live_start
 	# without a subscriber: refused at once, as ever
 	fetch "http://a.live.test:$PORT/file.txt"
 	assert_contains "$OUT" "no allow rule matches a.live.test:$PORT" "no subscriber: refused"
@@ -344,7 +332,7 @@ case_ask_once_deny_run() {
 case_ask_timeout() {
 	mk_www
 	profile "resolve = a.live.test=127.0.0.1" "grantable = *.live.test:$PORT" "ask-timeout = 1s"
-	start
+	live_start
 	asker none
 	fetch "http://a.live.test:$PORT/file.txt"
 	assert_contains "$OUT" "no answer from the harness within 1000 ms (question 1)" \
@@ -362,7 +350,7 @@ case_ask_timeout() {
 case_ask_harness_gone() {
 	mk_www
 	profile "resolve = a.live.test=127.0.0.1" "grantable = *.live.test:$PORT" "ask-timeout = 30s"
-	start
+	live_start
 	asker exit
 	fetch "http://a.live.test:$PORT/file.txt"
 	assert_contains "$OUT" "the harness left before answering question 1" \
@@ -383,7 +371,7 @@ case_ask_settled_by_change() {
 	mk_www
 	profile "resolve = a.live.test=127.0.0.1, b.live.test=127.0.0.1" \
 		"grantable = *.live.test:$PORT" "ask-timeout = 30s"
-	start
+	live_start
 	asker none none
 	held a.live.test 1
 	policy deny a.live.test
@@ -422,7 +410,7 @@ held() {
 # One client is asked; a profile that grants nothing asks nobody.
 case_ask_one_subscriber() {
 	profile "grantable = *.live.test"
-	start
+	live_start
 	asker none
 	assert_contains "$(asked)" "ready" "the first subscriber"
 	mv "$META/asked" "$META/asked.1"
@@ -430,7 +418,7 @@ case_ask_one_subscriber() {
 	assert_contains "$(asked)" "refused 16 another client is asked already" "a second one"
 	mv "$META/asked" "$META/asked.2"
 	profile
-	start
+	live_start
 	asker none
 	assert_contains "$(asked)" "refused 1 the profile grants no connection" \
 		"a subscription with nothing to ask"
@@ -439,7 +427,7 @@ case_ask_one_subscriber() {
 # Connections to one host and port wait for one question; past 64 held, a refusal is at once.
 case_ask_flood_bounded() {
 	profile "grantable = *.live.test" "ask-timeout = 3s"
-	start
+	live_start
 	asker
 	run_cmd "$AGENTBOX" exec "$SID" -- sh -c '
 		for i in $(seq 10); do
@@ -473,7 +461,7 @@ case_ask_flood_bounded() {
 case_ask_captured() {
 	mk_www
 	profile "resolve = a.live.test=127.0.0.1" "grantable = *.live.test:$PORT" "ask-timeout = 20s"
-	start
+	live_start
 	ex_captured() {
 		run_cmd "$AGENTBOX" exec "$SID" -- env -u HTTP_PROXY -u http_proxy -u ALL_PROXY \
 			-u all_proxy curl -sS --max-time 30 "http://a.live.test:$PORT/file.txt"

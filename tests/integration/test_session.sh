@@ -221,18 +221,7 @@ case_other_user() {
 	trap stop_all EXIT
 	[ "$(id -u)" = 0 ] || not_applicable "needs root to act as a second user"
 	id agentbox-test >/dev/null 2>&1 || not_applicable "no user agentbox-test"
-	tu=$(id -u agentbox-test)
-	# the second user's own home and working directory, outside root's case directory
-	thome=$(mktemp -d /tmp/agentbox-session-other.XXXXXX)
-	remove_later "$thome"
-	chown "$tu:$(id -g agentbox-test)" "$thome"
-	as_test() {
-		setpriv --reuid="$tu" --regid="$(id -g agentbox-test)" --init-groups \
-			env -i HOME="$thome" PATH=/usr/bin:/bin \
-			AGENTBOX_PROFILE_PATH="$AGENTBOX_PROFILE_PATH" \
-			sh -c 'cd "$HOME" && exec "$@"' sh "$@"
-	}
-	as_test test -x "$AGENTBOX_BIN" || not_applicable "agentbox-test cannot run $AGENTBOX_BIN"
+	other_user session-other
 	start -p shell
 	run_cmd as_test "$AGENTBOX_BIN" exec "$SID" -- true
 	assert_eq 125 "$RC" "agentbox-test execs into root's session"

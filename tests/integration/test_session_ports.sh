@@ -199,17 +199,7 @@ except OSError as e:
 	assert_eq "refused 13" "$OUT" "nobody connects to root's forward"
 	run_cmd "$PY" -c "$connect" "$sock"
 	assert_eq connected "$OUT" "control: root connects to its forward"
-	tu=$(id -u agentbox-test)
-	thome=$(mktemp -d /tmp/agentbox-port-other.XXXXXX)
-	remove_later "$thome"
-	chown "$tu:$(id -g agentbox-test)" "$thome"
-	as_test() {
-		setpriv --reuid="$tu" --regid="$(id -g agentbox-test)" --init-groups \
-			env -i HOME="$thome" PATH=/usr/bin:/bin \
-			AGENTBOX_PROFILE_PATH="$AGENTBOX_PROFILE_PATH" \
-			sh -c 'cd "$HOME" && exec "$@"' sh "$@"
-	}
-	as_test test -x "$AGENTBOX_BIN" || not_applicable "agentbox-test cannot run $AGENTBOX_BIN"
+	other_user port-other
 	run_cmd as_test "$AGENTBOX_BIN" session start -p shell --audit "$thome/audit"
 	assert_eq 0 "$RC" "agentbox-test starts a session"
 	tsid=$OUT

@@ -30,4 +30,16 @@ static inline void cred_fixture(struct policy_credential *c, const char *source,
 	c->rules.v[0].implied = !rule;
 }
 
+/* A credential NAME from env:X for api.test, sent as "Authorization: Bearer {}", the value
+ * length bytes long: what the scrubber's tests, fuzz target and benchmark bind. */
+static inline void cred_fixture_bearer(struct policy_credential *c, const char *name, size_t length)
+{
+	c->name = strdup(name);
+	cred_fixture(c, "env:X", "api.test", NULL);
+	c->place = CRED_PLACE_HEADER;
+	c->header_name = strdup("Authorization");
+	c->template = strdup("Bearer {}");
+	c->length = length;
+}
+
 #endif

@@ -34,12 +34,7 @@ static struct policy *pol(void)
 	p->n_creds = 2;
 	p->creds = calloc(2, sizeof(*p->creds));
 	for (int i = 0; i < 2; i++) {
-		p->creds[i].name = strdup(i ? "eq" : "api");
-		cred_fixture(&p->creds[i], "env:X", "api.test", NULL);
-		p->creds[i].place = CRED_PLACE_HEADER;
-		p->creds[i].header_name = strdup("Authorization");
-		p->creds[i].template = strdup("Bearer {}");
-		p->creds[i].length = 40;
+		cred_fixture_bearer(&p->creds[i], i ? "eq" : "api", 40);
 	}
 	return p;
 }
