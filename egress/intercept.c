@@ -27,18 +27,6 @@ static const unsigned char alpn_http11[] = "\x08http/1.1";
 static const unsigned char alpn_h2[] = "\x02h2";
 static const unsigned char alpn_both[] = "\x02h2\x08http/1.1";
 
-/* The reason OpenSSL queued (the queue is left empty), or fallback. */
-static const char *ossl_reason(char *buf, size_t size, const char *fallback)
-{
-	unsigned long err = ERR_peek_last_error();
-
-	snprintf(buf, size, "%s", fallback);
-	if (err)
-		ERR_error_string_n(err, buf, size);
-	ERR_clear_error();
-	return buf;
-}
-
 /* ---------- the contexts, made at the first interception ---------- */
 
 /* The client must ask for the host the connection was allowed for, by name. */
@@ -171,7 +159,7 @@ static SSL_CTX *client_context(const struct policy *p, const struct tls_ca *ca, 
 	if (p->net_ca && tls_ca_load_upstream(ca, SSL_CTX_get_cert_store(ctx)) <= 0) {
 		char detail[200];
 		snprintf(why, size, "[network] ca %.200s cannot be loaded: %s", p->net_ca,
-			 ossl_reason(detail, sizeof(detail), "no certificate"));
+			 tls_error_reason(detail, sizeof(detail), "no certificate"));
 		SSL_CTX_free(ctx);
 		return NULL;
 	}
@@ -244,7 +232,7 @@ static bool setup_ssl(struct conn *c, char *why, size_t size)
 	if (!x->cl || !x->up || SSL_use_certificate(x->cl, cert) != 1 ||
 	    SSL_use_PrivateKey(x->cl, key) != 1 || !SSL_set_tlsext_host_name(x->up, c->name) ||
 	    !SSL_set1_host(x->up, c->name)) {
-		ossl_reason(why, size, "cannot set up TLS interception");
+		tls_error_reason(why, size, "cannot set up TLS interception");
 		return false;
 	}
 	SSL_set_accept_state(x->cl);
@@ -344,7 +332,7 @@ static bool seal(struct conn *c, SSL *ssl, bool ready, struct plain *p, struct f
 	if (ready && p->len) {
 		size_t done = 0;
 		if (SSL_write_ex(ssl, p->buf, p->len, &done) != 1 || done != p->len) {
-			fail(c, ossl_reason(why, sizeof(why), "TLS write failed"));
+			fail(c, tls_error_reason(why, sizeof(why), "TLS write failed"));
 			return false;
 		}
 		free(p->buf);
@@ -397,12 +385,12 @@ static const char *handshake_reason(struct conn *c, bool upstream, char *why, si
 			 c->name, X509_verify_cert_error_string(v));
 	else if (upstream)
 		snprintf(why, size, "TLS to %.200s failed: %s", c->name,
-			 ossl_reason(detail, sizeof(detail), "no detail"));
+			 tls_error_reason(detail, sizeof(detail), "no detail"));
 	else /* a client that does not trust the run's CA (or pins its certificates) says so */
 		snprintf(why, size,
 			 "the client refused the interception (its TLS failed: %s); it "
 			 "must trust /run/agentbox/ca.crt and must not pin certificates",
-			 ossl_reason(detail, sizeof(detail), "no detail"));
+			 tls_error_reason(detail, sizeof(detail), "no detail"));
 	ERR_clear_error();
 	return why;
 }
@@ -507,7 +495,7 @@ static bool plain_out(struct conn *c, bool upstream)
 			return side_ended(c, upstream);
 		snprintf(why, sizeof(why), "TLS from the %s failed: %s",
 			 upstream ? "upstream" : "client",
-			 ossl_reason(detail, sizeof(detail), "no detail"));
+			 tls_error_reason(detail, sizeof(detail), "no detail"));
 		fail(c, why);
 		return false;
 	}

@@ -16,7 +16,19 @@
  * follow them into the first, unmapped megabytes of the address space and fault. OpenSSL's CPU
  * probe, which libcrypto runs from .init at every start (CPUID traps to the hypervisor in a VM:
  * 0.09 ms there), is wrapped too and runs here, before OpenSSL's initialisation calls it again (a
- * no-op the second time). Linked into the agentbox binary only, with those options. */
+ * no-op the second time).
+ *
+ * A run that will intercept relocates earlier, before the clone (openssl_lazy_relocate, from
+ * trust_prepare): after it, each page's copy-on-write fault (pid 1 shares the page) in a process
+ * of three threads, which must drop the page from each other's TLBs, cost the CA's thread 1.7 ms
+ * of CPU on a Firecracker guest; in the single-threaded process before the clone, a fraction.
+ *
+ * OpenSSL's error strings (4,400 entries hashed into a table, ~0.3 ms of a run's start on a
+ * Firecracker guest) are loaded when a thread first queues or reads an error, which the CA's
+ * first random bytes do: the wrapper drops that request, and the strings are loaded when
+ * agentbox first renders a reason (tls_error_reason asks for OpenSSL's and libssl's strings
+ * together, the one request let through). Linked into the agentbox binary only, with those
+ * options. */
 #include <elf.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -24,6 +36,9 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include <openssl/ssl.h>
+
 #include "openssl_lazy.h"
 
 /* Filled in after the link, so read through a volatile pointer (its value must not be folded in
@@ -63,9 +78,16 @@ static void apply(void)
 	__real_OPENSSL_cpuid_setup();
 }
 
+void openssl_lazy_relocate(void)
+{
+	pthread_once(&once, apply);
+}
+
 int __wrap_OPENSSL_init_crypto(uint64_t opts, const void *settings)
 {
 	pthread_once(&once, apply);
+	if (!(opts & OPENSSL_INIT_LOAD_SSL_STRINGS))
+		opts &= ~(uint64_t)OPENSSL_INIT_LOAD_CRYPTO_STRINGS;
 	return __real_OPENSSL_init_crypto(opts, settings);
 }
 

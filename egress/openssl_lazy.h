@@ -20,4 +20,9 @@ struct openssl_lazy_table {
 	uint64_t ro_end;
 };
 
+/* Applies the deferred relocations now, if OpenSSL has not been initialised yet (idempotent,
+ * thread-safe). Defined in the agentbox binary only (egress/openssl_lazy.c): weak, so that NULL
+ * elsewhere, where glibc relocated everything at start-up. */
+void openssl_lazy_relocate(void) __attribute__((weak));
+
 #endif

@@ -18,9 +18,11 @@
 #include <openssl/objects.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
+#include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
 #include "egress_rule.h"
+#include "openssl_lazy.h"
 
 #define LIFETIME_MAX_S (10ULL * 366 * 86400)
 /* OpenSSL keeps private key numbers in its secure heap when there is one: locked (never swapped)
@@ -48,16 +50,36 @@ struct tls_ca {
 	size_t upstream_len;
 };
 
+const char *tls_error_reason(char *buf, size_t size, const char *fallback)
+{
+	unsigned long err = ERR_peek_last_error();
+	const uint64_t strings = OPENSSL_INIT_NO_LOAD_CONFIG | OPENSSL_INIT_LOAD_CRYPTO_STRINGS |
+				 OPENSSL_INIT_LOAD_SSL_STRINGS;
+
+	snprintf(buf, size, "%s", fallback);
+	if (err) {
+		/* both sets asked for at once: the only request egress/openssl_lazy.c lets load
+		 * them; without strings the reason would read "reason(134)" */
+		(void)OPENSSL_init_ssl(strings, NULL);
+		ERR_error_string_n(err, buf, size);
+	}
+	ERR_clear_error();
+	return buf;
+}
+
+void tls_ca_relocate(void)
+{
+	if (openssl_lazy_relocate)
+		openssl_lazy_relocate();
+}
+
 /* The reason OpenSSL queued, or a plain message; the queue is left empty for the next caller. */
 static int ossl_fail(struct ab_err *e, const char *what)
 {
-	char detail[256] = "no detail from OpenSSL";
-	unsigned long err = ERR_peek_last_error();
+	char detail[256];
 
-	if (err)
-		ERR_error_string_n(err, detail, sizeof(detail));
-	ERR_clear_error();
-	return ab_fail(e, 0, "TLS CA: %s: %s", what, detail);
+	return ab_fail(e, 0, "TLS CA: %s: %s", what,
+		       tls_error_reason(detail, sizeof(detail), "no detail from OpenSSL"));
 }
 
 static void secure_heap_init(void)

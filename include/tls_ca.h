@@ -27,6 +27,16 @@ struct tls_ca;
  * before any other use of it. Idempotent. */
 int tls_ca_openssl_init(struct ab_err *e);
 
+/* Relocates OpenSSL's data now where the agentbox binary defers it to OpenSSL's first use
+ * (egress/openssl_lazy.c; nothing elsewhere): for a run that will intercept, before the clone,
+ * where the pages' copies cost a fraction of what they cost in the CA's thread after it. */
+void tls_ca_relocate(void);
+
+/* The reason OpenSSL queued last, as its text ("error:0A000086:SSL routines::certificate verify
+ * failed"), or fallback when none is queued; the queue is left empty. OpenSSL's and libssl's
+ * error strings are loaded at the first reason rendered, not at the run's start. */
+const char *tls_error_reason(char *buf, size_t size, const char *fallback);
+
 /* names[0..n): the host names the CA may vouch for, as the policy parsed them from its rules:
  * RULE_HOST (that name; X.509 cannot express "this name but not its subdomains", so the
  * constraint is the subtree and tls_ca_leaf refuses the subdomains), RULE_SUBDOMAINS (*.SUFFIX:

@@ -282,6 +282,7 @@ int trust_prepare(const struct policy *p, struct ab_err *e)
 	if (trust_ca_names(p, &names, e) < 0)
 		return -1;
 	egress_rule_list_free(&names);
+	tls_ca_relocate(); /* before the clone: see tls_ca.h */
 	return p->net_ca ? anchor_read(p, e) : 0;
 }
 

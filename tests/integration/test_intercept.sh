@@ -474,6 +474,9 @@ t_refusal_lines() {
 	assert_contains "$ERR" "fix: have it trust /run/agentbox/ca.crt, or allow origin.test without [http] rules or a credential for it" \
 		"the line's fix"
 	assert_eq 1 "$(printf '%s\n' "$ERR" | grep -c 'refused the run.s certificate')" "no other host's line"
+	# OpenSSL's error strings are loaded when a reason is first rendered, not at the start
+	has_event "the Python client's alert, in OpenSSL's words" host=origin.test \
+		"reason~its TLS failed: error:0A000418:SSL routines::tlsv1 alert unknown ca"
 	box trusting sh -c "curl -sS --max-time 15 -o /dev/null https://origin.test:$OP/repos/acme/x
 		$PY intercept_client.py urllib https://origin.test:$OP/repos/acme/py"
 	[ "$RC" = 0 ] || fail "the trusting clients failed" "$(report)"

@@ -530,6 +530,24 @@ static void test_cost(void **state)
 		tls_ca_free(ca[i]);
 }
 
+/* The reason as text, or the fallback when OpenSSL queued none; the queue left empty. */
+static void test_error_reason(void **state)
+{
+	char buf[200];
+
+	(void)state;
+	ERR_clear_error();
+	assert_string_equal(tls_error_reason(buf, sizeof(buf), "no detail"), "no detail");
+	ERR_raise(ERR_LIB_X509, X509_R_CERT_ALREADY_IN_HASH_TABLE);
+	assert_non_null(strstr(tls_error_reason(buf, sizeof(buf), "no detail"),
+			       "x509 certificate routines::cert already in hash table"));
+	assert_int_equal(ERR_peek_error(), 0);
+	/* cut to the buffer, NUL-terminated */
+	ERR_raise(ERR_LIB_X509, X509_R_CERT_ALREADY_IN_HASH_TABLE);
+	assert_int_equal(strlen(tls_error_reason(buf, 12, "no detail")), 11);
+	tls_ca_relocate(); /* nothing deferred outside the agentbox binary: a no-op */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -538,7 +556,7 @@ int main(void)
 	    cmocka_unit_test(test_cache),	  cmocka_unit_test(test_cache_bound),
 	    cmocka_unit_test(test_pem),		  cmocka_unit_test(test_validity),
 	    cmocka_unit_test(test_extensions),	  cmocka_unit_test(test_keys_in_secure_heap),
-	    cmocka_unit_test(test_cost),
+	    cmocka_unit_test(test_error_reason),  cmocka_unit_test(test_cost),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
