@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
-"""https_origin.py PORTFILE LOGFILE ROOT CERT KEY: the HTTPS origin of test_intercept.sh.
+"""https_origin.py PORTFILE LOGFILE ROOT CERT KEY: the HTTPS origin of
+the interception tests (test_intercept.sh, test_intercept_clients.sh).
 
 An HTTP/1.1 keep-alive server over TLS (CERT, KEY: PEM; ALPN http/1.1 only) on the host's
 127.0.0.1, on a free port it writes to PORTFILE (PORTFILE.tmp, then renamed). Python's standard

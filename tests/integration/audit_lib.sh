@@ -1,0 +1,84 @@
+# SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
+# What the audit scripts share (test_audit.sh, test_audit_events.sh), sourced after lib.sh: the
+# schema (SCHEMA) and a validator of a trail's events against it (validate), and a reader of the
+# trail (audit_get).
+
+SCHEMA="${AGENTBOX_SOURCE:-$(cd "$TEST_DIR/../.." && pwd)}/docs/audit.schema.json"
+mkdir -p "$WORK/.bin"
+
+# validate.py SCHEMA FILE...: validates every line of the files against the schema (Draft
+# 2020-12). Prints "TYPES t1 t2 ..." (the event types seen) and one "INVALID file:line (event):
+# why" per problem; for a oneOf failure, why comes from the branch of the event's own type.
+VALIDATE_PY="$WORK/.bin/validate.py"
+cat >"$VALIDATE_PY" <<'EOF'
+import json, sys
+from jsonschema import Draft202012Validator
+schema = json.load(open(sys.argv[1], encoding="utf-8"))
+Draft202012Validator.check_schema(schema)
+validator = Draft202012Validator(schema)
+branch_type = [b.get("properties", {}).get("event", {}).get("const") for b in schema["oneOf"]]
+types, problems = set(), []
+for path in sys.argv[2:]:
+    for n, raw in enumerate(open(path, "rb"), 1):
+        try:
+            e = json.loads(raw.decode("utf-8"))  # strict: invalid UTF-8 is a problem
+        except Exception as x:
+            problems.append(f"{path}:{n}: not a JSON line in UTF-8: {x}: {raw[:200]!r}")
+            continue
+        ev = e.get("event") if isinstance(e, dict) else None
+        types.add(str(ev))
+        for err in validator.iter_errors(e):
+            why = err.message
+            if err.validator == "oneOf":
+                mine = [c for c in err.context if branch_type[c.relative_schema_path[0]] == ev]
+                if mine:
+                    why = "; ".join(f"/{'/'.join(map(str, c.absolute_path))}: {c.message}"
+                                    for c in mine)
+            problems.append(f"{path}:{n} ({ev}): {why[:400]}")
+print("TYPES " + " ".join(sorted(types)))
+for p in problems:
+    print("INVALID " + p)
+sys.exit(1 if problems else 0)
+EOF
+
+# audit_query.py FILE get EVENT KEY[.KEY...]: KEY of each EVENT event (strings raw, else JSON)
+# audit_query.py FILE runs: the run ids in order of first appearance
+# audit_query.py FILE seqs RUN: "line seq event" for each event of RUN (lines from 1)
+AUDIT_PY="$WORK/.bin/audit_query.py"
+cat >"$AUDIT_PY" <<'EOF'
+import json, sys
+path, what = sys.argv[1], sys.argv[2]
+events = [json.loads(line) for line in open(path, encoding="utf-8")]
+if what == "get":
+    for e in events:
+        if e["event"] != sys.argv[3]:
+            continue
+        v = e
+        for k in sys.argv[4].split("."):
+            v = v.get(k, "-") if isinstance(v, dict) else "-"
+        print(v if isinstance(v, str) else json.dumps(v))
+elif what == "runs":
+    seen = []
+    for e in events:
+        if e["run"] not in seen:
+            seen.append(e["run"])
+    print("\n".join(seen))
+elif what == "seqs":
+    for n, e in enumerate(events, 1):
+        if e["run"] == sys.argv[3]:
+            print(n, e["seq"], e["event"])
+else:
+    sys.exit(f"unknown query {what}")
+EOF
+
+audit_get() {
+	"$PY" "$AUDIT_PY" "$1" get "$2" "$3" || fail "cannot read the audit trail $1" "$(head -c 3000 "$1")"
+}
+
+# validate FILE...: every line valid; sets TYPES to the event types seen.
+validate() {
+	[ -r "$SCHEMA" ] || fail "the schema $SCHEMA is not readable (run.sh must stage docs/ for this user)"
+	run_cmd "$PY" "$VALIDATE_PY" "$SCHEMA" "$@"
+	TYPES=$(printf '%s\n' "$OUT" | sed -n 's/^TYPES //p')
+	[ "$RC" = 0 ] || fail "events that do not match $SCHEMA:" "$(printf '%s\n' "$OUT" | grep '^INVALID' | head -20)" "$ERR"
+}
