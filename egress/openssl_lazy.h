@@ -21,8 +21,8 @@ struct openssl_lazy_table {
 };
 
 /* Applies the deferred relocations now, if OpenSSL has not been initialised yet (idempotent,
- * thread-safe). Defined in the agentbox binary only (egress/openssl_lazy.c): weak, so that NULL
- * elsewhere, where glibc relocated everything at start-up. */
-void openssl_lazy_relocate(void) __attribute__((weak));
+ * thread-safe). Defined in the agentbox binary only (egress/openssl_lazy.c); tls_ca.c refers to
+ * it weakly, as NULL elsewhere, where glibc relocated everything at start-up. */
+void openssl_lazy_relocate(void);
 
 #endif

@@ -67,6 +67,9 @@ const char *tls_error_reason(char *buf, size_t size, const char *fallback)
 	return buf;
 }
 
+/* Linked into the agentbox binary only: absent (NULL) elsewhere. */
+extern void openssl_lazy_relocate(void) __attribute__((weak));
+
 void tls_ca_relocate(void)
 {
 	if (openssl_lazy_relocate)

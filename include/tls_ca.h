@@ -33,8 +33,9 @@ int tls_ca_openssl_init(struct ab_err *e);
 void tls_ca_relocate(void);
 
 /* The reason OpenSSL queued last, as its text ("error:0A000086:SSL routines::certificate verify
- * failed"), or fallback when none is queued; the queue is left empty. OpenSSL's and libssl's
- * error strings are loaded at the first reason rendered, not at the run's start. */
+ * failed"), or fallback when none is queued; the queue is left empty. In the agentbox binary
+ * OpenSSL's error strings are loaded here, at the first reason rendered, not at the run's start
+ * (libssl's come with its first context too). */
 const char *tls_error_reason(char *buf, size_t size, const char *fallback);
 
 /* names[0..n): the host names the CA may vouch for, as the policy parsed them from its rules:

@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -26,6 +27,7 @@
 #include <openssl/objects.h>
 #include <openssl/pem.h>
 
+#include "fsops.h"
 #include "trust_anchors.h"
 
 /* Oracle's trusted key usage (Java's PKCS12 store), whose value is the purposes trusted */
@@ -419,35 +421,53 @@ static struct {
 	size_t len;
 } maker;
 
-/* The host's system bundle, mapped (*pem, NULL when the host has none or it is empty). Mapped,
- * not read: a copy of its ~220 KB would cost 54 fresh pages, each a fault, on the CPUs the CA's
- * thread needs (a Firecracker guest: 0.5 ms); the mapping's pages are the page cache's. Its
- * writers (update-ca-certificates, p11-kit) replace it by a rename, which leaves this mapping
- * whole; only root could shorten it in place, and the supervisor would then stop (SIGBUS). */
-static int map_system_bundle(const char **pem, size_t *len, struct ab_err *e)
+/* The host's system bundle as text: mapped where the file can be, else read into a buffer. */
+struct bundle_text {
+	const char *pem; /* NULL when the host has none, or it is empty */
+	size_t len;
+	bool mapped;
+};
+
+/* Mapped, not read: a copy of its ~220 KB would cost 54 fresh pages, each a fault, on the CPUs
+ * the CA's thread needs (a Firecracker guest: 0.5 ms); the mapping's pages are the page
+ * cache's. Its writers (update-ca-certificates, p11-kit) replace it by a rename, which leaves
+ * the mapping whole; only root could shorten it in place meanwhile, and the supervisor would
+ * then stop (SIGBUS). */
+static int system_bundle(struct bundle_text *b, struct ab_err *e)
 {
 	off_t size = 0;
 	int fd = trust_open_system_bundle(&size, e);
-	void *map = MAP_FAILED;
+	void *map;
+	char *text;
 
-	*pem = NULL;
-	*len = 0;
+	*b = (struct bundle_text){0};
 	if (fd < 0 && e->errnum == ENOENT) {
 		*e = (struct ab_err){0}; /* trust.c warns of it */
 		return 0;
 	}
 	if (fd < 0)
 		return -1;
-	if (size > 0)
-		map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (size > 0 && map == MAP_FAILED)
-		return ab_fail(e, errno, "the system CA bundle");
-	if (size > 0) {
-		*pem = map;
-		*len = (size_t)size;
+	if (size == 0) {
+		close(fd);
+		return 0;
 	}
-	return 0;
+	if ((map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0)) != MAP_FAILED) {
+		*b = (struct bundle_text){map, (size_t)size, true};
+	} else if ((text = malloc((size_t)size))) {
+		/* a file system that cannot map it: read (a shorter file: what was read) */
+		b->len = fs_read_all(fd, text, (size_t)size);
+		b->pem = text;
+	}
+	close(fd);
+	return b->pem ? 0 : ab_fail(e, ENOMEM, "the system CA bundle");
+}
+
+static void bundle_text_free(struct bundle_text *b)
+{
+	if (b->mapped)
+		munmap((void *)b->pem, b->len);
+	else
+		free((void *)b->pem);
 }
 
 static int make(struct ab_err *e)
@@ -455,11 +475,12 @@ static int make(struct ab_err *e)
 	const uint64_t opts = OPENSSL_INIT_NO_LOAD_CONFIG | OPENSSL_INIT_NO_ADD_ALL_CIPHERS;
 	struct trust_extra extra = {0};
 	struct trust_jvm *s = NULL;
-	const char *system = NULL, *ca;
-	size_t system_len = 0, ca_len = 0;
+	struct bundle_text system;
+	const char *ca;
+	size_t ca_len = 0;
 	int rc = -1;
 
-	if (map_system_bundle(&system, &system_len, e) < 0 ||
+	if (system_bundle(&system, e) < 0 ||
 	    trust_extra_gather(&extra, maker.src.anchor, maker.src.anchor_len, maker.src.files, e) <
 		0)
 		goto out;
@@ -469,7 +490,8 @@ static int make(struct ab_err *e)
 		goto out;
 	}
 	if (!(s = trust_jvm_new(e)) ||
-	    (system && trust_jvm_add(s, system, system_len, "the system CA bundle", e) < 0) ||
+	    (system.pem &&
+	     trust_jvm_add(s, system.pem, system.len, "the system CA bundle", e) < 0) ||
 	    (extra.len &&
 	     trust_jvm_add(s, extra.pem, extra.len,
 			   "the CA files of [network] ca and the trust variables", e) < 0))
@@ -487,8 +509,7 @@ static int make(struct ab_err *e)
 out:
 	trust_jvm_free(s);
 	trust_extra_free(&extra);
-	if (system)
-		munmap((void *)system, system_len);
+	bundle_text_free(&system);
 	return rc < 0 ? ab_context(e, "the JVM's trust store") : 0;
 }
 

@@ -121,7 +121,8 @@ t_refusal_lines() {
 	assert_contains "$ERR" "fix: have it trust /run/agentbox/ca.crt, or allow origin.test without [http] rules or a credential for it" \
 		"the line's fix"
 	assert_eq 1 "$(printf '%s\n' "$ERR" | grep -c 'refused the run.s certificate')" "no other host's line"
-	# OpenSSL's error strings are loaded when a reason is first rendered, not at the start
+	# the reason in OpenSSL's words (that its strings load only when one is first rendered is
+	# tests/unit/test_openssl_lazy.c's: libssl's first context loads these ones anyway)
 	has_event "the Python client's alert, in OpenSSL's words" host=origin.test \
 		"reason~its TLS failed: error:0A000418:SSL routines::tlsv1 alert unknown ca"
 	box trusting sh -c "curl -sS --max-time 15 -o /dev/null https://origin.test:$OP/repos/acme/x
