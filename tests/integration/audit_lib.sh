@@ -82,3 +82,16 @@ validate() {
 	TYPES=$(printf '%s\n' "$OUT" | sed -n 's/^TYPES //p')
 	[ "$RC" = 0 ] || fail "events that do not match $SCHEMA:" "$(printf '%s\n' "$OUT" | grep '^INVALID' | head -20)" "$ERR"
 }
+
+# envdeny_profile: envdeny.ini in the current directory (the shell profile passing SECRET_*), and
+# SECRET_TOKEN, a value of this run's, exported for it to hold back.
+envdeny_profile() {
+	SECRET_TOKEN="tok-$(unique)"
+	export SECRET_TOKEN
+	cat >envdeny.ini <<-EOF
+		[sandbox]
+		include = $AGENTBOX_PROFILES/shell.ini
+		[env]
+		pass = SECRET_*
+	EOF
+}

@@ -224,14 +224,7 @@ t_run_id() {
 
 t_summary_denials_first() {
 	local a="$META/a.jsonl"
-	SECRET_TOKEN="tok-$(unique)"
-	export SECRET_TOKEN
-	cat >envdeny.ini <<-EOF
-		[sandbox]
-		include = $AGENTBOX_PROFILES/shell.ini
-		[env]
-		pass = SECRET_*
-	EOF
+	envdeny_profile
 	run_cmd "$AGENTBOX" -p ./envdeny.ini --net host --timeout 1s --audit "$a" -- sh -c \
 		'unshare -U true 2>/dev/null; sleep 10'
 	assert_eq 124 "$RC" "exit status of the run"

@@ -18,14 +18,7 @@ t_schema_every_event_type() {
 	assert_eq 1 "$RC" "positive control: the validator on a broken event"
 	assert_contains "$OUT" "INVALID" "positive control: the validator on a broken event"
 
-	SECRET_TOKEN="tok-$(unique)"
-	export SECRET_TOKEN
-	cat >envdeny.ini <<-EOF
-		[sandbox]
-		include = $AGENTBOX_PROFILES/shell.ini
-		[env]
-		pass = SECRET_*
-	EOF
+	envdeny_profile
 	cat >proxy.ini <<-EOF
 		[sandbox]
 		include = $AGENTBOX_PROFILES/shell.ini
