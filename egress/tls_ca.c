@@ -22,7 +22,6 @@
 #include <openssl/x509v3.h>
 
 #include "egress_rule.h"
-#include "openssl_lazy.h"
 
 #define LIFETIME_MAX_S (10ULL * 366 * 86400)
 /* OpenSSL keeps private key numbers in its secure heap when there is one: locked (never swapped)
