@@ -41,35 +41,8 @@ for p in problems:
 sys.exit(1 if problems else 0)
 EOF
 
-# audit_query.py FILE get EVENT KEY[.KEY...]: KEY of each EVENT event (strings raw, else JSON)
-# audit_query.py FILE runs: the run ids in order of first appearance
-# audit_query.py FILE seqs RUN: "line seq event" for each event of RUN (lines from 1)
-AUDIT_PY="$WORK/.bin/audit_query.py"
-cat >"$AUDIT_PY" <<'EOF'
-import json, sys
-path, what = sys.argv[1], sys.argv[2]
-events = [json.loads(line) for line in open(path, encoding="utf-8")]
-if what == "get":
-    for e in events:
-        if e["event"] != sys.argv[3]:
-            continue
-        v = e
-        for k in sys.argv[4].split("."):
-            v = v.get(k, "-") if isinstance(v, dict) else "-"
-        print(v if isinstance(v, str) else json.dumps(v))
-elif what == "runs":
-    seen = []
-    for e in events:
-        if e["run"] not in seen:
-            seen.append(e["run"])
-    print("\n".join(seen))
-elif what == "seqs":
-    for n, e in enumerate(events, 1):
-        if e["run"] == sys.argv[3]:
-            print(n, e["seq"], e["event"])
-else:
-    sys.exit(f"unknown query {what}")
-EOF
+# helpers/audit_query.py: reads a trail (get, runs, seqs; its docstring says how)
+AUDIT_PY="$HELPERS/audit_query.py"
 
 audit_get() {
 	"$PY" "$AUDIT_PY" "$1" get "$2" "$3" || fail "cannot read the audit trail $1" "$(head -c 3000 "$1")"

@@ -6,36 +6,8 @@
 # where no user namespace can be made.
 . "$(dirname "$0")/lib.sh"
 
-mkdir -p "$WORK/.bin"
-AUDIT_PY="$WORK/.bin/audit_query.py"
-# audit_query.py FILE syscalls: one line per syscall event,
-#   name=N action=A errno=E count=C repeat=R a0=X a1=Y   ('-' for a field the event lacks)
-# audit_query.py FILE get EVENT KEY[.KEY...]: the value in each event of that type (strings raw,
-# anything else as JSON; '-' where it is missing)
-cat >"$AUDIT_PY" <<'EOF'
-import json, sys
-path, what = sys.argv[1], sys.argv[2]
-events = [json.loads(line) for line in open(path, encoding="utf-8")]
-if what == "syscalls":
-    for e in events:
-        if e["event"] != "syscall":
-            continue
-        a = e.get("args", {})
-        rep = e.get("repeat", "-")
-        rep = str(rep).lower() if isinstance(rep, bool) else rep
-        print(f"name={e['name']} action={e.get('action', '-')} errno={e.get('errno', '-')} "
-              f"count={e['count']} repeat={rep} a0={a.get('a0', '-')} a1={a.get('a1', '-')}")
-elif what == "get":
-    for e in events:
-        if e["event"] != sys.argv[3]:
-            continue
-        v = e
-        for k in sys.argv[4].split("."):
-            v = v.get(k, "-") if isinstance(v, dict) else "-"
-        print(v if isinstance(v, str) else json.dumps(v))
-else:
-    sys.exit(f"unknown query {what}")
-EOF
+# helpers/audit_query.py: reads a trail (syscalls, get; its docstring says how)
+AUDIT_PY="$HELPERS/audit_query.py"
 
 # syscalls FILE: sets SYS to the syscall events of an audit trail (one summary line each).
 syscalls() {

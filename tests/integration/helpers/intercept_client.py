@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 """intercept_client.py: the in-sandbox client of the interception tests (test_intercept.sh,
-test_intercept_clients.sh; Python's standard library, `requests` only for its own command). Every command goes through the HTTP proxy named by
-HTTPS_PROXY (or https_proxy), as a client in the sandbox does, and prints KEY:value lines.
+test_intercept_clients.sh; Python's standard library, `requests` only for its own command).
+Every command goes through the HTTP proxy named by HTTPS_PROXY (or https_proxy), as a client in
+the sandbox does, and prints KEY:value lines.
 
   raw [--sni NAME|--no-sni] [--alpn P1,P2] [--cafile FILE] [--pipeline] HOST PORT PAYLOAD...
       CONNECT HOST:PORT, TLS (verified against CAFILE, else the default store, which
