@@ -2,7 +2,8 @@
 /* tools/step_trace OUT PROGRAM [ARGS...]: runs PROGRAM under ptrace, single-stepping it and every
  * process it forks, and writes to OUT the offset from PROGRAM's load address (hex, one a line,
  * in the order each first ran) of every instruction of PROGRAM's own code that ran. A process
- * that executes another program is let go. Exits with PROGRAM's status.
+ * that executes a program (another, or PROGRAM again) is let go. Exits with PROGRAM's status, 2
+ * on an error of its own, 3 when this system does not let it trace (ptrace refused).
  *
  * For tools/start-order, which asks which of agentbox's code a start runs so that the link can
  * put that code on as few pages as possible. Counters of retired instructions or branch
@@ -31,16 +32,31 @@ struct code_map {
 	size_t count;
 };
 
-static void die(const char *fmt, ...)
+enum { FAILED = 2, CANNOT_TRACE = 3 };
+
+__attribute__((format(printf, 2, 0), noreturn)) static void vfail(int code, const char *fmt,
+								  va_list ap)
+{
+	fputs("step_trace: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	exit(code);
+}
+
+__attribute__((format(printf, 1, 2), noreturn)) static void die(const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	fputs("step_trace: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(2);
+	vfail(FAILED, fmt, ap);
+}
+
+__attribute__((format(printf, 1, 2), noreturn)) static void cannot_trace(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfail(CANNOT_TRACE, fmt, ap);
 }
 
 /* the mappings of PATH in process PID: base and executable range */
@@ -109,13 +125,15 @@ static pid_t start(char **argv)
 		execv(argv[0], argv);
 		_exit(127);
 	}
-	if (waitpid(child, &status, 0) != child || !WIFSTOPPED(status))
-		die("%s did not stop before its exec", argv[0]);
+	if (waitpid(child, &status, 0) != child)
+		die("waitpid: %s", strerror(errno));
+	if (!WIFSTOPPED(status)) /* PTRACE_TRACEME refused */
+		cannot_trace("%s did not stop before its exec", argv[0]);
 	if (ptrace(PTRACE_SETOPTIONS, child, 0,
 		   PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
 		       PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL) < 0 ||
 	    ptrace(PTRACE_CONT, child, 0, 0) < 0)
-		die("ptrace %s: %s", argv[0], strerror(errno));
+		cannot_trace("ptrace %s: %s", argv[0], strerror(errno));
 	return child;
 }
 
@@ -137,7 +155,7 @@ static int trace(struct code_map *m, pid_t first, const char *path)
 		sig = WSTOPSIG(status);
 		event = status >> 16;
 		if (event == PTRACE_EVENT_EXEC) {
-			if (m->seen) { /* another program: not ours to trace */
+			if (m->seen) { /* any exec after the first: not ours to trace */
 				if (ptrace(PTRACE_DETACH, pid, 0, 0) < 0 && errno != ESRCH)
 					die("PTRACE_DETACH %d: %s", (int)pid, strerror(errno));
 				continue;
