@@ -277,6 +277,12 @@ compile_helper() {
 	printf '%s' "$out"
 }
 
+# snapshot DIR: every entry's path, type, mode and link target, and every file's hash.
+snapshot() {
+	(cd "$1" && find . -printf '%p %y %m %l\n' | LC_ALL=C sort &&
+		find . -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum)
+}
+
 # wait_for_file PATH SECONDS: polls until PATH exists and is not empty.
 wait_for_file() {
 	local i n=$(($2 * 20))

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: LicenseRef-agentbox-unlicensed
 # What the session scripts share (test_session.sh, test_session_ports.sh, test_live.sh), sourced
 # after lib.sh: n/a without user namespaces; RUNDIR (where session sockets are); start,
-# stop_all, supervisor_pid, ex, and a second user (other_user, as_test).
+# stop_all, supervisor_pid, ex, gone, and a second user (other_user, as_test).
 
 if ! "$AGENTBOX" -p minimal -- true 2>/dev/null; then
 	echo "n/a $TEST_NAME ($TEST_USER): no user namespaces here (sessions need them)"
@@ -64,4 +64,14 @@ as_test() {
 		env -i HOME="$thome" PATH=/usr/bin:/bin \
 		AGENTBOX_PROFILE_PATH="$AGENTBOX_PROFILE_PATH" \
 		sh -c 'cd "$HOME" && exec "$@"' sh "$@"
+}
+
+# gone MARKER [SECONDS]: no process has MARKER in its command line (within SECONDS, 3 unless said).
+gone() {
+	local i
+	for ((i = 0; i < ${2:-3} * 10; i++)); do
+		pgrep -f "$1" >/dev/null || return 0
+		sleep 0.1
+	done
+	return 1
 }

@@ -26,12 +26,6 @@ mk_project() {
 	sleep 0.1
 }
 
-# snapshot DIR: every entry's path, type, mode and link target, and every file's hash.
-snapshot() {
-	(cd "$1" && find . -printf '%p %y %m %l\n' | LC_ALL=C sort &&
-		find . -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum)
-}
-
 # the edits an agent makes, as one shell script run inside the sandbox
 EDITS='set -e
 cd "$1"

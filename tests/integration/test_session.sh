@@ -12,21 +12,6 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/session_lib.sh"
 
-# gone MARKER: no process has MARKER in its command line (within 3 s).
-gone() {
-	local i
-	for i in $(seq 30); do
-		pgrep -f "$1" >/dev/null || return 0
-		sleep 0.1
-	done
-	return 1
-}
-
-snapshot() {
-	(cd "$1" && find . -printf '%p %y %m\n' | LC_ALL=C sort &&
-		find . -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum)
-}
-
 case_overlay_task() {
 	trap stop_all EXIT
 	mkdir -p proj && echo one >proj/a.txt && sleep 0.1
@@ -777,11 +762,7 @@ case_client_killed() {
 	wait "$c" 2>/dev/null
 	local limit=10
 	under_memcheck && limit=60
-	for ((i = 0; i < limit * 10; i++)); do
-		pgrep -f "$m" >/dev/null || break
-		sleep 0.1
-	done
-	pgrep -f "$m" >/dev/null && fail "the command outlived its killed client by ${limit} s"
+	gone "$m" "$limit" || fail "the command outlived its killed client by ${limit} s"
 	ex -- echo still-serving
 	assert_eq still-serving "$OUT" "the session after the client was killed"
 }
