@@ -53,6 +53,7 @@ done
 # each run appending to its own log in DIR/logs (writable by OWNER). The log holds the
 # supervisor's report and pid 1's (a fork, under valgrind until the command's exec). No vgdb:
 # its FIFOs in $TMPDIR outlive a valgrind that is SIGKILLed (test_soak's kills count them).
+# Valgrind's valgrind_proc_*_cmdline_* file there can outlive one too; soak.sh skips those.
 memcheck_wrap() {
 	local dir=$1 bin=$2 valgrind=$3 owner=$4
 	mkdir "$dir/logs" && chmod 755 "$dir" || return 1
