@@ -18,6 +18,13 @@
  * 0.09 ms there), is wrapped too and runs here, before OpenSSL's initialisation calls it again (a
  * no-op the second time).
  *
+ * The data of two libraries that a run without TLS does not use is deferred with OpenSSL's
+ * (tools/openssl_lazy.ld), and their entry points wrapped likewise: nghttp2's, read once an
+ * intercepted connection speaks HTTP/2 (its sessions come from the two wrapped constructors),
+ * and libunistring's, read by libidn2 for a host name not in ASCII (idn2_to_ascii_8z, policy's
+ * only call into it). Such a name relocates OpenSSL's data too, at the profile's parse: one
+ * group is one table to apply, and such names are rare.
+ *
  * A run that will intercept relocates earlier, before the clone (openssl_lazy_relocate, from
  * trust_prepare): after it, each page's copy-on-write fault (pid 1 shares the page) in a process
  * of three threads, which must drop the page from each other's TLBs, cost the CA's thread 1.7 ms
@@ -37,6 +44,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <idn2.h>
+#include <nghttp2/nghttp2.h>
 #include <openssl/ssl.h>
 
 #include "openssl_lazy.h"
@@ -55,6 +64,16 @@ void __real_OPENSSL_cpuid_setup(void);
 int __wrap_OPENSSL_init_crypto(uint64_t opts, const void *settings);
 int __wrap_OPENSSL_init_ssl(uint64_t opts, const void *settings);
 void __wrap_OPENSSL_cpuid_setup(void);
+int __real_nghttp2_session_server_new3(nghttp2_session **s, const nghttp2_session_callbacks *cb,
+				       void *user, const nghttp2_option *opt, nghttp2_mem *mem);
+int __real_nghttp2_session_client_new3(nghttp2_session **s, const nghttp2_session_callbacks *cb,
+				       void *user, const nghttp2_option *opt, nghttp2_mem *mem);
+int __real_idn2_to_ascii_8z(const char *in, char **out, int flags);
+int __wrap_nghttp2_session_server_new3(nghttp2_session **s, const nghttp2_session_callbacks *cb,
+				       void *user, const nghttp2_option *opt, nghttp2_mem *mem);
+int __wrap_nghttp2_session_client_new3(nghttp2_session **s, const nghttp2_session_callbacks *cb,
+				       void *user, const nghttp2_option *opt, nghttp2_mem *mem);
+int __wrap_idn2_to_ascii_8z(const char *in, char **out, int flags);
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static volatile bool ready;
@@ -102,4 +121,24 @@ void __wrap_OPENSSL_cpuid_setup(void)
 {
 	if (ready)
 		__real_OPENSSL_cpuid_setup();
+}
+
+int __wrap_nghttp2_session_server_new3(nghttp2_session **s, const nghttp2_session_callbacks *cb,
+				       void *user, const nghttp2_option *opt, nghttp2_mem *mem)
+{
+	pthread_once(&once, apply);
+	return __real_nghttp2_session_server_new3(s, cb, user, opt, mem);
+}
+
+int __wrap_nghttp2_session_client_new3(nghttp2_session **s, const nghttp2_session_callbacks *cb,
+				       void *user, const nghttp2_option *opt, nghttp2_mem *mem)
+{
+	pthread_once(&once, apply);
+	return __real_nghttp2_session_client_new3(s, cb, user, opt, mem);
+}
+
+int __wrap_idn2_to_ascii_8z(const char *in, char **out, int flags)
+{
+	pthread_once(&once, apply);
+	return __real_idn2_to_ascii_8z(in, out, flags);
 }
