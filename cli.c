@@ -493,7 +493,9 @@ static int put_result(const struct cli *c, int status, const struct sandbox_resu
 	return status;
 }
 
-static int run(const struct policy *p, const struct cli *c)
+/* noinline: its buffers (three paths) would otherwise widen main's frame for every command,
+ * and each page of stack a start first touches costs it a fault */
+__attribute__((noinline)) static int run(const struct policy *p, const struct cli *c)
 {
 	const char *protected[64], *hidden[3];
 	char session_dir[PATH_MAX];

@@ -122,9 +122,26 @@ struct relay {
 	int in, out;   /* the caller's terminal to read (fd 0) and to write; -1: none, or gone */
 	int term;      /* the terminal whose settings and size the pty takes */
 	bool pty_done; /* the master read EOF or EIO: no slave is open any more */
-	char to_pty[RELAY_BUF], to_caller[RELAY_BUF];
+	char *to_pty, *to_caller;     /* RELAY_BUF bytes each */
 	size_t n_to_pty, n_to_caller; /* bytes waiting at the start of each */
 };
+
+/* The relay's buffers, of which a process has one: static, not in exec_command's frame, where
+ * they would spread the locals of every exec over two more pages of stack, each first touched
+ * with a fault, terminal or not. Untouched pages of .bss cost nothing. */
+static char relay_to_pty[RELAY_BUF], relay_to_caller[RELAY_BUF];
+
+/* No terminal, no relay (yet). */
+static void relay_init(struct relay *t)
+{
+	*t = (struct relay){.master = -1,
+			    .slave = -1,
+			    .in = -1,
+			    .out = -1,
+			    .term = -1,
+			    .to_pty = relay_to_pty,
+			    .to_caller = relay_to_caller};
+}
 
 /* The caller's terminal settings while this process has changed them (on mode_fd) to
  * relay_mode, restored on every way out: the exec's end, a signal that ends this process, ^Z. */
@@ -261,7 +278,7 @@ static int send_some(int fd, char *buf, size_t *len)
 
 static void pty_read(struct relay *t)
 {
-	ssize_t n = read(t->master, t->to_caller, sizeof(t->to_caller));
+	ssize_t n = read(t->master, t->to_caller, RELAY_BUF);
 
 	if (n > 0)
 		t->n_to_caller = t->out >= 0 ? (size_t)n : 0; /* no terminal to show it any more */
@@ -285,7 +302,7 @@ static void relay_arm(const struct relay *t, struct pollfd p[3])
 static void relay_step(struct relay *t, const struct pollfd p[3])
 {
 	if (p[0].revents) {
-		ssize_t n = read(t->in, t->to_pty, sizeof(t->to_pty));
+		ssize_t n = read(t->in, t->to_pty, RELAY_BUF);
 		if (n > 0)
 			t->n_to_pty = (size_t)n;
 		else if (n == 0 || (errno != EAGAIN && errno != EINTR))
@@ -475,11 +492,13 @@ int exec_command(int argc, char **argv, struct ab_err *e)
 	int stdio[3] = {0, 1, 2};
 	struct session_request q = {0};
 	struct exec_opts o = {0};
-	struct relay t = {.master = -1, .slave = -1, .in = -1, .out = -1};
-	char result[AB_ERR_MAX] = "";
+	struct relay t;
+	char result[AB_ERR_MAX];
 	sigset_t set, old;
 	int fd = -1, sigfd = -1, rfd = -1, rc = -1;
 
+	relay_init(&t);
+	result[0] = '\0'; /* a C string from here on: no need to zero the rest (a page) */
 	if (argc < 3)
 		return usage(e), 125;
 	sigemptyset(&set);
