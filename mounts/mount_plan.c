@@ -113,9 +113,10 @@ static const char *planted_in(const struct writable *w, const char *path)
 static int resolve_bind_path(const char *path, const struct writable *w, char **out,
 			     struct ab_err *e)
 {
-	char cur[PATH_MAX] = "", rest[PATH_MAX], next[PATH_MAX], target[PATH_MAX];
+	char cur[PATH_MAX], rest[PATH_MAX], next[PATH_MAX], target[PATH_MAX];
 	int links = 0;
 
+	cur[0] = '\0'; /* C strings throughout: only what they hold is written, not 4 KiB each */
 	if (snprintf(rest, sizeof(rest), "%s", path) >= (int)sizeof(rest))
 		return ab_fail(e, ENAMETOOLONG, "%s", path);
 	while (rest[0]) {
@@ -142,7 +143,7 @@ static int resolve_bind_path(const char *path, const struct writable *w, char **
 		if (lstat(next, &st) < 0)
 			return ab_fail(e, errno, "%s", next);
 		if (!S_ISLNK(st.st_mode)) {
-			memcpy(cur, next, sizeof(cur));
+			memcpy(cur, next, strlen(next) + 1);
 			memmove(rest, tail, strlen(tail) + 1);
 			continue;
 		}
