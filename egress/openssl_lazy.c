@@ -21,9 +21,11 @@
  * The data of two libraries that a run without TLS does not use is deferred with OpenSSL's
  * (tools/openssl_lazy.ld), and their entry points wrapped likewise: nghttp2's, read once an
  * intercepted connection speaks HTTP/2 (its sessions come from the two wrapped constructors),
- * and libunistring's, read by libidn2 for a host name not in ASCII (idn2_to_ascii_8z, policy's
- * only call into it). Such a name relocates OpenSSL's data too, at the profile's parse: one
- * group is one table to apply, and such names are rare.
+ * and libunistring's, read by libidn2 for a host name not in ASCII (idn2_to_ascii_8z, whose only
+ * caller is policy/egress_rule.c's idn_ascii). The first such name relocates OpenSSL's data too,
+ * whether it comes from the profile, a harness's grant or the sandboxed command's request to the
+ * proxy (then after the clone, at the cost the next paragraph gives): one group is one table to
+ * apply, and such names are rare; once a run, at most.
  *
  * A run that will intercept relocates earlier, before the clone (openssl_lazy_relocate, from
  * trust_prepare): after it, each page's copy-on-write fault (pid 1 shares the page) in a process

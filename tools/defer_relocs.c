@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
 /* defer_relocs [--check] BINARY: after the link of the static PIE agentbox, take the relative
- * relocations of OpenSSL's data (the sections tools/openssl_lazy.ld makes, .data.openssl_ro and
- * .data.openssl_rw) out of the part of .rela.dyn that glibc applies at start-up, and record where
- * they now are in the binary's openssl_lazy_table (egress/openssl_lazy.h), for
- * egress/openssl_lazy.c to apply when OpenSSL is first initialised.
+ * relocations of OpenSSL's data, nghttp2's and libunistring's (the sections tools/openssl_lazy.ld
+ * makes, .data.openssl_ro and .data.openssl_rw) out of the part of .rela.dyn that glibc applies at
+ * start-up, and record where they now are in the binary's openssl_lazy_table
+ * (egress/openssl_lazy.h), for egress/openssl_lazy.c to apply at their first use (it wraps the
+ * entry points that come first).
  *
  * The entries of DT_RELA are reordered in place: the relative relocations glibc still applies,
  * then any other relocation (glibc applies them too), then the deferred ones. DT_RELACOUNT and
