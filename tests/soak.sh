@@ -46,8 +46,9 @@ leftovers() {
 		echo "mounts $(wc -l </proc/self/mountinfo)"
 		echo "fds $(ls /proc/$$/fd | wc -l)"
 		echo "procs $(pgrep -c -f 'agentbox-soak-marker' || true)"
-		# valgrind_proc_*: memcheck's own file for /proc/self/cmdline, which a valgrind
-		# SIGKILLed while it starts (the memcheck stage's wrapper) leaves; agentbox makes none
+		# valgrind_proc_*: memcheck's own files for /proc/self/cmdline and auxv, which a
+		# valgrind SIGKILLed while it starts (the memcheck stage's wrapper) leaves; agentbox
+		# makes none
 		echo "tmp $(find "$TMPDIR" -mindepth 1 -maxdepth 1 ! -name 'valgrind_proc_*' | wc -l)"
 		echo "cgroups $(own_cgroups)"
 	}

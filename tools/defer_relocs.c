@@ -239,7 +239,7 @@ int main(int argc, char **argv)
 	tab->ro_end = ro->sh_addr + ro->sh_size;
 	store();
 	printf("defer_relocs: %s: %zu of %zu relative relocations deferred to their first use "
-	       "(%llu KiB of its data)\n",
+	       "(%llu KiB of data)\n",
 	       path, deferred, nrel, (unsigned long long)((hi - lo) / 1024));
 	return 0;
 }
