@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "seccomp.h"
@@ -43,12 +44,42 @@ struct seccomp_monitor {
 	const struct strv *deny;
 	struct seccomp_notif *req;
 	struct seccomp_notif_resp *resp;
+	size_t req_size, resp_size; /* the kernel's sizes, at least the header's */
 	struct violation seen[MONITOR_KEYS];
 	size_t n_seen;
 	uint64_t overflow; /* violations past MONITOR_KEYS distinct kinds */
 	seccomp_attrib_fn attrib;
 	void *attrib_ctx;
 };
+
+/* The buffers as large as this kernel's structures, which may have grown past the header's.
+ * The ioctls are called directly: libseccomp's notify calls first probe the whole API (ten
+ * system calls at every start, for a run that may never see a notification). */
+static int alloc_buffers(struct seccomp_monitor *m)
+{
+	struct seccomp_notif_sizes sz = {0};
+
+	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0)
+		return -1;
+	m->req_size = sz.seccomp_notif > sizeof(*m->req) ? sz.seccomp_notif : sizeof(*m->req);
+	m->resp_size =
+	    sz.seccomp_notif_resp > sizeof(*m->resp) ? sz.seccomp_notif_resp : sizeof(*m->resp);
+	m->req = calloc(1, m->req_size);
+	m->resp = calloc(1, m->resp_size);
+	if (!m->req || !m->resp) {
+		free(m->req);
+		free(m->resp);
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+/* ENOENT: the caller is already gone; nothing to do about it */
+static void respond(const struct seccomp_monitor *m)
+{
+	(void)ioctl(m->fd, SECCOMP_IOCTL_NOTIF_SEND, m->resp);
+}
 
 int seccomp_monitor_open(struct seccomp_monitor **out, int listener, const struct policy *p,
 			 bool memory_counted, struct ab_err *e)
@@ -65,9 +96,10 @@ int seccomp_monitor_open(struct seccomp_monitor **out, int listener, const struc
 	m->deny = &p->seccomp_deny;
 	/* an optimisation only: older kernels answer EINVAL and keep working */
 	(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
-	if (seccomp_notify_alloc(&m->req, &m->resp) < 0) {
+	if (alloc_buffers(m) < 0) {
+		int err = errno;
 		free(m);
-		return ab_fail(e, ENOMEM, "seccomp notification buffers");
+		return ab_fail(e, err, "seccomp notification buffers");
 	}
 	*out = m;
 	return 0;
@@ -202,16 +234,16 @@ int seccomp_monitor_handle(struct seccomp_monitor *m, struct audit *a, struct ab
 	uint64_t arg;
 	long exec;
 
-	memset(req, 0, sizeof(*req));
-	if (seccomp_notify_receive(m->fd, req) < 0)
+	memset(req, 0, m->req_size); /* the kernel refuses a buffer that is not zeroed */
+	if (ioctl(m->fd, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
 		return 0; /* the caller died meanwhile (ENOENT) or a signal interrupted it */
 	owned = seccomp_syscall_resolve_num_arch(req->data.arch, req->data.nr);
 	name = owned ? owned : "unknown";
 	if (lets_through(m, name) || shared_within_budget(m, name, req)) {
-		memset(resp, 0, sizeof(*resp));
+		memset(resp, 0, m->resp_size);
 		resp->id = req->id;
 		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-		seccomp_notify_respond(m->fd, resp); /* ENOENT: the caller is already gone */
+		respond(m);
 		free(owned);
 		return 0;
 	}
@@ -235,10 +267,10 @@ int seccomp_monitor_handle(struct seccomp_monitor *m, struct audit *a, struct ab
 	}
 	if (m->kill)
 		kill((pid_t)req->pid, SIGKILL);
-	memset(resp, 0, sizeof(*resp));
+	memset(resp, 0, m->resp_size);
 	resp->id = req->id;
 	resp->error = -err;
-	seccomp_notify_respond(m->fd, resp); /* ENOENT: the caller is already gone */
+	respond(m);
 	free(owned);
 	return rc;
 }
@@ -281,7 +313,8 @@ void seccomp_monitor_close(struct seccomp_monitor *m)
 {
 	if (!m)
 		return;
-	seccomp_notify_free(m->req, m->resp);
+	free(m->req);
+	free(m->resp);
 	close(m->fd);
 	free(m);
 }
