@@ -20,7 +20,6 @@
 #include "fsops.h"
 #include "mounts/mounts_internal.h"
 
-#define DEV_TMPFS_SIZE (1024 * 1024)
 #define HIDE_TMPFS_SIZE 4096
 
 const char *mount_op_name(enum mount_op_kind k)
@@ -119,24 +118,23 @@ static int ensure(struct root *r, const char *dest, bool dir, struct ab_err *e)
 	const char *name;
 	int fd, pfd, rc;
 
-	fd = in_root(r, dest, O_PATH);
-	if (fd >= 0 || errno != ENOENT)
-		return fd >= 0 ? fd : ab_fail(e, errno, "mount point %s", dest);
 	if (split_parent(dest, parent, sizeof(parent), &name) < 0)
 		return ab_fail(e, ENAMETOOLONG, "mount point %s", dest);
+	/* an entry of the root's own fresh tmpfs is new but for a second mount on it: made first,
+	 * without asking (EEXIST then), which saves a failed lookup per mount point */
+	if (strcmp(parent, "/")) {
+		fd = in_root(r, dest, O_PATH);
+		if (fd >= 0 || errno != ENOENT)
+			return fd >= 0 ? fd : ab_fail(e, errno, "mount point %s", dest);
+	}
 	if ((rc = owned_parent(r, parent, &pfd, e)) < 0)
 		return -1;
 	if (rc > 0)
 		return ab_fail(e, 0, "cannot create mount point %s: %s is a host directory", dest,
 			       parent),
 		       ab_hint(e, "create %s on the host, or list a path that exists", dest);
-	if (dir)
-		rc = mkdirat(pfd, name, 0755);
-	else
-		rc = (fd = openat(pfd, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW,
-				  0644)) < 0
-			 ? -1
-			 : close(fd);
+	/* like O_CREAT | O_EXCL, mknodat follows no symlink; it leaves no fd to close */
+	rc = dir ? mkdirat(pfd, name, 0755) : mknodat(pfd, name, S_IFREG | 0644, 0);
 	put_parent(r, pfd);
 	if (rc < 0 && errno != EEXIST)
 		return ab_fail(e, errno, "cannot create mount point %s", dest);
@@ -402,16 +400,12 @@ static int new_devpts(struct ab_err *e)
 	return mnt < 0 ? ab_fail(e, errno, "fsmount devpts") : mnt;
 }
 
-/* Mounts mnt on NAME, a new entry of the fresh /dev tmpfs held by dev (no path walk needed:
- * agentbox made that directory a moment ago and nothing else can write it). */
+/* Mounts mnt on NAME, a new entry of /dev, held by dev (no path walk needed: agentbox made that
+ * directory a moment ago and nothing else can write it). */
 static int dev_entry(int dev, int mnt, const char *name, bool dir, struct ab_err *e)
 {
-	int fd;
-
-	if (dir ? mkdirat(dev, name, 0755) < 0
-		: (fd = openat(dev, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW,
-			       0644)) < 0 ||
-		      close(fd) < 0)
+	/* mknodat makes a regular file without an fd to close, and like O_EXCL follows nothing */
+	if ((dir ? mkdirat(dev, name, 0755) : mknodat(dev, name, S_IFREG | 0644, 0)) < 0)
 		return ab_fail(e, errno, "/dev/%s", name);
 	if (move_mount(mnt, "", dev, name, MOVE_MOUNT_F_EMPTY_PATH) < 0)
 		return ab_fail(e, errno, "cannot mount /dev/%s", name);
@@ -464,15 +458,17 @@ static int fill_dev(struct root *r, int dev, uint64_t shm_size, struct ab_err *e
 	return rc;
 }
 
+/* /dev is a directory of the root's tmpfs, read-only with it: what is written there (the nodes,
+ * pts, shm) are mounts of their own. A tmpfs of its own cost one more superblock to make and
+ * to take down at every run, for a directory nothing may write (Landlock's rules never let the
+ * command create entries in /dev). */
 static int mount_dev(struct root *r, uint64_t shm_size, struct ab_err *e)
 {
-	int dev = mount_detached_tmpfs(DEV_TMPFS_SIZE, "0755", 0, e), rc;
+	int dev = ensure(r, "/dev", true, e), rc;
 
 	if (dev < 0)
-		return ab_context(e, "tmpfs /dev");
-	rc = own(r, dev, e) < 0 || attach(r, dev, "/dev", true, e) < 0
-		 ? -1
-		 : fill_dev(r, dev, shm_size, e);
+		return -1;
+	rc = fill_dev(r, dev, shm_size, e);
 	close(dev);
 	return rc;
 }
