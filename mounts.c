@@ -121,8 +121,9 @@ static int ensure(struct root *r, const char *dest, bool dir, struct ab_err *e)
 	if (split_parent(dest, parent, sizeof(parent), &name) < 0)
 		return ab_fail(e, ENAMETOOLONG, "mount point %s", dest);
 	/* an entry of the root's own fresh tmpfs is new but for a second mount on it: made first,
-	 * without asking (EEXIST then), which saves a failed lookup per mount point */
-	if (strcmp(parent, "/")) {
+	 * without asking (EEXIST then), which saves a failed lookup per mount point; / itself
+	 * (ro = /) is looked up as before */
+	if (strcmp(parent, "/") || !*name) {
 		fd = in_root(r, dest, O_PATH);
 		if (fd >= 0 || errno != ENOENT)
 			return fd >= 0 ? fd : ab_fail(e, errno, "mount point %s", dest);
@@ -468,7 +469,11 @@ static int mount_dev(struct root *r, uint64_t shm_size, struct ab_err *e)
 
 	if (dev < 0)
 		return -1;
-	rc = fill_dev(r, dev, shm_size, e);
+	/* 0755 whatever the caller's umask, which the command keeps */
+	if (fchmodat(r->fd, "dev", 0755, 0) < 0)
+		rc = ab_fail(e, errno, "chmod /dev");
+	else
+		rc = fill_dev(r, dev, shm_size, e);
 	close(dev);
 	return rc;
 }

@@ -79,9 +79,8 @@ static void view(void)
 	if (mkdir("/tmp/proc", 0755) < 0 ||
 	    mount("proc", "/tmp/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
 		die("/proc");
-	if (mkdir("/tmp/dev", 0755) < 0)
+	if (mkdir("/tmp/dev", 0755) < 0) /* a directory of the root, as agentbox's */
 		die("/dev");
-	tmpfs("/tmp/dev", "0755");
 	for (size_t i = 0; i < sizeof(devices) / sizeof(devices[0]); i++) {
 		snprintf(from, sizeof(from), "/dev/%s", devices[i]);
 		snprintf(to, sizeof(to), "/tmp/dev/%s", devices[i]);

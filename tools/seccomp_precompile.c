@@ -2,8 +2,9 @@
 /* seccomp_precompile: writes, as C, the filter seccomp_export would compile for the default
  * preset (seccomp_precompiled_fits), compiled with the libseccomp agentbox links. Run at build
  * time; agentbox then copies this program instead of spending about 200 us in libseccomp on
- * every start. A host that cannot compile the filter (no seccomp, API level below 6: the same
- * floor as seccomp_prepare) gets an empty program, and agentbox compiles at run time as before.
+ * every start. A host that cannot compile the filter (no seccomp, libseccomp's API level below
+ * 6: what seccomp_prepare asks the kernel for) gets an empty program, and agentbox compiles at
+ * run time as before.
  *
  *   seccomp_precompile OUTPUT.c */
 #include <seccomp.h>

@@ -378,6 +378,25 @@ t_planted_symlink_refused() {
 	assert_contains "$OUT" passwd "a symlink outside every writable tree is resolved once and bound"
 }
 
+# /dev: the nodes, pts and shm, mounts of their own in a directory of the read-only root, whose
+# mode does not follow the caller's umask. Positive control: the nodes and shm take writes.
+t_dev_readonly() {
+	local mask
+	expect_exit 0 "$AGENTBOX" -p minimal -- sh -c 'echo x >/dev/null && : >/dev/shm/f && echo ok'
+	assert_eq ok "$OUT" "positive control: /dev/null and /dev/shm take writes"
+	mask=$(umask)
+	umask 077
+	expect_exit 0 "$AGENTBOX" -p minimal -- sh -c \
+		'stat -c %a /dev; (: >/dev/new) 2>/dev/null; echo "create=$?"; ls /dev | tr "\n" " "'
+	umask "$mask"
+	assert_eq "755
+create=2
+fd full null ptmx pts random shm stderr stdin stdout tty urandom zero " "$OUT" \
+		"/dev: mode 0755 under umask 077, no new entry, only agentbox's own"
+	# the root itself may be bound (ro = /): its mount point is the root, not a new entry
+	expect_exit 0 "$AGENTBOX" -p minimal --ro / -- true
+}
+
 run_case shadow_absent t_shadow_absent
 run_case root_absent t_root_absent
 run_case home_absent t_home_absent
@@ -395,4 +414,5 @@ run_case profile_file_readonly t_profile_file_readonly
 run_case no_host_mountpoints t_no_host_mountpoints
 run_case symlink_swap_race t_symlink_swap_race
 run_case planted_symlink_refused t_planted_symlink_refused
+run_case dev_readonly t_dev_readonly
 finish

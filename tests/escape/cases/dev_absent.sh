@@ -2,8 +2,8 @@
 # dev_absent: the host's devices: virtual machines (/dev/kvm), disks read raw (/dev/sda,
 # /dev/vda, /dev/nvme0n1: every file of every user), FUSE, input devices (keyloggers), kernel
 # memory and log, consoles, loop devices, tun, userfaultfd.
-# Defence: the mount namespace: /dev is agentbox's own tmpfs holding only null, zero, full,
-# random, urandom, tty, a private devpts and shm.
+# Defence: the mount namespace: /dev is a directory of agentbox's own read-only root holding only
+# null, zero, full, random, urandom, tty, a private devpts and shm.
 # Control: on the host, at least one of these exists (the list is what the check looks for).
 
 devs="/dev/kvm /dev/fuse /dev/sda /dev/vda /dev/nvme0n1 /dev/input /dev/mem /dev/kmem /dev/port
