@@ -83,6 +83,13 @@ static int split_parent(const char *dest, char *parent, size_t size, const char 
 
 static int ensure(struct root *r, const char *dest, bool dir, struct ab_err *e);
 
+/* A new directory or empty file NAME in dirfd to mount on; like O_CREAT | O_EXCL, neither call
+ * follows a symlink at NAME (EEXIST), and mknodat leaves no fd to close. */
+static int make_entry(int dirfd, const char *name, bool dir)
+{
+	return dir ? mkdirat(dirfd, name, 0755) : mknodat(dirfd, name, S_IFREG | 0644, 0);
+}
+
 /* The directory a new entry goes in, opened in *pfd: 0, or 1 when it is a host directory (no
  * entry may be made there), or -1 on error. The new root itself is held open already (the
  * common case: no lookup at all); close *pfd with put_parent. */
@@ -134,8 +141,7 @@ static int ensure(struct root *r, const char *dest, bool dir, struct ab_err *e)
 		return ab_fail(e, 0, "cannot create mount point %s: %s is a host directory", dest,
 			       parent),
 		       ab_hint(e, "create %s on the host, or list a path that exists", dest);
-	/* like O_CREAT | O_EXCL, mknodat follows no symlink; it leaves no fd to close */
-	rc = dir ? mkdirat(pfd, name, 0755) : mknodat(pfd, name, S_IFREG | 0644, 0);
+	rc = make_entry(pfd, name, dir);
 	put_parent(r, pfd);
 	if (rc < 0 && errno != EEXIST)
 		return ab_fail(e, errno, "cannot create mount point %s", dest);
@@ -405,8 +411,7 @@ static int new_devpts(struct ab_err *e)
  * directory a moment ago and nothing else can write it). */
 static int dev_entry(int dev, int mnt, const char *name, bool dir, struct ab_err *e)
 {
-	/* mknodat makes a regular file without an fd to close, and like O_EXCL follows nothing */
-	if ((dir ? mkdirat(dev, name, 0755) : mknodat(dev, name, S_IFREG | 0644, 0)) < 0)
+	if (make_entry(dev, name, dir) < 0)
 		return ab_fail(e, errno, "/dev/%s", name);
 	if (move_mount(mnt, "", dev, name, MOVE_MOUNT_F_EMPTY_PATH) < 0)
 		return ab_fail(e, errno, "cannot mount /dev/%s", name);

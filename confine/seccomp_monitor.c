@@ -75,9 +75,14 @@ static int alloc_buffers(struct seccomp_monitor *m)
 	return 0;
 }
 
-/* ENOENT: the caller is already gone; nothing to do about it */
-static void respond(const struct seccomp_monitor *m)
+/* The answer to the notification in m->req: flags (CONTINUE) or an error; the caller may be
+ * gone already (ENOENT), and nothing is to be done about that. */
+static void respond(const struct seccomp_monitor *m, uint32_t flags, int error)
 {
+	memset(m->resp, 0, m->resp_size);
+	m->resp->id = m->req->id;
+	m->resp->flags = flags;
+	m->resp->error = error;
 	(void)ioctl(m->fd, SECCOMP_IOCTL_NOTIF_SEND, m->resp);
 }
 
@@ -227,7 +232,6 @@ static bool shared_within_budget(struct seccomp_monitor *m, const char *name,
 int seccomp_monitor_handle(struct seccomp_monitor *m, struct audit *a, struct ab_err *e)
 {
 	struct seccomp_notif *req = m->req;
-	struct seccomp_notif_resp *resp = m->resp;
 	const char *name;
 	char *owned;
 	int argi, err, rc = 0;
@@ -240,10 +244,7 @@ int seccomp_monitor_handle(struct seccomp_monitor *m, struct audit *a, struct ab
 	owned = seccomp_syscall_resolve_num_arch(req->data.arch, req->data.nr);
 	name = owned ? owned : "unknown";
 	if (lets_through(m, name) || shared_within_budget(m, name, req)) {
-		memset(resp, 0, m->resp_size);
-		resp->id = req->id;
-		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-		respond(m);
+		respond(m, SECCOMP_USER_NOTIF_FLAG_CONTINUE, 0);
 		free(owned);
 		return 0;
 	}
@@ -267,10 +268,7 @@ int seccomp_monitor_handle(struct seccomp_monitor *m, struct audit *a, struct ab
 	}
 	if (m->kill)
 		kill((pid_t)req->pid, SIGKILL);
-	memset(resp, 0, m->resp_size);
-	resp->id = req->id;
-	resp->error = -err;
-	respond(m);
+	respond(m, 0, -err);
 	free(owned);
 	return rc;
 }
