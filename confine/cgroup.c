@@ -108,14 +108,21 @@ static void sweep_stale(const char *parent)
 
 static int make_dir(struct cgroup_run *cg, const char *parent, const char *run_id, struct ab_err *e)
 {
-	char *dir = cg->dirs[cg->n];
+	char *dir;
 
 	sweep_stale(parent);
-	if ((size_t)snprintf(dir, PATH_MAX, "%s/agentbox-%s", parent, run_id) >= PATH_MAX)
+	if (asprintf(&dir, "%s/agentbox-%s", parent, run_id) < 0)
+		return ab_fail(e, ENOMEM, "cgroup path");
+	if (strlen(dir) >= PATH_MAX) {
+		free(dir);
 		return ab_fail(e, ENAMETOOLONG, "cgroup path");
-	if (mkdir(dir, 0755) < 0)
-		return ab_fail(e, errno, "cgroup: mkdir %s", dir);
-	cg->n++;
+	}
+	if (mkdir(dir, 0755) < 0) {
+		ab_fail(e, errno, "cgroup: mkdir %s", dir);
+		free(dir);
+		return -1;
+	}
+	cg->dirs[cg->n++] = dir;
 	return 0;
 }
 
@@ -136,7 +143,7 @@ static int apply_v1(struct cgroup_run *cg, const struct limits *l, const char *p
 		if (make_dir(cg, V1_ROOT "/memory", run_id, e) < 0)
 			return -1;
 		snprintf(v, sizeof(v), "%llu", (unsigned long long)l->memory);
-		memcpy(cg->memory_dir, cg->dirs[cg->n - 1], PATH_MAX);
+		cg->memory_dir = cg->dirs[cg->n - 1];
 		if (write_at(cg->memory_dir, "memory.limit_in_bytes", v, e) < 0 ||
 		    write_at(cg->memory_dir, "cgroup.procs", pid, e) < 0)
 			return -1;
@@ -158,7 +165,7 @@ static int apply_v2(struct cgroup_run *cg, const struct limits *l, const char *p
 	}
 	if (l->memory) {
 		snprintf(v, sizeof(v), "%llu", (unsigned long long)l->memory);
-		memcpy(cg->memory_dir, cg->dirs[0], PATH_MAX);
+		cg->memory_dir = cg->dirs[0];
 		if (write_at(cg->dirs[0], "memory.max", v, e) < 0 ||
 		    write_at(cg->dirs[0], "memory.swap.max", "0", e) < 0)
 			return ab_hint(e, "enable the memory controller for delegated cgroups");
@@ -189,7 +196,7 @@ bool cgroup_memory_killed(const struct cgroup_run *cg)
 	FILE *f;
 	bool killed = false;
 
-	if (!cg->memory_dir[0])
+	if (!cg->memory_dir)
 		return false;
 	key = cg->mode == CGROUP_V1 ? "oom_kill " : "oom_kill ";
 	snprintf(path, sizeof(path), "%s/%s", cg->memory_dir,
@@ -210,6 +217,9 @@ void cgroup_release(struct cgroup_run *cg)
 		for (int tries = 0; tries < 100 && rmdir(cg->dirs[i]) < 0 && errno == EBUSY;
 		     tries++)
 			nanosleep(&(struct timespec){0, 2000000}, NULL);
+		free(cg->dirs[i]);
+		cg->dirs[i] = NULL;
 	}
 	cg->n = 0;
+	cg->memory_dir = NULL;
 }

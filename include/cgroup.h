@@ -13,11 +13,13 @@
 
 enum cgroup_mode { CGROUP_NONE, CGROUP_V1, CGROUP_V2 };
 
+/* Paths on the heap: a run without limits carries a few bytes (struct run lives on the stack,
+ * and every page of it a start touches costs a fault). */
 struct cgroup_run {
 	enum cgroup_mode mode;
-	char dirs[2][PATH_MAX]; /* created, removed at the end */
+	char *dirs[2]; /* created, removed and freed at the end */
 	size_t n;
-	char memory_dir[PATH_MAX]; /* where to read whether the memory limit killed */
+	const char *memory_dir; /* one of dirs: where to read whether the memory limit killed */
 };
 
 /* Which mode a run with these limits would use (CGROUP_NONE when no limit asks for one). */
@@ -29,7 +31,7 @@ int cgroup_apply(struct cgroup_run *cg, enum cgroup_mode mode, const struct limi
 		 const char *run_id, struct ab_err *e);
 /* True when the memory limit killed a process of the run. */
 bool cgroup_memory_killed(const struct cgroup_run *cg);
-/* Removes what cgroup_apply created (after the sandbox is gone). */
+/* Removes what cgroup_apply created (after the sandbox is gone) and frees the paths. */
 void cgroup_release(struct cgroup_run *cg);
 
 #endif
