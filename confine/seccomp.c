@@ -120,31 +120,28 @@ int seccomp_compile(const struct policy *p, struct seccomp_program *out, struct 
 extern const struct seccomp_precompiled seccomp_precompiled __attribute__((weak));
 
 /* libseccomp takes about 200 us and a million instructions for the default filter, on every
- * start: the same program, compiled by the same library at build time, is copied instead. */
-int seccomp_export(const struct policy *p, struct seccomp_program *out, struct ab_err *e)
+ * start: the same program, compiled by the same library at build time, is used instead. */
+const struct seccomp_precompiled *seccomp_builtin(const struct policy *p)
 {
 	const struct seccomp_precompiled *pre = &seccomp_precompiled;
 
-	if (pre && pre->len > 0 && pre->len <= BPF_MAXINSNS && seccomp_precompiled_fits(p)) {
-		memcpy(out->insns, pre->insns, pre->len * sizeof(struct sock_filter));
-		out->len = pre->len;
-		return 0;
-	}
-	return seccomp_compile(p, out, e);
+	if (pre && pre->len > 0 && pre->len <= BPF_MAXINSNS && seccomp_precompiled_fits(p))
+		return pre;
+	return NULL;
 }
 
-int seccomp_install_program(const struct policy *p, const struct seccomp_program *prog,
-			    int *listener, bool *unnamed, struct ab_err *e)
+int seccomp_install_program(const struct policy *p, const struct sock_filter *insns,
+			    unsigned short len, int *listener, bool *unnamed, struct ab_err *e)
 {
-	struct sock_fprog fprog = {prog->len, (struct sock_filter *)prog->insns};
+	struct sock_fprog fprog = {len, (struct sock_filter *)insns};
 	int fd, err;
 
 	*listener = -1;
 	*unnamed = false;
-	if (has_filter(p, false) != (prog->len > 0))
+	if (has_filter(p, false) != (len > 0))
 		return ab_fail(e, EPROTO, "the supervisor sent a seccomp filter of %u instructions",
-			       (unsigned)prog->len);
-	if (!prog->len)
+			       (unsigned)len);
+	if (!len)
 		return 0;
 	/* what seccomp_load does: no_new_privs, then the filter with a new listener */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)

@@ -27,6 +27,7 @@ enum msg_type {
 	MSG_ERROR,
 	MSG_EXIT,
 	MSG_FILTER,
+	MSG_FILTER_BUILTIN,
 	MSG_TRUST,
 	MSG_TRUST_JVM,
 	MSG_EXEC,
@@ -40,7 +41,8 @@ enum msg_type {
 struct msg {
 	int type;
 	int value;   /* MSG_ERROR: errno; MSG_EXIT: the command's wait status; MSG_FILTER: the
-		      * number of instructions that follow the message */
+		      * number of instructions that follow the message; MSG_FILTER_BUILTIN: the
+		      * precompiled program's, which pid 1 has in its own copy of the binary */
 	unsigned id; /* the exec a session's message is about; 0 otherwise */
 	char text[AB_ERR_MAX];
 };

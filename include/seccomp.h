@@ -24,17 +24,15 @@ bool seccomp_blocks_tty_injection(const struct policy *p);
 int seccomp_install(const struct policy *p, bool no_inet, int *listener, bool *unnamed,
 		    struct ab_err *e);
 
-/* A compiled filter, built by the supervisor while pid 1 builds the view. */
+/* A filter compiled at run time, by the supervisor while pid 1 builds the view. */
 struct seccomp_program {
 	unsigned short len; /* instructions; 0: the policy installs no filter */
 	struct sock_filter insns[BPF_MAXINSNS];
 };
 
-/* In the supervisor: the filter seccomp_install(p, false, ...) would load, from the
- * precompiled program when it fits the policy, else compiled. */
-int seccomp_export(const struct policy *p, struct seccomp_program *out, struct ab_err *e);
-
-/* The same, always compiled with libseccomp (the build-time generator and the tests). */
+/* The filter seccomp_install(p, false, ...) would load, compiled with libseccomp: by the
+ * supervisor when no precompiled program fits the policy, the build-time generator and the
+ * tests. */
 int seccomp_compile(const struct policy *p, struct seccomp_program *out, struct ab_err *e);
 
 /* The default filter, compiled at build time by tools/seccomp_precompile.c with the library
@@ -44,11 +42,16 @@ struct seccomp_precompiled {
 	const struct sock_filter *insns;
 };
 bool seccomp_precompiled_fits(const struct policy *p);
+/* The precompiled program when it fits the policy and the build made one, else NULL. pid 1, a
+ * copy of the supervisor's image, loads it from there: nothing is copied or sent, and no page
+ * of either process is written for it. */
+const struct seccomp_precompiled *seccomp_builtin(const struct policy *p);
 
-/* In pid 1, after no_new_privs: loads a program from seccomp_export, with a notification
- * listener; nested under another listener, builds and loads the unnamed variant itself. */
-int seccomp_install_program(const struct policy *p, const struct seccomp_program *prog,
-			    int *listener, bool *unnamed, struct ab_err *e);
+/* In pid 1, after no_new_privs: loads insns[0..len) (seccomp_builtin's or seccomp_compile's),
+ * with a notification listener; nested under another listener, builds and loads the unnamed
+ * variant itself. */
+int seccomp_install_program(const struct policy *p, const struct sock_filter *insns,
+			    unsigned short len, int *listener, bool *unnamed, struct ab_err *e);
 
 /* Calls refused for their mode argument (setuid/setgid bits), though the preset allows them. */
 bool seccomp_mode_filtered(const char *name);

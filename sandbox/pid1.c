@@ -81,10 +81,13 @@ static int become(const struct run *r, struct ab_err *e)
 	return 0;
 }
 
-/* pid 1 waits for the filter the supervisor compiled meanwhile; end of stream means the
- * supervisor failed, and nothing runs. */
-static int recv_filter(struct run *r, struct ab_err *e)
+/* pid 1 waits for the filter the supervisor compiled meanwhile, or the word that the
+ * precompiled one applies (then its own copy is loaded); end of stream means the supervisor
+ * failed, and nothing runs. */
+static int recv_filter(struct run *r, const struct sock_filter **insns, unsigned short *len,
+		       struct ab_err *e)
 {
+	const struct seccomp_precompiled *pre;
 	struct msg m;
 	struct iovec iov[2] = {{&m, sizeof(m)}, {r->filter->insns, sizeof(r->filter->insns)}};
 	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
@@ -93,12 +96,19 @@ static int recv_filter(struct run *r, struct ab_err *e)
 	do
 		got = recvmsg(r->sock[1], &mh, MSG_CMSG_CLOEXEC);
 	while (got < 0 && errno == EINTR);
+	if (got == (ssize_t)sizeof(m) && m.type == MSG_FILTER_BUILTIN &&
+	    (pre = seccomp_builtin(r->p)) && m.value == pre->len) {
+		*insns = pre->insns;
+		*len = pre->len;
+		return 0;
+	}
 	if (got < (ssize_t)sizeof(m) || m.type != MSG_FILTER || m.value < 0 ||
 	    m.value > BPF_MAXINSNS ||
 	    (size_t)got != sizeof(m) + (size_t)m.value * sizeof(struct sock_filter))
 		return ab_fail(e, got < 0 ? errno : EPROTO,
 			       "no seccomp filter from the supervisor");
-	r->filter->len = (unsigned short)m.value;
+	*insns = r->filter->insns;
+	*len = (unsigned short)m.value;
 	return 0;
 }
 
@@ -116,7 +126,8 @@ static int hostname_hint(struct ab_err *e)
 static int child_setup(struct run *r, struct ab_err *e)
 {
 	const struct policy *p = r->p;
-
+	const struct sock_filter *insns = NULL;
+	unsigned short len = 0;
 	struct mount_sources src = {0};
 	int rc;
 
@@ -147,8 +158,8 @@ static int child_setup(struct run *r, struct ab_err *e)
 	    landlock_apply(&r->plan, r->landlock_abi, e) < 0)
 		return -1;
 	/* last: the filter binds pid 1 and every process it forks */
-	if (recv_filter(r, e) < 0 ||
-	    seccomp_install_program(p, r->filter, &r->listener, &r->seccomp_unnamed, e) < 0)
+	if (recv_filter(r, &insns, &len, e) < 0 ||
+	    seccomp_install_program(p, insns, len, &r->listener, &r->seccomp_unnamed, e) < 0)
 		return -1;
 	/* the command (same uid) must not reach pid 1's fds or memory through /proc/1 */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)

@@ -98,21 +98,26 @@ fail:
 	return -1;
 }
 
-/* The supervisor compiles the filter while pid 1 builds the view, and sends it. A failed send
- * means pid 1 is gone (its reason is on the socket for wait_ready) or cannot get the filter:
- * the socket is shut so that pid 1 stops instead of waiting. */
+/* The supervisor compiles the filter while pid 1 builds the view, and sends it; the
+ * precompiled one pid 1 has in its own copy of the binary, so only its length is sent. A
+ * failed send means pid 1 is gone (its reason is on the socket for wait_ready) or cannot get
+ * the filter: the socket is shut so that pid 1 stops instead of waiting. */
 int supervise_send_filter(struct run *r, struct ab_err *e)
 {
-	struct msg m = {.type = MSG_FILTER};
+	const struct seccomp_precompiled *pre = seccomp_builtin(r->p);
+	struct msg m = {.type = pre ? MSG_FILTER_BUILTIN : MSG_FILTER};
 	struct iovec iov[2] = {{&m, sizeof(m)}, {r->filter->insns, 0}};
 	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
 
-	if (seccomp_export(r->p, r->filter, e) < 0) {
+	if (pre) {
+		m.value = pre->len;
+	} else if (seccomp_compile(r->p, r->filter, e) < 0) {
 		supervise_kill(r);
 		return -1;
+	} else {
+		m.value = r->filter->len;
+		iov[1].iov_len = r->filter->len * sizeof(struct sock_filter);
 	}
-	m.value = r->filter->len;
-	iov[1].iov_len = r->filter->len * sizeof(struct sock_filter);
 	if (sendmsg(r->sock[0], &mh, MSG_NOSIGNAL) != (ssize_t)(iov[0].iov_len + iov[1].iov_len))
 		shutdown(r->sock[0], SHUT_WR);
 	return 0;

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LicenseRef-agentbox-unlicensed */
-/* seccomp_precompile: writes, as C, the filter seccomp_export would compile for the default
- * preset (seccomp_precompiled_fits), compiled with the libseccomp agentbox links. Run at build
- * time; agentbox then copies this program instead of spending about 200 us in libseccomp on
- * every start. A host that cannot compile the filter (no seccomp, libseccomp's API level below
- * 6: what seccomp_prepare asks the kernel for) gets an empty program, and agentbox compiles at
- * run time as before.
+/* seccomp_precompile: writes, as C, the filter seccomp_compile makes for the default preset
+ * (seccomp_precompiled_fits), compiled with the libseccomp agentbox links. Run at build time;
+ * agentbox's pid 1 then loads this program (seccomp_builtin) instead of the supervisor spending
+ * about 200 us in libseccomp on every start. A host that cannot compile the filter (no seccomp,
+ * libseccomp's API level below 6: what seccomp_prepare asks the kernel for) gets an empty program,
+ * and agentbox compiles at run time as before.
  *
  *   seccomp_precompile OUTPUT.c */
 #include <seccomp.h>
