@@ -189,7 +189,7 @@ const struct egress_pin *egress_pinned(const struct egress_rules *r, const char 
 static const struct {
 	uint8_t net[4];
 	unsigned prefix;
-	const char *why;
+	char why[40]; /* not a pointer: a table of pointers is written at every start (relocated) */
 } v4_refused[] = {
     {{0, 0, 0, 0}, 8, "an unspecified address"},
     {{10, 0, 0, 0}, 8, "a private address"},

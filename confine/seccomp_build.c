@@ -312,7 +312,7 @@ static int build_strict(struct builder *b)
 		if (!user_denied(b->in, b->in->allow->v[i]) &&
 		    allow_if(b, b->in->allow->v[i], 0, NULL) < 0)
 			return -1;
-	for (size_t i = 0; strict_allow[i]; i++) {
+	for (size_t i = 0; strict_allow[i][0]; i++) {
 		const char *name = strict_allow[i];
 		if (user_denied(b->in, name) || !syscall_name_known(name))
 			continue;
@@ -361,7 +361,7 @@ static int build_strict(struct builder *b)
 
 static int build_default(struct builder *b)
 {
-	for (size_t i = 0; default_deny[i]; i++)
+	for (size_t i = 0; default_deny[i][0]; i++)
 		if (deny(b, default_deny[i]) < 0)
 			return -1;
 	if (deny_namespaces(b) < 0 || deny_sockets(b) < 0 || deny_misc(b) < 0 ||

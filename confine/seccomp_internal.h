@@ -13,9 +13,12 @@ struct ab_err;
 struct policy;
 
 /* seccomp_lists.c: the syscalls the default preset refuses outright, and the strict preset's
- * allowlist; NULL ends each. Names the kernel or libseccomp does not know here are skipped. */
-extern const char *const default_deny[];
-extern const char *const strict_allow[];
+ * allowlist; "" ends each. Names the kernel or libseccomp does not know here are skipped.
+ * Arrays of names rather than of pointers: pointers would be relocated, and so written, at
+ * every start of the binary, filter or not (2.4 KiB of .data.rel.ro: a page fault). */
+#define SYSCALL_NAME_SIZE 24
+extern const char default_deny[][SYSCALL_NAME_SIZE];
+extern const char strict_allow[][SYSCALL_NAME_SIZE];
 
 /* seccomp_build.c: the filter's rules in a new context (NULL on error); notify selects named
  * violations (a listener) over plain errno. */

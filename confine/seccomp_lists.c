@@ -7,7 +7,7 @@
 
 /* Syscalls the default preset refuses outright. Names the kernel or libseccomp does not know
  * on this architecture (vm86 on x86_64, say) are skipped. */
-const char *const default_deny[] = {
+const char default_deny[][SYSCALL_NAME_SIZE] = {
     /* the filesystem view and namespaces */
     "mount",
     "umount",
@@ -85,13 +85,13 @@ const char *const default_deny[] = {
     "create_module",
     "get_kernel_syms",
     "query_module",
-    NULL,
+    "",
 };
 
 /* The strict preset: what python3, node, sh/bash, coreutils, git and gcc/make need. Everything
  * else answers ENOSYS (and is named in the audit). clone, socket and personality are allowed
  * only with safe arguments (see build_strict). */
-const char *const strict_allow[] = {
+const char strict_allow[][SYSCALL_NAME_SIZE] = {
     "read",
     "write",
     "open",
@@ -328,5 +328,5 @@ const char *const strict_allow[] = {
     "pkey_free",
     "pkey_mprotect",
     "clone",
-    NULL,
+    "",
 };

@@ -232,8 +232,10 @@ int expand_vars(const char *in, const struct policy_vars *vars, const char *prof
 
 const char *fs_kind_name(enum fs_kind k);
 /* Names, relative to each rw or overlay tree's root, kept read-only unless unprotected; a
- * missing one the command may not create (include/mounts.h: protect_missing). */
-extern const char *const policy_protected_names[];
+ * missing one the command may not create (include/mounts.h: protect_missing). "" ends the
+ * list. Names, not pointers: a table of pointers is relocated, so written, at every start. */
+#define POLICY_PROTECTED_NAME_SIZE 40
+extern const char policy_protected_names[][POLICY_PROTECTED_NAME_SIZE];
 const char *net_mode_name(enum net_mode m);
 const char *seccomp_preset_name(enum seccomp_preset p);
 

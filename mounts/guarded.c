@@ -96,10 +96,10 @@ static bool at_or_below(const char *path, const char *name)
 	return !strncmp(path, name, n) && (path[n] == '\0' || path[n] == '/');
 }
 
-static bool listed_at(const char *path, const char *const *names)
+static bool protected_at(const char *path)
 {
-	for (size_t i = 0; names[i]; i++)
-		if (at_or_below(path, names[i]))
+	for (size_t i = 0; policy_protected_names[i][0]; i++)
+		if (at_or_below(path, policy_protected_names[i]))
 			return true;
 	return false;
 }
@@ -107,7 +107,7 @@ static bool listed_at(const char *path, const char *const *names)
 const char *guarded_refusal(const char *rel, bool dir, const char *host, const struct strv *files,
 			    const struct strv *dirs)
 {
-	if (listed_at(rel, policy_protected_names))
+	if (protected_at(rel))
 		return "a protected path: it runs or steers code outside the sandbox later";
 	if (!strcmp(rel, ".git") && !dir)
 		return "a repository's .git replaced by a file or link points git elsewhere";

@@ -261,17 +261,18 @@ static bool unprotected(const struct policy *p, const char *name)
 	return false;
 }
 
-/* One list of protected names below root. */
+/* The protected names below root. */
 static int protect_names(struct mount_plan *plan, const struct policy *p, const char *root,
-			 const char *const *names, struct ab_err *e)
+			 struct ab_err *e)
 {
 	static const char why[] = "protected: runs outside the sandbox later";
 	char path[PATH_MAX];
 
-	for (size_t k = 0; names[k]; k++) {
-		if (unprotected(p, names[k]))
+	for (size_t k = 0; policy_protected_names[k][0]; k++) {
+		const char *name = policy_protected_names[k];
+		if (unprotected(p, name))
 			continue;
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", root, names[k]) >= sizeof(path))
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", root, name) >= sizeof(path))
 			return ab_fail(e, ENAMETOOLONG, "protecting %s", root);
 		if (plan_protect(plan, path, strlen(root), true, why, e) < 0)
 			return -1;
@@ -289,7 +290,7 @@ static int protect_trees(struct mount_plan *plan, const struct policy *p, struct
 			continue;
 		/* a copy: protect_names may move the ops */
 		snprintf(root, sizeof(root), "%s", strcmp(o->source, "/") ? o->source : "");
-		if (protect_names(plan, p, root, policy_protected_names, e) < 0)
+		if (protect_names(plan, p, root, e) < 0)
 			return -1;
 	}
 	for (size_t i = 0; i < p->protect.n; i++)

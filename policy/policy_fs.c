@@ -103,7 +103,7 @@ static int on_protect(const struct setting *s, const char *v, struct ab_err *e)
 }
 static int on_unprotect(const struct setting *s, const char *v, struct ab_err *e)
 {
-	for (size_t i = 0; policy_protected_names[i]; i++)
+	for (size_t i = 0; policy_protected_names[i][0]; i++)
 		if (!strcmp(v, policy_protected_names[i]))
 			return policy_push_item(&s->p->unprotect, v, e);
 	return ab_fail(e, 0, "'%s' is not one of the protected names", v),

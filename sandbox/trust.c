@@ -148,7 +148,7 @@ uint64_t trust_ca_lifetime(const struct policy *p)
 
 int trust_env(int (*set)(void *ctx, const char *name, const char *value), void *ctx, bool jvm)
 {
-	for (size_t i = 0; trust_bundle_vars[i]; i++)
+	for (size_t i = 0; trust_bundle_vars[i][0]; i++)
 		if (set(ctx, trust_bundle_vars[i], TRUST_BUNDLE_FILE) < 0)
 			return -1;
 	/* OpenSSL and Go read a list of directories: the run's CA, then the system's */

@@ -24,7 +24,7 @@
 /* OpenSSL and what builds on it (Python's ssl, Go, Ruby, PHP, rustls-native-certs),
  * requests, curl, pip, git, the AWS SDKs and CLI, Deno, cargo, Nix, Hex/mix, bundler,
  * httplib2, gRPC: each reads its own variable, and each replaces its store with the file */
-const char *const trust_bundle_vars[] = {
+const char trust_bundle_vars[][TRUST_VAR_NAME_SIZE] = {
     "SSL_CERT_FILE",
     "REQUESTS_CA_BUNDLE",
     "CURL_CA_BUNDLE",
@@ -38,7 +38,7 @@ const char *const trust_bundle_vars[] = {
     "BUNDLE_SSL_CA_CERT",
     "HTTPLIB2_CA_CERTS",
     "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH",
-    NULL,
+    "",
 };
 
 /* Where hosts keep their system bundle: Debian, Ubuntu, Arch, Alpine, Gentoo; Fedora, RHEL;
@@ -85,7 +85,7 @@ static int add_file(struct strv *files, const char *value, struct ab_err *e)
 
 int trust_user_anchor_files(const struct env_result *env, struct strv *files, struct ab_err *e)
 {
-	for (size_t i = 0; trust_bundle_vars[i]; i++)
+	for (size_t i = 0; trust_bundle_vars[i][0]; i++)
 		if (add_file(files, env_get(env, trust_bundle_vars[i]), e) < 0)
 			return -1;
 	return add_file(files, env_get(env, "NODE_EXTRA_CA_CERTS"), e);

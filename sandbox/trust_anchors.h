@@ -17,9 +17,10 @@
 /* At most this many bytes of added certificates, all sources together. */
 #define TRUST_EXTRA_MAX (4u * 1024 * 1024)
 
-/* The variables clients read a replacement trust store from, NULL-terminated: trust_env
- * points each at the run's bundle. */
-extern const char *const trust_bundle_vars[];
+/* The variables clients read a replacement trust store from, "" last: trust_env points each
+ * at the run's bundle. Names, not pointers, which would be relocated at every start. */
+#define TRUST_VAR_NAME_SIZE 40
+extern const char trust_bundle_vars[][TRUST_VAR_NAME_SIZE];
 
 /* Certificates gathered for the trust files: PEM CERTIFICATE blocks only, each ending in a
  * newline. */
