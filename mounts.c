@@ -68,17 +68,22 @@ static int own(struct root *r, int mntfd, struct ab_err *e)
 	return 0;
 }
 
-static int split_parent(const char *dest, char *parent, size_t size, const char **name)
+/* dest's parent directory, a copy to free (NULL with errno set), and its last name. On the
+ * heap, not in a PATH_MAX buffer: ensure() recurses once per missing level, and each page of
+ * stack pid 1 touches costs it a fault. */
+static char *split_parent(const char *dest, const char **name)
 {
 	const char *slash = strrchr(dest, '/');
 	size_t n = slash == dest ? 1 : (size_t)(slash - dest);
+	char *parent;
 
-	if (n >= size)
-		return -1;
-	memcpy(parent, dest, n);
-	parent[n] = '\0';
-	*name = slash + 1;
-	return 0;
+	if (n >= PATH_MAX) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	if ((parent = strndup(dest, n)))
+		*name = slash + 1;
+	return parent;
 }
 
 static int ensure(struct root *r, const char *dest, bool dir, struct ab_err *e);
@@ -121,26 +126,31 @@ static void put_parent(const struct root *r, int pfd)
  * when missing, but only on agentbox's own tmpfs mounts: never on a host directory. */
 static int ensure(struct root *r, const char *dest, bool dir, struct ab_err *e)
 {
-	char parent[PATH_MAX];
 	const char *name;
+	char *parent = split_parent(dest, &name);
 	int fd, pfd, rc;
 
-	if (split_parent(dest, parent, sizeof(parent), &name) < 0)
-		return ab_fail(e, ENAMETOOLONG, "mount point %s", dest);
+	if (!parent)
+		return ab_fail(e, errno, "mount point %s", dest);
 	/* an entry of the root's own fresh tmpfs is new but for a second mount on it: made first,
 	 * without asking (EEXIST then), which saves a failed lookup per mount point; / itself
 	 * (ro = /) is looked up as before */
 	if (strcmp(parent, "/") || !*name) {
 		fd = in_root(r, dest, O_PATH);
-		if (fd >= 0 || errno != ENOENT)
+		if (fd >= 0 || errno != ENOENT) {
+			free(parent);
 			return fd >= 0 ? fd : ab_fail(e, errno, "mount point %s", dest);
+		}
 	}
-	if ((rc = owned_parent(r, parent, &pfd, e)) < 0)
+	if ((rc = owned_parent(r, parent, &pfd, e)) != 0) {
+		if (rc > 0)
+			ab_fail(e, 0, "cannot create mount point %s: %s is a host directory", dest,
+				parent),
+			    ab_hint(e, "create %s on the host, or list a path that exists", dest);
+		free(parent);
 		return -1;
-	if (rc > 0)
-		return ab_fail(e, 0, "cannot create mount point %s: %s is a host directory", dest,
-			       parent),
-		       ab_hint(e, "create %s on the host, or list a path that exists", dest);
+	}
+	free(parent);
 	rc = make_entry(pfd, name, dir);
 	put_parent(r, pfd);
 	if (rc < 0 && errno != EEXIST)
@@ -293,17 +303,20 @@ static int hide(struct root *r, const char *dest, struct ab_err *e)
 
 static int make_symlink(struct root *r, const char *target, const char *dest, struct ab_err *e)
 {
-	char parent[PATH_MAX];
 	const char *name;
+	char *parent = split_parent(dest, &name);
 	int pfd, rc;
 
-	if (split_parent(dest, parent, sizeof(parent), &name) < 0)
-		return ab_fail(e, ENAMETOOLONG, "symlink %s", dest);
-	if ((rc = owned_parent(r, parent, &pfd, e)) < 0)
+	if (!parent)
+		return ab_fail(e, errno, "symlink %s", dest);
+	if ((rc = owned_parent(r, parent, &pfd, e)) != 0) {
+		if (rc > 0)
+			ab_fail(e, 0, "cannot create symlink %s: %s is a host directory", dest,
+				parent);
+		free(parent);
 		return -1;
-	if (rc > 0)
-		return ab_fail(e, 0, "cannot create symlink %s: %s is a host directory", dest,
-			       parent);
+	}
+	free(parent);
 	rc = symlinkat(target, pfd, name);
 	put_parent(r, pfd);
 	if (rc < 0)

@@ -288,7 +288,7 @@ static pid_t spawn_command(struct run *r)
 }
 
 /* Reaps every orphan, passes signals on, and leaves with the command. */
-static _Noreturn void init_loop(struct run *r, pid_t cmd)
+__attribute__((noinline)) static _Noreturn void init_loop(struct run *r, pid_t cmd)
 {
 	struct signalfd_siginfo si;
 
@@ -496,7 +496,7 @@ static void port_connect(struct run *r, const struct msg *m)
 
 /* Until the supervisor hangs up (then PDEATHSIG or the hang-up ends pid 1 and, with it, every
  * process of the session). */
-static _Noreturn void session_loop(struct run *r)
+__attribute__((noinline)) static _Noreturn void session_loop(struct run *r)
 {
 	struct execs x = {0};
 	int fds[MAX_PASSED_FDS];
