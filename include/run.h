@@ -52,6 +52,7 @@ struct run {
 	int proxy_fds[EGRESS_SOCKETS]; /* proxy mode: made in the sandbox's network namespace */
 	struct proxy *proxy;
 	struct tls_ca *tls_ca; /* [http] rules: the run's interception CA (supervisor only) */
+	bool trust_started;    /* trust_start began making the CA: trust_end waits for it */
 	struct creds *creds;   /* [credential]s: placeholders; values in the supervisor only */
 	uid_t outer_uid;       /* the caller's ids, which the sandbox maps */
 	gid_t outer_gid;

@@ -233,6 +233,8 @@ static struct {
 
 static void anchor_forget(void)
 {
+	if (!anchor.pem) /* only read: a run without it writes no page of this after the clone */
+		return;
 	free(anchor.pem);
 	anchor.pem = NULL;
 	anchor.len = 0;
@@ -453,6 +455,7 @@ int trust_start(struct run *r, struct ab_err *e)
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		return ab_fail(e, errno, "PR_SET_DUMPABLE");
 	maker.r = r;
+	r->trust_started = true;
 	maker.made = maker.may_send = maker.claimed = false;
 	maker.send_rc = 0;
 	if (pthread_create(&maker.thread, NULL, make_ca, r) != 0)
@@ -538,7 +541,7 @@ int trust_send(struct run *r, struct audit *a, struct ab_err *e)
 
 void trust_end(struct run *r)
 {
-	if (maker.r == r) {
+	if (r->trust_started) {	 /* not maker.r: a run without a CA does not touch its page */
 		trust_jvm_end(); /* first: it may be waiting for the CA's thread */
 		join_maker();
 		free(maker.pem);
