@@ -493,16 +493,38 @@ static int put_result(const struct cli *c, int status, const struct sandbox_resu
 	return status;
 }
 
-/* noinline: its buffers (three paths) would otherwise widen main's frame for every command,
+/* agentbox session start: the control sockets are never reachable from inside, whatever the
+ * view shows. A frame of its own: its path would otherwise lie above every run's. */
+__attribute__((noinline)) static int start_session(const struct policy *p, const struct cli *c,
+						   struct audit *a,
+						   const struct mount_protect *protect,
+						   struct ab_err *e)
+{
+	char dir[PATH_MAX];
+	const char *hidden[3];
+	struct mount_protect with_dir = *protect;
+	bool audited = false;
+	int rc = session_runtime_dir(dir, sizeof(dir), e);
+
+	for (size_t i = 0; i < protect->n_hidden; i++)
+		hidden[i] = protect->hidden[i];
+	hidden[with_dir.n_hidden++] = dir;
+	with_dir.hidden = hidden;
+	if (rc == 0)
+		rc = session_start(p, a, &with_dir, dir, c->json, &audited, e);
+	if (rc < 0 && !audited)
+		run_audit_failed(a, e);
+	return rc;
+}
+
+/* noinline: its buffers (two paths) would otherwise widen main's frame for every command,
  * and each page of stack a start first touches costs it a fault */
 __attribute__((noinline)) static int run(const struct policy *p, const struct cli *c)
 {
-	const char *protected[64], *hidden[3];
-	char session_dir[PATH_MAX];
-	bool audited = false;
+	const char *protected[64], *hidden[2]; /* the audit trail and the result */
 	struct strv guarded_files = {0}, guarded_dirs = {0};
 	struct mount_protect protect = {protected, 0, hidden, 0, &guarded_files, &guarded_dirs};
-	struct sandbox_result res = {0};
+	struct sandbox_result res; /* sandbox_run's to fill */
 	struct ab_err e = {0};
 	struct audit *a;
 	char exe[PATH_MAX];
@@ -529,15 +551,9 @@ __attribute__((noinline)) static int run(const struct policy *p, const struct cl
 	if (c->result_path) /* the sandbox never sees where the result goes, as with the trail */
 		hidden[protect.n_hidden++] = c->result_path;
 	if (c->session) {
-		/* the control sockets are never reachable from inside, whatever the view shows */
-		rc = session_runtime_dir(session_dir, sizeof(session_dir), &e);
-		hidden[protect.n_hidden++] = session_dir;
-		if (rc == 0)
-			rc = session_start(p, a, &protect, session_dir, c->json, &audited, &e);
+		rc = start_session(p, c, a, &protect, &e);
 		strv_free(&guarded_files);
 		strv_free(&guarded_dirs);
-		if (rc < 0 && !audited)
-			run_audit_failed(a, &e);
 		audit_close(a);
 		return rc < 0 ? fail(&e) : 0;
 	}

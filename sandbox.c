@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -303,6 +304,8 @@ int sandbox_run(const struct policy *p, struct audit *a, const struct mount_prot
 	struct run r;
 	int rc = -1;
 
+	memset(res, 0, offsetof(struct sandbox_result, error));
+	res->error[0] = res->changes[0] = '\0';
 	sandbox_init(&r, p);
 	if (prepare(&r, protect, a, e) < 0 || open_channels(&r, e) < 0)
 		goto out;

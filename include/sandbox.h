@@ -16,7 +16,7 @@
 extern const int sandbox_forwarded[SANDBOX_N_FORWARDED];
 
 /* Runs p->command. Returns 0 with *res filled once the command ran, or -1 (e filled) when
- * setup failed and nothing was executed. */
+ * setup failed and nothing was executed. *res needs no initialising. */
 int sandbox_run(const struct policy *p, struct audit *a, const struct mount_protect *protect,
 		struct sandbox_result *res, struct ab_err *e);
 
