@@ -270,25 +270,19 @@ _Noreturn void pid1_exec_command(struct run *r)
 	exec_argv(r, r->p->command.v, r->env.vars.v, r->own_session);
 }
 
-/* Why the plain run's command never ran, "" when it did (spawn). */
-static char command_failure[AB_ERR_MAX];
-
+/* The command, started with vfork (spawn): pid 1's page tables are not copied for a process
+ * that execs at once (pid 1 waits the few system calls until then). The child changes nothing
+ * of pid 1's memory that pid 1 reads again (it sets environ, which pid 1 no longer uses); no
+ * signal handler is installed that could run in it. */
 static void command_child(void *r)
 {
 	pid1_exec_command(r);
 }
 
-/* The command, started with vfork: pid 1's page tables are not copied for a process that
- * execs at once (pid 1 waits the few system calls until then). The child changes nothing of
- * pid 1's memory that pid 1 reads again (it sets environ, which pid 1 no longer uses); no
- * signal handler is installed that could run in it. */
-static pid_t spawn_command(struct run *r)
-{
-	return spawn(command_child, r, command_failure, sizeof(command_failure));
-}
-
-/* Reaps every orphan, passes signals on, and leaves with the command. */
-__attribute__((noinline)) static _Noreturn void init_loop(struct run *r, pid_t cmd)
+/* Reaps every orphan, passes signals on, and leaves with the command; failure says why the
+ * command never ran, "" when it did. */
+__attribute__((noinline)) static _Noreturn void init_loop(struct run *r, pid_t cmd,
+							  const char *failure)
 {
 	struct signalfd_siginfo si;
 
@@ -311,8 +305,7 @@ __attribute__((noinline)) static _Noreturn void init_loop(struct run *r, pid_t c
 			if (pid != cmd)
 				continue;
 			/* the text, when the command never ran, says why */
-			channel_send(r->sock[1], MSG_EXIT, status,
-				     command_failure[0] ? command_failure : NULL);
+			channel_send(r->sock[1], MSG_EXIT, status, failure[0] ? failure : NULL);
 			_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 		}
 	}
@@ -587,11 +580,13 @@ _Noreturn void pid1_main(struct run *r)
 		_exit(125);
 	if (r->session)
 		session_loop(r);
-	cmd = spawn_command(r);
+	/* e.msg, unused since setup, takes why the command never ran: a page of pid 1's stack
+	 * is written already, where a static buffer's page would be one more fault */
+	cmd = spawn(command_child, r, e.msg, sizeof(e.msg));
 	if (cmd < 0) {
 		ab_fail(&e, errno, "fork of the command");
 		channel_send(r->sock[1], MSG_ERROR, e.errnum, e.msg);
 		_exit(125);
 	}
-	init_loop(r, cmd);
+	init_loop(r, cmd, e.msg);
 }
