@@ -278,9 +278,9 @@ int trust_prepare(const struct policy *p, struct ab_err *e)
 {
 	struct egress_rule_list names;
 
-	anchor_forget();
-	if (!trust_intercepts(p))
+	if (!trust_intercepts(p)) /* and the anchor stays empty: its page is never touched */
 		return 0;
+	anchor_forget();
 	if (trust_ca_names(p, &names, e) < 0)
 		return -1;
 	egress_rule_list_free(&names);
@@ -541,6 +541,8 @@ int trust_send(struct run *r, struct audit *a, struct ab_err *e)
 
 void trust_end(struct run *r)
 {
+	if (!trust_intercepts(r->p)) /* nothing was made or read (trust_prepare) */
+		return;
 	if (r->trust_started) {	 /* not maker.r: a run without a CA does not touch its page */
 		trust_jvm_end(); /* first: it may be waiting for the CA's thread */
 		join_maker();
