@@ -138,8 +138,9 @@ static int ensure(struct root *r, const char *dest, bool dir, struct ab_err *e)
 	if (strcmp(parent, "/") || !*name) {
 		fd = in_root(r, dest, O_PATH);
 		if (fd >= 0 || errno != ENOENT) {
+			int err = errno;
 			free(parent);
-			return fd >= 0 ? fd : ab_fail(e, errno, "mount point %s", dest);
+			return fd >= 0 ? fd : ab_fail(e, err, "mount point %s", dest);
 		}
 	}
 	if ((rc = owned_parent(r, parent, &pfd, e)) != 0) {

@@ -96,8 +96,12 @@ static int recv_filter(struct run *r, const struct sock_filter **insns, unsigned
 	do
 		got = recvmsg(r->sock[1], &mh, MSG_CMSG_CLOEXEC);
 	while (got < 0 && errno == EINTR);
-	if (got == (ssize_t)sizeof(m) && m.type == MSG_FILTER_BUILTIN &&
-	    (pre = seccomp_builtin(r->p)) && m.value == pre->len) {
+	if (got == (ssize_t)sizeof(m) && m.type == MSG_FILTER_BUILTIN) {
+		if (!(pre = seccomp_builtin(r->p)) || m.value != pre->len)
+			return ab_fail(e, EPROTO,
+				       "the supervisor named a precompiled seccomp filter of %d "
+				       "instructions, which pid 1 does not have",
+				       m.value);
 		*insns = pre->insns;
 		*len = pre->len;
 		return 0;

@@ -9,7 +9,8 @@
 #include "run.h"
 #include "run_result.h"
 
-/* Compiles the filter (or copies the precompiled one) and sends it to pid 1. */
+/* Compiles the filter and sends it to pid 1, or tells pid 1 to load its own copy of the
+ * precompiled one. */
 int supervise_send_filter(struct run *r, struct ab_err *e);
 /* Waits for READY (adopting its fds), or reports pid 1's setup error, or its death. */
 int supervise_wait_ready(struct run *r, struct audit *a, struct ab_err *e);

@@ -358,7 +358,6 @@ static int ca_file(const char *pem, size_t len, struct ab_err *e)
 static struct {
 	pthread_t thread;
 	bool started;
-	struct run *r;
 	pthread_mutex_t lock;
 	pthread_cond_t posted;
 	bool made;
@@ -454,7 +453,6 @@ int trust_start(struct run *r, struct ab_err *e)
 	 * caller's may read its memory (pid 1, cloned before, keeps its own setting) */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		return ab_fail(e, errno, "PR_SET_DUMPABLE");
-	maker.r = r;
 	r->trust_started = true;
 	maker.made = maker.may_send = maker.claimed = false;
 	maker.send_rc = 0;
@@ -543,7 +541,7 @@ void trust_end(struct run *r)
 {
 	if (!trust_intercepts(r->p)) /* nothing was made or read (trust_prepare) */
 		return;
-	if (r->trust_started) {	 /* not maker.r: a run without a CA does not touch its page */
+	if (r->trust_started) {
 		trust_jvm_end(); /* first: it may be waiting for the CA's thread */
 		join_maker();
 		free(maker.pem);
