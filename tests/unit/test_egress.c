@@ -571,9 +571,46 @@ static void test_name_allowed(void **state)
 	policy_free(p);
 }
 
+/* The SSRF guard's IPv4 ranges, each with its reason (held in a fixed-size array: one as long
+ * as the array would run on into the next range, silently), and an address none covers. */
+static void test_refused_ranges(void **state)
+{
+	static const struct {
+		const char *addr, *why;
+	} cases[] = {
+	    {"0.1.2.3", "an unspecified address"},
+	    {"10.9.8.7", "a private address"},
+	    {"100.100.100.200", "a shared or cloud metadata address"},
+	    {"127.0.0.53", "a loopback address"},
+	    {"169.254.169.254", "a link-local or cloud metadata address"},
+	    {"172.31.255.1", "a private address"},
+	    {"192.0.0.170", "a reserved address"},
+	    {"192.168.1.1", "a private address"},
+	    {"198.19.0.1", "a reserved address"},
+	    {"239.1.2.3", "a multicast address"},
+	    {"255.255.255.255", "a reserved address"},
+	    {"93.184.216.34", NULL},
+	};
+	struct egress_rules none = {0};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint8_t a[4];
+		const char *why;
+
+		assert_int_equal(inet_pton(AF_INET, cases[i].addr, a), 1);
+		why = egress_address_refused(&none, AF_INET, a, 443);
+		if (!cases[i].why)
+			assert_null(why);
+		else
+			assert_string_equal(why, cases[i].why);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_refused_ranges),
 	    cmocka_unit_test(test_host),
 	    cmocka_unit_test(test_subdomain_wildcards),
 	    cmocka_unit_test(test_bad_wildcards),

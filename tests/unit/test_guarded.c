@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "guarded.h"
+#include "policy.h"
 
 static const char *const *table;
 
@@ -96,9 +97,23 @@ static void test_no_home(void **state)
 	assert_int_equal(dirs.n, 0);
 }
 
+/* Names in fixed-size arrays (a table of pointers is relocated at every start): a name as long
+ * as its array would lose its NUL and run into the next one, and C says nothing of it. */
+static void test_protected_names_end(void **state)
+{
+	size_t i;
+	(void)state;
+
+	for (i = 0; i < 100 && policy_protected_names[i][0]; i++)
+		assert_non_null(
+		    memchr(policy_protected_names[i], '\0', POLICY_PROTECTED_NAME_SIZE));
+	assert_true(i > 0 && i < 100); /* "" ends the list */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_protected_names_end),
 	    cmocka_unit_test(test_home_defaults),
 	    cmocka_unit_test(test_xdg_and_profile_path),
 	    cmocka_unit_test(test_no_home),

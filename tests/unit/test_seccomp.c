@@ -12,6 +12,7 @@
 
 #include "policy.h"
 #include "seccomp.h"
+#include "seccomp_internal.h"
 
 extern const struct seccomp_precompiled seccomp_precompiled;
 
@@ -73,9 +74,28 @@ static void test_other_inputs_compile(void **state)
 	}
 }
 
+/* The presets' names, in fixed-size arrays: one as long as its array would lose its NUL and run
+ * into the next, silently (C allows the initialiser). */
+static void expect_names_end(const char (*names)[SYSCALL_NAME_SIZE])
+{
+	size_t i;
+
+	for (i = 0; i < 1000 && names[i][0]; i++)
+		assert_non_null(memchr(names[i], '\0', SYSCALL_NAME_SIZE));
+	assert_true(i > 0 && i < 1000); /* "" ends the list */
+}
+
+static void test_names_end(void **state)
+{
+	(void)state;
+	expect_names_end(default_deny);
+	expect_names_end(strict_allow);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_names_end),
 	    cmocka_unit_test(test_default_is_precompiled),
 	    cmocka_unit_test(test_other_inputs_compile),
 	};

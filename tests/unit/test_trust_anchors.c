@@ -91,12 +91,22 @@ static void test_user_files(void **state)
 	env_result_free(&env);
 }
 
+/* Names in fixed-size arrays: one as long as its array would lose its NUL, silently. */
+static void test_bundle_vars_end(void **state)
+{
+	size_t i;
+	(void)state;
+
+	for (i = 0; i < 100 && trust_bundle_vars[i][0]; i++)
+		assert_non_null(memchr(trust_bundle_vars[i], '\0', TRUST_VAR_NAME_SIZE));
+	assert_true(i > 0 && i < 100); /* "" ends the list */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_certificates_only),
-	    cmocka_unit_test(test_malformed_block),
-	    cmocka_unit_test(test_size_cap),
+	    cmocka_unit_test(test_bundle_vars_end), cmocka_unit_test(test_certificates_only),
+	    cmocka_unit_test(test_malformed_block), cmocka_unit_test(test_size_cap),
 	    cmocka_unit_test(test_user_files),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
