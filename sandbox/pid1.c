@@ -224,7 +224,7 @@ static void read_failure(int fd, char *text, size_t size)
  * ("" when it exec'd), read once the child has exec'd or died. child(arg) runs in the child. */
 static pid_t spawn(void (*child)(void *), void *arg, char *text, size_t size)
 {
-	int fds[2];
+	int fds[2], err;
 	pid_t pid;
 
 	text[0] = '\0';
@@ -236,11 +236,13 @@ static pid_t spawn(void (*child)(void *), void *arg, char *text, size_t size)
 		child(arg);
 		_exit(125); /* child never returns */
 	}
+	err = errno; /* the caller reports vfork's reason, not a close's */
 	failure_fd = -1;
 	close(fds[1]);
 	if (pid > 0)
 		read_failure(fds[0], text, size);
 	close(fds[0]);
+	errno = err;
 	return pid;
 }
 

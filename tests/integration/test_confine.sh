@@ -347,6 +347,27 @@ t_fork_bomb() {
 	no_survivors "$bin fork" "the fork bomb"
 }
 
+# A run whose cgroup cannot hold even the command (processes = 1: pid 1 is the one) stops with
+# 125, and the line names fork's own reason (EAGAIN from pids.max), not whatever pid 1 did after.
+t_no_room_for_command() {
+	cat >one.ini <<-EOF
+		[sandbox]
+		include = $AGENTBOX_PROFILES/minimal.ini
+		[limits]
+		processes = 1
+	EOF
+	# positive control: the same profile without the limit runs the command
+	expect_exit 0 "$AGENTBOX" -p minimal -- /bin/true
+	run_cmd "$AGENTBOX" -p ./one.ini --audit "$META/one.jsonl" -- /bin/true
+	mode=$(audit_get "$META/one.jsonl" start limits.mode)
+	# RLIMIT_NPROC binds the command's own forks only (pid 1 sets it in the child), so without a
+	# writable cgroup the command does run
+	case $mode in cgroup1 | cgroup2) ;; *) not_applicable "no writable cgroup here (limits.mode $mode)" ;; esac
+	assert_eq 125 "$RC" "exit status when pids.max leaves no room for the command"
+	assert_contains "$ERR" "fork of the command: Resource temporarily unavailable" \
+		"the reason for a command that could not be forked"
+}
+
 t_memory_bomb() {
 	local bin
 	bin=$(compile_helper hog)
@@ -605,6 +626,7 @@ run_case action_kill t_action_kill
 run_case flood_100000 t_flood
 run_case strict_preset t_strict_preset
 run_case limit_fork_bomb t_fork_bomb
+run_case limit_no_room_for_command t_no_room_for_command
 run_case limit_memory t_memory_bomb
 run_case limit_file_size t_file_size
 run_case limit_cpu t_cpu
