@@ -26,8 +26,9 @@
 #
 # Environment: ROUNDS (default 500), WARMUP (20), N (10000), CC (cc), PODMAN (0: no podman exec
 # in the rounds; its after-effects slow the next command a little). Prints met or MISSED per
-# target; exits 0 once it has measured, non-zero when it cannot measure. A podman exec costs
-# about 100x an agentbox exec: ROUNDS=500 take minutes.
+# target, with the 95% interval of each exec ratio (a bootstrap over the rounds: how far another
+# run on the same machine may land); exits 0 once it has measured, non-zero when it cannot
+# measure. A podman exec costs about 100x an agentbox exec: ROUNDS=500 take minutes.
 set -euo pipefail
 
 die() { printf 'bench/session: %s\n' "$*" >&2; exit 2; }
@@ -131,7 +132,7 @@ fi
 
 printf '# %s cpus, kernel %s, uid %s, load %s, %s rounds (+%s warmup)\n' "$(nproc)" "$(uname -r)" \
 	"$(id -u)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$rounds" "$warmup"
-"$work/interleave" "$rounds" "$warmup" \
+"$work/interleave" --raw "$work/raw.tsv" "$rounds" "$warmup" \
 	exec "$bin" exec "$sid" -- /bin/true ::: \
 	bwrap "$(command -v bwrap)" --unshare-user --unshare-pid --unshare-net --unshare-ipc \
 	--unshare-uts --unshare-cgroup --ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/sbin \
@@ -142,21 +143,48 @@ printf '# %s cpus, kernel %s, uid %s, load %s, %s rounds (+%s warmup)\n' "$(npro
 	noop "$work/noop" ::: \
 	true /bin/true "${podman_cmd[@]}" | tee "$work/interleave.txt"
 printf '# load after: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
-python3 - "$work/interleave.txt" <<'EOF'
-import re, sys
-med = {}
+python3 - "$work/raw.tsv" <<'EOF'
+import random, sys
+runs = {}
 for line in open(sys.argv[1]):
-    m = re.match(r"\|\s*(exec|bwrap|floor|nons|noop|true|podman-exec)\s*\|\s*([0-9.]+)", line)
-    if m and m.group(1) not in med:
-        med[m.group(1)] = float(m.group(2))
-if len(med) < 6:
-    sys.exit("could not read the medians from interleave's output")
+    r, name, wall, _ = line.split("\t")
+    runs.setdefault(name, {})[int(r)] = float(wall)
+if len(runs) < 6:
+    sys.exit("could not read the rounds from interleave's --raw file")
+rounds = sorted(runs["exec"])
+
+
+def median(v):
+    v = sorted(v)
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+med = {name: median(t.values()) for name, t in runs.items()}
+
+
+def ratio(idx, num, dens):
+    return median([runs[num][i] for i in idx]) / sum(median([runs[d][i] for i in idx]) for d in dens)
+
+
+# 95% interval of a ratio of medians, the rounds resampled (each round keeps all its runs): how
+# far one run of this script can be from another on the same machine and load
+def verdict(num, dens, target):
+    rng = random.Random(1)
+    boot = sorted(ratio(rng.choices(rounds, k=len(rounds)), num, dens) for _ in range(1000))
+    r, lo, hi = ratio(rounds, num, dens), boot[25], boot[974]
+    word = "met" if r <= target else "MISSED"
+    if lo <= target < hi:
+        word += f" (its interval crosses {target}: another run may say otherwise)"
+    return r, f"95% interval {lo:.3f}-{hi:.3f}; {word}"
+
+
+r, v = verdict("exec", ("noop", "true"), 1.25)
+print(f"exec/(noop + true) {r:.3f} (target <= 1.25, {v})")
+if "podman-exec" in runs:
+    r, v = verdict("exec", ("podman-exec",), 0.1)
+    print(f"exec/podman-exec {r:.4f} (target <= 0.1, {v})")
 least = med["noop"] + med["true"]
-r = med["exec"] / least
-print(f"exec/(noop + true) {r:.3f} (target <= 1.25): {'met' if r <= 1.25 else 'MISSED'}")
-if "podman-exec" in med:
-    r = med["exec"] / med["podman-exec"]
-    print(f"exec/podman-exec {r:.4f} (target <= 0.1): {'met' if r <= 0.1 else 'MISSED'}")
 for name, ref, target in (("floor", med["floor"], 0.5), ("bwrap", med["bwrap"], 0.4)):
     r, bound = med["exec"] / ref, least / ref
     verdict = "met" if r <= target else "MISSED"
