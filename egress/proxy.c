@@ -474,6 +474,22 @@ static long attribute(struct proxy *px, int fd)
 	return pid > 0 ? px->attrib(px->attrib_ctx, pid) : -1;
 }
 
+/* At the cap, a connection that only lingers (its end told and audited; its client's last bytes
+ * read so that it sees the answer, not a reset) gives its place to a new one: the oldest goes.
+ * Else a command that opens and drops many refused connections would shut itself out for
+ * LINGER_MS. False when none lingers. */
+static bool evict_lingering(struct proxy *px)
+{
+	struct conn *oldest = NULL;
+
+	for (struct conn *c = px->conns; c; c = c->next)
+		if (c->lingering && (!oldest || c->deadline_ms <= oldest->deadline_ms))
+			oldest = c;
+	if (oldest)
+		conn_close(oldest, "closed");
+	return oldest != NULL;
+}
+
 static void on_accept(struct proxy *px, int which)
 {
 	for (;;) {
@@ -485,8 +501,8 @@ static void on_accept(struct proxy *px, int which)
 				pause_listeners(px);
 			return;
 		}
-		if (px->n_conns >= PROXY_MAX_CONNECTIONS || !(c = calloc(1, sizeof(*c))) ||
-		    !(c->head = malloc(EGRESS_MAX_HEAD))) {
+		if ((px->n_conns >= PROXY_MAX_CONNECTIONS && !evict_lingering(px)) ||
+		    !(c = calloc(1, sizeof(*c))) || !(c->head = malloc(EGRESS_MAX_HEAD))) {
 			free(c);
 			close(fd); /* over the limit: refused at once, the loop stays responsive */
 			note_cap(px);

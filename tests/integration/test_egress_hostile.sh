@@ -150,6 +150,18 @@ t_hostile_many_connections() {
 	assert_contains "$OUT" "OK" "the audit trail's chain after the flood"
 }
 
+# Refused connections the client keeps open linger for 2 s, and count toward the cap of 1024:
+# once it is full of them, a new connection takes the oldest one's place rather than being
+# dropped unanswered.
+t_hostile_lingering_at_cap() {
+	hostile linger 1400
+	assert_eq 1400 "$(out_value LINGER_ANSWERED)" "refused requests answered, 1400 held open at once"
+	assert_eq 0 "$(out_value LINGER_UNANSWERED)" "refused requests dropped without an answer"
+	# each refusal audited once: when it was answered, not again when its place was taken
+	net decision=deny host=refused.test
+	assert_eq "count=1400" "${NET##*$'\n'}" "the refusals in the audit trail"
+}
+
 # The supervisor out of fds: accept4 fails with EMFILE and the connection stays queued, so the
 # listener stays readable. The proxy must wait (not spin) and take connections again once
 # some close. The supervisor's CPU time is read while 80 connections wait.
@@ -445,6 +457,7 @@ run_case hostile_garbage t_hostile_garbage
 run_case smuggling_heads_refused t_smuggling_heads_refused
 run_case hostile_half_close t_hostile_half_close
 run_case hostile_many_connections t_hostile_many_connections
+run_case hostile_lingering_at_cap t_hostile_lingering_at_cap
 run_case hostile_fd_exhaustion t_hostile_fd_exhaustion
 run_case audit_no_request_not_allowed t_audit_no_request_not_allowed
 run_case limits_connections_per_host t_limits_connections_per_host

@@ -20,6 +20,10 @@
 #   flood N    N concurrent idle connections to 3128 (from several processes: the sandbox's
 #              open-files limit is 1024), held while counted: FLOOD_OPEN, FLOOD_CLOSED (closed
 #              by the proxy), FLOOD_FAILED (connect failed); then all closed.
+#   linger N   N refused requests, each on a connection of its own held open after its answer
+#              (so the proxy lingers on each, reading what the client may still send), all
+#              within the proxy's 2 s of lingering: LINGER_ANSWERED (a status line came back),
+#              LINGER_UNANSWERED (closed or silent without one); then all closed.
 # The exit status is 0 unless the helper itself breaks; the verdicts are in the output.
 import os, random, select, socket, sys, threading, time
 
@@ -301,6 +305,51 @@ def flood(n):
         r.close()
 
 
+def refused_held():
+    """A request the rules refuse, on a connection left open: True when a status line came back."""
+    try:
+        s = socket.create_connection(PROXY, timeout=5)
+        s.sendall(b"GET http://refused.test/ HTTP/1.1\r\nHost: refused.test\r\n\r\n")
+        data = b""
+        while b"\r\n" not in data:
+            d = s.recv(4096)
+            if not d:
+                break
+            data += d
+    except OSError:
+        return None, False
+    return s, data.startswith(b"HTTP/1.1 ")
+
+
+def linger(n):
+    per_child = 700  # below the sandbox's open-files limit of 1024, with room to spare
+    children = []
+    for start in range(0, n, per_child):
+        count = min(per_child, n - start)
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(r)
+            held, answered = [], 0
+            for _ in range(count):
+                s, ok = refused_held()
+                answered += ok
+                held.append(s)
+            os.write(w, f"{answered} {count - answered}\n".encode())
+            time.sleep(3)  # held past the proxy's lingering
+            os._exit(0)
+        os.close(w)
+        line = os.fdopen(r).readline()  # this child's share made before the next starts
+        children.append((pid, line))
+    totals = [0, 0]
+    for pid, line in children:
+        for i, v in enumerate(line.split()):
+            totals[i] += int(v)
+        os.waitpid(pid, 0)
+    out("LINGER_ANSWERED", totals[0])
+    out("LINGER_UNANSWERED", totals[1])
+
+
 guard = open_tunnel()
 if action == "longline":
     longline()
@@ -310,6 +359,8 @@ elif action == "garbage":
     garbage()
 elif action == "halfclose":
     halfclose()
+elif action == "linger":
+    linger(int(sys.argv[6]))
 elif action == "flood":
     flood(int(sys.argv[6]))
 else:
