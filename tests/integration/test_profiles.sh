@@ -71,6 +71,16 @@ t_shell() {
 	refuses_outside shell
 }
 
+# Started from /, shell.ini's rw = ${CWD} would make the whole file system writable: the run
+# stops before the command, and the line says what to do instead.
+t_shell_from_root() {
+	expect_exit 125 sh -c 'cd / && exec "$0" -p shell -- /bin/sh -c "echo RAN"' "$AGENTBOX"
+	assert_not_contains "$OUT" RAN "the command under a writable /"
+	assert_contains "$ERR" "inside the writable tree /," "why the run from / stopped"
+	assert_contains "$ERR" "make a project directory writable, not the whole file system" \
+		"the fix it names"
+}
+
 t_python() {
 	printf 'import json, pathlib\npathlib.Path("gen.json").write_text(json.dumps({"n": 6 * 7}))\n' >gen.py
 	expect_exit 0 "$AGENTBOX" -p python -- python3 gen.py
@@ -313,6 +323,7 @@ t_include_by_name() {
 
 run_case minimal t_minimal
 run_case shell t_shell
+run_case shell_from_root t_shell_from_root
 run_case python t_python
 run_case python_pip t_python_pip
 run_case node t_node
