@@ -152,12 +152,7 @@ static int resolve_bind_path(const char *path, const struct writable *w, char **
 				       "%s is a symlink inside the writable tree %s, where the "
 				       "sandboxed command could have planted it",
 				       next, planted_in(w, next)),
-			       /* as when shell.ini's rw = ${CWD} is run from / */
-			       ab_hint(e, strcmp(planted_in(w, next), "/")
-					      ? "list the path it points to instead"
-					      : "make a project directory writable, not the whole "
-						"file system (a profile's ${CWD} is the directory "
-						"agentbox was started in)");
+			       ab_hint(e, "list the path it points to instead");
 		if (++links > 40)
 			return ab_fail(e, ELOOP, "%s", path);
 		n = readlink(next, target, sizeof(target) - 1);

@@ -19,6 +19,16 @@ static int fs_add(const struct setting *s, enum fs_kind kind, bool optional, cha
 		return ab_fail(e, 0, "'%s' cannot be applied to /", s->key),
 		       policy_at_error(&s->at, e);
 	}
+	/* the host writable everywhere its user may write is no sandbox of files; it comes by
+	 * accident, from a ${CWD} or ${HOME} that is / */
+	if (!strcmp(path, "/") && kind == FS_RW) {
+		free(path);
+		free(target);
+		return ab_fail(e, 0, "'%s = /' would make the whole file system writable", s->key),
+		       ab_hint(e, "make the project's directory writable instead (a profile's "
+				  "${CWD} is the directory agentbox was started in)"),
+		       policy_at_error(&s->at, e);
+	}
 	for (size_t i = 0; i < p->n_fs; i++) {
 		struct fs_entry *old = &p->fs[i];
 		if (strcmp(old->path, path))

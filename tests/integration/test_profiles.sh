@@ -72,13 +72,22 @@ t_shell() {
 }
 
 # Started from /, shell.ini's rw = ${CWD} would make the whole file system writable: the run
-# stops before the command, and the line says what to do instead.
+# stops before the command, at the line that says so, with what to do instead.
 t_shell_from_root() {
 	expect_exit 125 sh -c 'cd / && exec "$0" -p shell -- /bin/sh -c "echo RAN"' "$AGENTBOX"
 	assert_not_contains "$OUT" RAN "the command under a writable /"
-	assert_contains "$ERR" "inside the writable tree /," "why the run from / stopped"
-	assert_contains "$ERR" "make a project directory writable, not the whole file system" \
-		"the fix it names"
+	assert_contains "$ERR" "shell.ini:9: 'rw = /' would make the whole file system writable" \
+		"why the run from / stopped"
+	assert_contains "$ERR" "fix: make the project's directory writable instead" "the fix it names"
+	# the same written out, and on the command line
+	printf '[sandbox]\ninclude = minimal.ini\n[filesystem]\nrw = /\n' >root.ini
+	expect_exit 125 "$AGENTBOX" -p ./root.ini -- /bin/sh -c "echo RAN"
+	assert_contains "$ERR" "root.ini:4: 'rw = /' would make" "rw = / in a profile"
+	expect_exit 125 "$AGENTBOX" -p minimal --rw / -- /bin/sh -c "echo RAN"
+	assert_contains "$ERR" "'rw = /' would make" "--rw /"
+	# positive control: / read-only is a view like any other
+	expect_exit 0 "$AGENTBOX" -p minimal --ro / -- /bin/sh -c "echo RAN"
+	assert_contains "$OUT" RAN "the command under a read-only /"
 }
 
 t_python() {

@@ -173,6 +173,12 @@ static void test_filesystem_errors(void **state)
 	expect_error("[filesystem]\nrw = /work/../etc\n", MAIN ":2: ", "has a '..' component");
 	expect_error("[filesystem]\ntmpfs = /\n", MAIN ":2: ", "'tmpfs' cannot be applied to /");
 	expect_error("[filesystem]\nhide = //./\n", MAIN ":2: ", "'hide' cannot be applied to /");
+	expect_error("[filesystem]\nrw = /\n",
+		     MAIN ":2: ", "'rw = /' would make the whole file system writable");
+	expect_error("[filesystem]\nrw-try = /./\n",
+		     MAIN ":2: ", "'rw-try = /' would make the whole file system writable");
+	expect_error("[filesystem]\nrw = /\n",
+		     MAIN ":2: ", "; fix: make the project's directory writable instead");
 	expect_error("[filesystem]\nsymlink = a /\n",
 		     MAIN ":2: ", "'symlink' cannot be applied to /");
 	expect_error("[filesystem]\nsymlink = onlyone\n",

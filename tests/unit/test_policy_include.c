@@ -422,6 +422,8 @@ static void test_override_errors_name_the_option(void **state)
 	expect_msg(&e, "--ro: ", "undefined variable '${PROFILE_DIR}'");
 	assert_int_equal(policy_override(p, "filesystem", "tmpfs", "/", "--tmpfs", &e), -1);
 	expect_msg(&e, "--tmpfs: ", "'tmpfs' cannot be applied to /");
+	assert_int_equal(policy_override(p, "filesystem", "rw", "/", "--rw", &e), -1);
+	expect_msg(&e, "--rw: ", "'rw = /' would make the whole file system writable");
 	assert_int_equal(policy_override(p, "filesystem", "rwx", "/a", "--rwx", &e), -1);
 	expect_msg(&e, "--rwx: ", "unknown key 'rwx' in [filesystem]");
 	/* the profile is untouched by the failed overrides */
