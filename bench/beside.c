@@ -10,11 +10,13 @@
  * helpers one after another, their stdout to /dev/null; starts CMD beside it and waits for it;
  * then kills the group (SIGKILL) if it is still running. Its own time is CMD's plus two
  * process starts, so compare it with `beside NOOP -- CMD` in the same interleaved run
- * (bench/interleave.c). Run beside an intercepting profile's tunnel twin, the helpers
- * bench/ca_floor (the least OpenSSL work a CA takes), or `agentbox --version` then ca_floor
- * twice (about what a helper process of agentbox's own would do: start the binary, apply
- * OpenSSL's relocations, make the CA and the JVM's store), give a lower bound for any start
- * that makes its CA beside the run: here no one waits for the certificate.
+ * (bench/interleave.c). Run beside an intercepting profile's tunnel twin, the helper
+ * bench/ca_floor (the least OpenSSL work a CA takes), or `agentbox --version :: ca_floor`
+ * (a helper process of agentbox's own: the binary's start, then the CA; it leaves out
+ * OpenSSL's relocations and the JVM's store, and counts ca_floor's own start) give a lower
+ * bound for a start that makes its CA beside the run: here no one waits for the certificate.
+ * Helpers that leave the process group (setsid) outlive the kill; so do all of them when
+ * beside itself is killed: a tool for the bench, not for a user.
  * Exits with CMD's status, or 125 when either cannot be started or a helper fails. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -47,8 +49,10 @@ static int run_helpers(char **argv)
 	int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 
 	if (null < 0 || dup2(null, STDOUT_FILENO) < 0 ||
-	    sched_setscheduler(0, SCHED_IDLE, &none) < 0)
+	    sched_setscheduler(0, SCHED_IDLE, &none) < 0) {
+		perror("beside: the helpers' stdout or SCHED_IDLE");
 		return 1;
+	}
 	while (*argv) {
 		char **next = argv;
 		pid_t pid;
@@ -70,7 +74,7 @@ static int run_helpers(char **argv)
 
 int main(int argc, char **argv)
 {
-	int sep = 1, err, st, hst;
+	int sep = 1, err, st, hst, reap_errno;
 	pid_t helpers, cmd;
 
 	while (sep < argc && strcmp(argv[sep], "--") != 0)
@@ -92,10 +96,12 @@ int main(int argc, char **argv)
 	setpgid(helpers, helpers); /* both sides: the group exists before either goes on */
 	err = posix_spawn(&cmd, argv[sep + 1], NULL, NULL, &argv[sep + 1], environ);
 	st = err ? -1 : reap(cmd);
+	reap_errno = errno;
 	kill(-helpers, SIGKILL);
 	hst = reap(helpers);
 	if (err || st < 0) {
-		fprintf(stderr, "beside: %s: %s\n", argv[sep + 1], strerror(err ? err : errno));
+		fprintf(stderr, "beside: %s: %s\n", argv[sep + 1],
+			strerror(err ? err : reap_errno));
 		return 125;
 	}
 	/* killed by us, or done: anything else means a helper never did its work */

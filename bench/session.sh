@@ -26,9 +26,9 @@
 #
 # Environment: ROUNDS (default 500), WARMUP (20), N (10000), CC (cc), PODMAN (0: no podman exec
 # in the rounds; its after-effects slow the next command a little). Prints met or MISSED per
-# target, with the 95% interval of each exec ratio (a bootstrap over the rounds: how far another
-# run on the same machine may land); exits 0 once it has measured, non-zero when it cannot
-# measure. A podman exec costs about 100x an agentbox exec: ROUNDS=500 take minutes.
+# target, with a 95% interval of each exec ratio (a bootstrap over this run's rounds, taken as
+# independent: how well the run pins its own ratio; two runs differ by more, since load drifts);
+# exits 0 once it has measured, non-zero when it cannot measure. A podman exec costs about 100x an agentbox exec: ROUNDS=500 take minutes.
 set -euo pipefail
 
 die() { printf 'bench/session: %s\n' "$*" >&2; exit 2; }
@@ -168,8 +168,8 @@ def ratio(idx, num, dens):
 
 
 # 95% interval of a ratio of medians, the rounds resampled (each round keeps all its runs): how
-# far one run of this script can be from another on the same machine and load
-def verdict(num, dens, target):
+# well this run pins its ratio
+def judged(num, dens, target):
     rng = random.Random(1)
     boot = sorted(ratio(rng.choices(rounds, k=len(rounds)), num, dens) for _ in range(1000))
     r, lo, hi = ratio(rounds, num, dens), boot[25], boot[974]
@@ -179,10 +179,10 @@ def verdict(num, dens, target):
     return r, f"95% interval {lo:.3f}-{hi:.3f}; {word}"
 
 
-r, v = verdict("exec", ("noop", "true"), 1.25)
+r, v = judged("exec", ("noop", "true"), 1.25)
 print(f"exec/(noop + true) {r:.3f} (target <= 1.25, {v})")
 if "podman-exec" in runs:
-    r, v = verdict("exec", ("podman-exec",), 0.1)
+    r, v = judged("exec", ("podman-exec",), 0.1)
     print(f"exec/podman-exec {r:.4f} (target <= 0.1, {v})")
 least = med["noop"] + med["true"]
 for name, ref, target in (("floor", med["floor"], 0.5), ("bwrap", med["bwrap"], 0.4)):

@@ -476,8 +476,9 @@ static long attribute(struct proxy *px, int fd)
 
 /* At the cap, a connection that only lingers (its end told and audited; its client's last bytes
  * read so that it sees the answer, not a reset) gives its place to a new one: the oldest goes.
- * Else a command that opens and drops many refused connections would shut itself out for
- * LINGER_MS. False when none lingers. */
+ * Else a command that keeps many ended connections open would shut itself out for LINGER_MS.
+ * What its client sent is read first: closing a socket with unread bytes sends a reset, which
+ * may cost the client the answer it has not read yet. False when none lingers. */
 static bool evict_lingering(struct proxy *px)
 {
 	struct conn *oldest = NULL;
@@ -485,9 +486,14 @@ static bool evict_lingering(struct proxy *px)
 	for (struct conn *c = px->conns; c; c = c->next)
 		if (c->lingering && (!oldest || c->deadline_ms <= oldest->deadline_ms))
 			oldest = c;
-	if (oldest)
-		conn_close(oldest, "closed");
-	return oldest != NULL;
+	if (!oldest)
+		return false;
+	/* a bounded drain: a client that never stops sending gets its reset */
+	for (int i = 0; i < 4; i++)
+		if (recv(oldest->cl.fd, px->chunk, RELAY_CHUNK, MSG_DONTWAIT) <= 0)
+			break;
+	conn_close(oldest, "closed"); /* audited when its lingering began */
+	return true;
 }
 
 static void on_accept(struct proxy *px, int which)

@@ -23,7 +23,8 @@
 #   linger N   N refused requests, each on a connection of its own held open after its answer
 #              (so the proxy lingers on each, reading what the client may still send), all
 #              within the proxy's 2 s of lingering: LINGER_ANSWERED (a status line came back),
-#              LINGER_UNANSWERED (closed or silent without one); then all closed.
+#              LINGER_UNANSWERED (closed or silent without one), LINGER_SECONDS (from the
+#              first request to the last answer); then all closed.
 # The exit status is 0 unless the helper itself breaks; the verdicts are in the output.
 import os, random, select, socket, sys, threading, time
 
@@ -324,6 +325,7 @@ def refused_held():
 def linger(n):
     per_child = 700  # below the sandbox's open-files limit of 1024, with room to spare
     children = []
+    t0 = time.monotonic()
     for start in range(0, n, per_child):
         count = min(per_child, n - start)
         r, w = os.pipe()
@@ -341,6 +343,7 @@ def linger(n):
         os.close(w)
         line = os.fdopen(r).readline()  # this child's share made before the next starts
         children.append((pid, line))
+    seconds = time.monotonic() - t0
     totals = [0, 0]
     for pid, line in children:
         for i, v in enumerate(line.split()):
@@ -348,6 +351,7 @@ def linger(n):
         os.waitpid(pid, 0)
     out("LINGER_ANSWERED", totals[0])
     out("LINGER_UNANSWERED", totals[1])
+    out("LINGER_SECONDS", f"{seconds:.2f}")
 
 
 guard = open_tunnel()
