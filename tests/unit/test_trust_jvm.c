@@ -9,8 +9,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/types.h>
 
 #include <openssl/pem.h>
 #include <openssl/pkcs12.h>
@@ -415,6 +419,77 @@ static void test_user_store(void **state)
 	}
 }
 
+/* mmap, linked as __wrap_mmap (tests/CMakeLists.txt): with fail_file_maps set, a read-only
+ * private map of a file fails as a file system that cannot map gives ENODEV; counted. */
+void *__real_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+static bool fail_file_maps;
+static int file_maps_failed;
+
+void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	if (fail_file_maps && fd >= 0 && prot == PROT_READ && flags == MAP_PRIVATE) {
+		file_maps_failed++;
+		errno = ENODEV;
+		return MAP_FAILED;
+	}
+	return __real_mmap(addr, len, prot, flags, fd, off);
+}
+
+static const char *fixed_ca_pem;
+static size_t fixed_ca_len;
+
+static const char *fixed_ca(size_t *len)
+{
+	*len = fixed_ca_len;
+	return fixed_ca_pem;
+}
+
+/* The store trust_jvm_start makes of the host's system bundle and ca.test's CA, malloc'd. */
+static unsigned char *started_store(size_t *len)
+{
+	static const struct strv no_files;
+	struct trust_jvm_sources src = {NULL, 0, &no_files, fixed_ca};
+	struct ab_err e = {0};
+	const unsigned char *der;
+	unsigned char *copy;
+
+	trust_jvm_start(&src);
+	if (trust_jvm_wait(&der, len, &e) < 0)
+		fail_msg("trust_jvm_wait: %s", e.msg);
+	assert_non_null(copy = malloc(*len));
+	memcpy(copy, der, *len);
+	trust_jvm_end();
+	return copy;
+}
+
+/* Where the system bundle cannot be mapped, it is read instead, into the same store. */
+static void test_bundle_not_mappable(void **state)
+{
+	unsigned char *mapped, *read;
+	size_t mapped_len, read_len;
+	(void)state;
+
+	fixed_ca_pem = certificate("ca.test", &fixed_ca_len);
+	mapped = started_store(&mapped_len);
+	fail_file_maps = true;
+	read = started_store(&read_len);
+	fail_file_maps = false;
+	/* the control: a host without a bundle maps nothing, and this case proves nothing there */
+	if (file_maps_failed == 0) {
+		free(mapped);
+		free(read);
+		free((char *)fixed_ca_pem);
+		skip();
+	}
+	assert_int_equal(read_len, mapped_len);
+	assert_memory_equal(read, mapped, mapped_len);
+	assert_true(mapped_len > 100 * 1000); /* the bundle's certificates, not the CA alone */
+	free(mapped);
+	free(read);
+	free((char *)fixed_ca_pem);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -424,6 +499,7 @@ int main(void)
 	    cmocka_unit_test(test_bad_blocks),
 	    cmocka_unit_test(test_certificate_shape),
 	    cmocka_unit_test(test_user_store),
+	    cmocka_unit_test(test_bundle_not_mappable),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
