@@ -81,6 +81,9 @@ smoke() {
 	run "${curl[@]}" --noproxy '*' "$url"
 	if [ "$OUT" != "$body" ]; then bad "server" "positive control: curl in the container: $(shown)"; return; fi
 
+	# shell.ini's rw = ${CWD}: from a project's directory, since a container starts in /,
+	# which agentbox refuses to make writable
+	mkdir "$W/proj" && cd "$W/proj" || { bad "project directory" "cannot make $W/proj"; return; }
 	run "$AB" -p shell --net proxy --allow "127.0.0.1:$port" --audit "$audit" -- \
 		"${curl[@]}" --noproxy '' -x http://127.0.0.1:3128 "$url"
 	if [ "$RC" = 0 ] && [ "$OUT" = "$body" ]; then
