@@ -28,7 +28,8 @@
 # in the rounds; its after-effects slow the next command a little). Prints met or MISSED per
 # target, with a 95% interval of each exec ratio (a bootstrap over this run's rounds, taken as
 # independent: how well the run pins its own ratio; two runs differ by more, since load drifts);
-# exits 0 once it has measured, non-zero when it cannot measure. A podman exec costs about 100x an agentbox exec: ROUNDS=500 take minutes.
+# exits 0 once it has measured, non-zero when it cannot measure. A podman exec costs about 100x
+# an agentbox exec: ROUNDS=500 take minutes.
 set -euo pipefail
 
 die() { printf 'bench/session: %s\n' "$*" >&2; exit 2; }

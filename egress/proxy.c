@@ -477,8 +477,9 @@ static long attribute(struct proxy *px, int fd)
 /* At the cap, a connection that only lingers (its end told and audited; its client's last bytes
  * read so that it sees the answer, not a reset) gives its place to a new one: the oldest goes.
  * Else a command that keeps many ended connections open would shut itself out for LINGER_MS.
- * What its client sent is read first: closing a socket with unread bytes sends a reset, which
- * may cost the client the answer it has not read yet. False when none lingers. */
+ * What its client sent is read first, as lingering reads it: closing a socket with unread bytes
+ * sends a reset, which may cost the client the answer it has not read yet. False when none
+ * lingers. */
 static bool evict_lingering(struct proxy *px)
 {
 	struct conn *oldest = NULL;
@@ -488,11 +489,8 @@ static bool evict_lingering(struct proxy *px)
 			oldest = c;
 	if (!oldest)
 		return false;
-	/* a bounded drain: a client that never stops sending gets its reset */
-	for (int i = 0; i < 4; i++)
-		if (recv(oldest->cl.fd, px->chunk, RELAY_CHUNK, MSG_DONTWAIT) <= 0)
-			break;
-	conn_close(oldest, "closed"); /* audited when its lingering began */
+	conn_linger_read(oldest);     /* may close it already: at its end, or past the bound */
+	conn_close(oldest, "closed"); /* a no-op then; audited when its lingering began */
 	return true;
 }
 

@@ -13,17 +13,14 @@ static int fs_add(const struct setting *s, enum fs_kind kind, bool optional, cha
 	struct policy *p = s->p;
 	struct fs_entry *nf;
 
-	if (!strcmp(path, "/") && kind != FS_RO && kind != FS_RW) {
+	if (!strcmp(path, "/") && kind != FS_RO) {
 		free(path);
 		free(target);
-		return ab_fail(e, 0, "'%s' cannot be applied to /", s->key),
-		       policy_at_error(&s->at, e);
-	}
-	/* the host writable everywhere its user may write is no sandbox of files; it comes by
-	 * accident, from a ${CWD} or ${HOME} that is / */
-	if (!strcmp(path, "/") && kind == FS_RW) {
-		free(path);
-		free(target);
+		if (kind != FS_RW)
+			return ab_fail(e, 0, "'%s' cannot be applied to /", s->key),
+			       policy_at_error(&s->at, e);
+		/* the host writable everywhere its user may write is no sandbox of files; it comes
+		 * by accident, from a ${CWD} or ${HOME} that is / */
 		return ab_fail(e, 0, "'%s = /' would make the whole file system writable", s->key),
 		       ab_hint(e, "make the project's directory writable instead (a profile's "
 				  "${CWD} is the directory agentbox was started in)"),

@@ -350,6 +350,7 @@ t_fork_bomb() {
 # A run whose cgroup cannot hold even the command (processes = 1: pid 1 is the one) stops with
 # 125, and the line names fork's own reason (EAGAIN from pids.max), not whatever pid 1 did after.
 t_no_room_for_command() {
+	local mode
 	cat >one.ini <<-EOF
 		[sandbox]
 		include = $AGENTBOX_PROFILES/minimal.ini

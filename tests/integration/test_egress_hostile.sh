@@ -156,7 +156,7 @@ t_hostile_many_connections() {
 t_hostile_lingering_at_cap() {
 	local seconds
 	hostile linger 1400
-	# the control: the 1400 came within the 2 s, so that over 1024 lingered at once (0.5 s
+	# the control: the 1400 came within the 2 s, so that over 1024 lingered at once (0.2 s
 	# natively here); a proxy under memcheck answers too slowly for the cap to be reached
 	seconds=$(out_value LINGER_SECONDS)
 	if ! "$PY" -c 'import sys; sys.exit(float(sys.argv[1]) >= 1.8)' "$seconds"; then

@@ -79,15 +79,21 @@ def proxied_get_retry(seconds):
         time.sleep(0.2)
 
 
-def open_tunnel():
-    s = socket.create_connection(PROXY, timeout=10)
-    s.sendall(f"CONNECT {HOST}:{PORT} HTTP/1.1\r\nHost: {HOST}:{PORT}\r\n\r\n".encode())
-    head = b""
-    while b"\r\n\r\n" not in head:
+def read_until(s, marker):
+    """Reads until marker has come, or the peer's end; what came."""
+    data = b""
+    while marker not in data:
         d = s.recv(4096)
         if not d:
             break
-        head += d
+        data += d
+    return data
+
+
+def open_tunnel():
+    s = socket.create_connection(PROXY, timeout=10)
+    s.sendall(f"CONNECT {HOST}:{PORT} HTTP/1.1\r\nHost: {HOST}:{PORT}\r\n\r\n".encode())
+    head = read_until(s, b"\r\n\r\n")
     out("GUARD_OPEN", head.split(b" ")[1].decode() if head.startswith(b"HTTP/") else "none")
     return s
 
@@ -311,12 +317,7 @@ def refused_held():
     try:
         s = socket.create_connection(PROXY, timeout=5)
         s.sendall(b"GET http://refused.test/ HTTP/1.1\r\nHost: refused.test\r\n\r\n")
-        data = b""
-        while b"\r\n" not in data:
-            d = s.recv(4096)
-            if not d:
-                break
-            data += d
+        data = read_until(s, b"\r\n")
     except OSError:
         return None, False
     return s, data.startswith(b"HTTP/1.1 ")
