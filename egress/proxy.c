@@ -216,6 +216,8 @@ void conn_close(struct conn *c, const char *reason)
 	flow_close_pipe(px, &c->to_up);
 	flow_close_pipe(px, &c->to_client);
 	c->dead = true;
+	if (c->lingering)
+		px->n_lingering--;
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -474,16 +476,18 @@ static long attribute(struct proxy *px, int fd)
 	return pid > 0 ? px->attrib(px->attrib_ctx, pid) : -1;
 }
 
-/* At the cap, a connection that only lingers (its end told and audited; its client's last bytes
- * read so that it sees the answer, not a reset) gives its place to a new one: the oldest goes.
- * Else a command that keeps many ended connections open would shut itself out for LINGER_MS.
- * What its client sent is read first, as lingering reads it: closing a socket with unread bytes
- * sends a reset, which may cost the client the answer it has not read yet. False when none
- * lingers. */
+/* At the cap, or out of fds, a connection that only lingers (its end told and audited; its
+ * client's last bytes read so that it sees the answer, not a reset) gives its place to a new
+ * one: the oldest goes. Else a command that keeps many ended connections open would shut itself
+ * out for LINGER_MS. What its client sent is read first, as lingering reads it: closing a
+ * socket with unread bytes sends a reset, which may cost the client the answer it has not read
+ * yet. False when none lingers. */
 static bool evict_lingering(struct proxy *px)
 {
 	struct conn *oldest = NULL;
 
+	if (px->n_lingering == 0)
+		return false; /* a flood at the cap with none lingering: no walk per connection */
 	for (struct conn *c = px->conns; c; c = c->next)
 		if (c->lingering && (!oldest || c->deadline_ms <= oldest->deadline_ms))
 			oldest = c;
@@ -500,6 +504,9 @@ static void on_accept(struct proxy *px, int which)
 		int fd = accept4(px->listeners[which], NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		struct conn *c = NULL;
 		if (fd < 0) {
+			/* out of fds: a lingering connection gives its one back, as at the cap */
+			if ((errno == EMFILE || errno == ENFILE) && evict_lingering(px))
+				continue;
 			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
 			    errno == ENOMEM)
 				pause_listeners(px);

@@ -189,7 +189,8 @@ struct proxy {
 	struct audit *a;
 	struct conn *conns;
 	size_t n_conns;
-	size_t lookups;			    /* resolver threads still running */
+	size_t n_lingering; /* of n_conns: only read, to be closed (evict_lingering) */
+	size_t lookups;	    /* resolver threads still running */
 	long (*attrib)(void *ctx, int pid); /* a session's: proxy_attribute */
 	void *attrib_ctx;
 	pid_t attrib_pid1;

@@ -398,6 +398,7 @@ void conn_linger(struct conn *c, const char *reason)
 	proxy_close_endpoint(c->px, &c->up); /* nothing more goes either way */
 	conn_release_limits(c);
 	c->lingering = true;
+	c->px->n_lingering++;
 	c->close_after_flush = false;
 	c->deadline_ms = proxy_now_ms() + LINGER_MS;
 	conn_update_interest(c);

@@ -21,7 +21,11 @@ hostile() {
 	helpers_in
 	box "hostile-$1" --allow "127.0.0.1:$WWW_PORT" -- /usr/bin/python3 egress_hostile.py "$1" \
 		127.0.0.1 "$WWW_PORT" /file.txt "$BODY" "${@:2}"
-	expect_exit 0 "${BOX[@]}"
+	if [ -n "${NOFILE:-}" ]; then # agentbox and the command under a hard open-files limit
+		expect_exit 0 bash -c 'ulimit -n "$0" && exec "$@"' "$NOFILE" "${BOX[@]}"
+	else
+		expect_exit 0 "${BOX[@]}"
+	fi
 	assert_contains "$OUT" "GUARD_OPEN:200" "the tunnel opened before the hostile client"
 	assert_contains "$OUT" "GUARD:ok" "a tunnel opened before the hostile client still works after it"
 	assert_contains "$OUT" "AFTER:ok" "a fresh request through the proxy after the hostile client"
@@ -172,6 +176,27 @@ print(sum(e.get("event") == "limit" and e.get("limit") == "connections"
 	# each refusal audited once: when it was answered, not again when its place was taken
 	net decision=deny host=refused.test
 	assert_eq "count=1400" "${NET##*$'\n'}" "the refusals in the audit trail"
+}
+
+# The same with the supervisor's fds, not the cap, taken by lingering connections: under a hard
+# limit of 256 open files, 400 refusals held open. When accept4 fails with EMFILE, the oldest
+# lingering connection gives its fd back as at the cap; else the proxy stops accepting until
+# one ends, up to 2 s later, and audits the cap.
+t_hostile_lingering_out_of_fds() {
+	local seconds
+	NOFILE=256 hostile linger 400
+	seconds=$(out_value LINGER_SECONDS)
+	if ! "$PY" -c 'import sys; sys.exit(float(sys.argv[1]) >= 1.8)' "$seconds"; then
+		under_memcheck && not_applicable "under memcheck 400 refusals took $seconds s: the fds never ran out while they lingered"
+		fail "400 refusals took $seconds s: new connections waited for lingering ones to end" "$(report)"
+	fi
+	assert_eq 400 "$(out_value LINGER_ANSWERED)" "refused requests answered, 400 held open at once"
+	assert_eq 0 "$(out_value LINGER_UNANSWERED)" "refused requests dropped without an answer"
+	assert_eq 0 "$("$PY" -c 'import json, sys
+print(sum(e.get("event") == "limit" and e.get("limit") == "connections"
+          for e in map(json.loads, open(sys.argv[1]))))' "$AUDIT")" "limit events for running out of fds"
+	net decision=deny host=refused.test
+	assert_eq "count=400" "${NET##*$'\n'}" "the refusals in the audit trail"
 }
 
 # The supervisor out of fds: accept4 fails with EMFILE and the connection stays queued, so the
@@ -470,6 +495,7 @@ run_case smuggling_heads_refused t_smuggling_heads_refused
 run_case hostile_half_close t_hostile_half_close
 run_case hostile_many_connections t_hostile_many_connections
 run_case hostile_lingering_at_cap t_hostile_lingering_at_cap
+run_case hostile_lingering_out_of_fds t_hostile_lingering_out_of_fds
 run_case hostile_fd_exhaustion t_hostile_fd_exhaustion
 run_case audit_no_request_not_allowed t_audit_no_request_not_allowed
 run_case limits_connections_per_host t_limits_connections_per_host

@@ -26,7 +26,7 @@
 #              LINGER_UNANSWERED (closed or silent without one), LINGER_SECONDS (from the
 #              first request to the last answer); then all closed.
 # The exit status is 0 unless the helper itself breaks; the verdicts are in the output.
-import os, random, select, socket, sys, threading, time
+import os, random, resource, select, socket, sys, threading, time
 
 PROXY = ("127.0.0.1", 3128)
 SOCKS = ("127.0.0.1", 1080)
@@ -324,7 +324,8 @@ def refused_held():
 
 
 def linger(n):
-    per_child = 700  # below the sandbox's open-files limit of 1024, with room to spare
+    # below the sandbox's open-files limit (1024, or the caller's lower one), with room to spare
+    per_child = min(700, resource.getrlimit(resource.RLIMIT_NOFILE)[0] - 60)
     children = []
     t0 = time.monotonic()
     for start in range(0, n, per_child):
