@@ -15,6 +15,7 @@
 
 #include "json.h"
 #include "json_read.h"
+#include "mcp_ask.h"
 #include "mcp_describe.h"
 #include "mcp_session.h"
 #include "mcp_tools.h"
@@ -34,6 +35,7 @@ static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26",
 struct server {
 	struct mcp_session s;
 	struct mcp_wire w;
+	struct mcp_ask ask;  /* the client asked about connections, when it can be */
 	const char *version; /* the protocol revision initialize agreed, NULL before */
 };
 
@@ -86,6 +88,21 @@ static const char *negotiate(const struct jnode *params)
 	return versions[0];
 }
 
+/* A client that can be asked (elicitation, from 2025-06-18) is asked about the connections the
+ * profile lets a person allow; one whose profile grants none never has a question. */
+static void ask_from_now(struct server *sv, const struct jnode *capabilities)
+{
+	struct ab_err e = {0};
+
+	if (!revision_from(sv, "2025-06-18") || !mcp_ask_capable(capabilities))
+		return;
+	if (mcp_ask_start(&sv->ask, sv->s.id, &e) == 0)
+		ab_print(
+		    "agentbox mcp: the client is asked about connections the profile grants\n");
+	else if (e.errnum != EPERM)
+		ab_print("agentbox mcp: the client is not asked about connections: %s\n", e.msg);
+}
+
 static void initialize(struct server *sv, const struct jnode *id, const struct jnode *params)
 {
 	struct json j;
@@ -110,6 +127,7 @@ static void initialize(struct server *sv, const struct jnode *id, const struct j
 		    "says what the sandbox can see and reach.");
 	json_obj_end(&j);
 	finish(sv, &j);
+	ask_from_now(sv, jnode_get(params, "capabilities"));
 }
 
 static void tools_list(struct server *sv, const struct jnode *id)
@@ -139,7 +157,7 @@ static void tools_call(struct server *sv, const struct jnode *id, const struct j
 {
 	const char *name = jnode_str(params, "name");
 	const struct jnode *args = jnode_get(params, "arguments");
-	struct mcp_call c = {.wire = &sv->w, .id = id};
+	struct mcp_call c = {.wire = &sv->w, .ask = sv->ask.fd >= 0 ? &sv->ask : NULL, .id = id};
 	struct ab_err e = {0};
 	struct json r, j;
 	enum mcp_call_status st;
@@ -152,7 +170,7 @@ static void tools_call(struct server *sv, const struct jnode *id, const struct j
 				   "_meta.progressToken must be a string or an integer");
 	/* a cancel already read: the call never starts, and gets no response */
 	mcp_wire_peek_start(&sv->w);
-	if (mcp_wire_cancels(&sv->w, id, NULL, 0)) {
+	if (mcp_call_peek(&c)) {
 		ab_print("agentbox mcp: the client cancelled a call of %.100s before it started\n",
 			 name);
 		return;
@@ -229,9 +247,11 @@ static void message(struct server *sv, const struct jnode *m)
 	if (id && !valid_id(id))
 		return reply_error(sv, NULL, INVALID_REQUEST, "id must be a string or a number");
 	if (!method) {
-		/* a response: this server sends no requests, so it answers none */
-		if (id && (jnode_get(m, "result") || jnode_get(m, "error")))
+		/* a response: to a question (mcp_ask.h), or to nothing this server asked */
+		if (id && (jnode_get(m, "result") || jnode_get(m, "error"))) {
+			(void)mcp_ask_response(&sv->ask, m);
 			return;
+		}
 		return reply_error(sv, id, INVALID_REQUEST, "no method");
 	}
 	if (!id) {
@@ -282,15 +302,19 @@ static void lines(struct server *sv)
 static void serve(struct server *sv)
 {
 	while (!sv->w.broken && !sv->s.client_gone) {
-		struct pollfd p[2] = {{0, POLLIN, 0},
-				      {sv->s.audit_pipe ? sv->s.audit_fd : -1, POLLIN, 0}};
-		if (poll(p, 2, -1) < 0) {
+		struct pollfd p[3] = {{0, POLLIN, 0},
+				      {sv->s.audit_pipe ? sv->s.audit_fd : -1, POLLIN, 0},
+				      {sv->ask.fd, POLLIN, 0}};
+		if (poll(p, 3, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
 		if (p[1].revents)
 			mcp_session_audit(&sv->s);
+		/* between calls too: a process a run left running may connect */
+		if (p[2].revents)
+			mcp_ask_read(&sv->ask, &sv->w);
 		if (!p[0].revents)
 			continue;
 		long n = mcp_wire_read(&sv->w);
@@ -306,6 +330,7 @@ int mcp_command(int argc, char **argv, struct ab_err *e)
 {
 	struct server sv = {0};
 
+	mcp_ask_init(&sv.ask);
 	if (argc < 3 || !strcmp(argv[2], "-h") || !strcmp(argv[2], "--help"))
 		return ab_fail(e, 0, "usage: agentbox mcp -p PROFILE [OPTIONS]"), 125;
 	if (mcp_wire_init(&sv.w) < 0)
@@ -321,6 +346,7 @@ int mcp_command(int argc, char **argv, struct ab_err *e)
 		 : sv.w.broken	  ? "stdout closed"
 				  : "stdin ended",
 		 sv.s.id);
+	mcp_ask_stop(&sv.ask);
 	mcp_session_stop(&sv.s);
 	mcp_wire_free(&sv.w);
 	return 0;

@@ -299,7 +299,25 @@ static void cancel(struct run *r)
 	free(buf);
 }
 
-/* What the client sent meanwhile: read on for a cancel (the rest waits its turn). */
+static bool peeked(void *ctx, const char *text, size_t n)
+{
+	struct mcp_call *c = ctx;
+
+	if (c->ask)
+		mcp_ask_line(c->ask, text, n);
+	if (c->cancelled || !mcp_wire_is_cancel(text, n, c->id, c->reason, sizeof(c->reason)))
+		return false;
+	c->cancelled = true;
+	return true;
+}
+
+bool mcp_call_peek(struct mcp_call *c)
+{
+	return mcp_wire_peek(c->wire, peeked, c);
+}
+
+/* What the client sent meanwhile: read on for a cancel and the answers to questions (the rest
+ * waits its turn). */
 static void client_input(struct mcp_session *s, struct run *r, short revents)
 {
 	struct mcp_call *c = r->call;
@@ -315,10 +333,8 @@ static void client_input(struct mcp_session *s, struct run *r, short revents)
 		client_gone(s, r);
 		return;
 	}
-	if (!c->cancelled && mcp_wire_cancels(c->wire, c->id, c->reason, sizeof(c->reason))) {
-		c->cancelled = true;
+	if (!c->cancelled && mcp_call_peek(c))
 		cancel(r);
-	}
 }
 
 /* ---------- progress ---------- */
@@ -436,7 +452,7 @@ static int wait_for(const struct run *r, uint64_t drain_end, uint64_t now)
 	return until > now ? (int)(until - now) : 0;
 }
 
-enum { RUN_CTL, RUN_OUT, RUN_ERR, RUN_TRAIL, RUN_STDIN, RUN_STDOUT, RUN_SLOTS };
+enum { RUN_CTL, RUN_OUT, RUN_ERR, RUN_TRAIL, RUN_STDIN, RUN_STDOUT, RUN_ASK, RUN_SLOTS };
 
 /* Until the command ends, then its output's end (or a short while, for what it left behind
  * holding the pipes), reading the trail all along so the session never waits on it, and
@@ -455,7 +471,8 @@ static void run_wait(struct mcp_session *s, struct run *r)
 		    [RUN_ERR] = {r->err, POLLIN, 0},
 		    [RUN_TRAIL] = {s->audit_pipe ? s->audit_fd : -1, POLLIN, 0},
 		    [RUN_STDIN] = {r->exited ? -1 : 0, room ? POLLIN : POLLRDHUP, 0},
-		    [RUN_STDOUT] = {r->exited ? -1 : 1, 0, 0}};
+		    [RUN_STDOUT] = {r->exited ? -1 : 1, 0, 0},
+		    [RUN_ASK] = {r->call->ask ? r->call->ask->fd : -1, POLLIN, 0}};
 		uint64_t now = now_ms();
 		if (r->exited && r->call->cancelled)
 			break; /* nobody reads what a cancelled command left */
@@ -484,6 +501,8 @@ static void run_wait(struct mcp_session *s, struct run *r)
 			client_gone(s, r);
 			return;
 		}
+		if (p[RUN_ASK].revents) /* a question about a connection the command waits on */
+			mcp_ask_read(r->call->ask, r->call->wire);
 		if (p[RUN_STDIN].revents) {
 			client_input(s, r, p[RUN_STDIN].revents);
 			if (r->client_gone)

@@ -11,6 +11,7 @@
 #include "error.h"
 #include "json.h"
 #include "json_read.h"
+#include "mcp_ask.h"
 #include "mcp_session.h"
 #include "mcp_wire.h"
 
@@ -33,6 +34,7 @@
 /* One tools/call as it runs: the request it answers, and what its client says meanwhile. */
 struct mcp_call {
 	struct mcp_wire *wire;	   /* read on while the call runs, for a cancel */
+	struct mcp_ask *ask;	   /* the client's answers to questions, read on likewise */
 	const struct jnode *id;	   /* the request's id, which a notifications/cancelled names */
 	const struct jnode *token; /* its _meta.progressToken, NULL for none */
 	bool cancelled;		   /* out: the client cancelled it: it gets no response */
@@ -40,6 +42,10 @@ struct mcp_call {
 };
 
 enum mcp_call_status { MCP_CALL_DONE, MCP_CALL_NO_TOOL, MCP_CALL_BAD_ARGS };
+
+/* Looks at what the client sent since the last look: answers to questions go to the session
+ * now, and a cancel of the call sets c->cancelled (true then). */
+bool mcp_call_peek(struct mcp_call *c);
 
 /* Calls tool name with args (an object, or NULL) and writes its result object (content,
  * structuredContent, isError) to j, unless c->cancelled. NO_TOOL or BAD_ARGS with e set when

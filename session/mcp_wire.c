@@ -101,8 +101,8 @@ static bool same_id(const struct jnode *a, const struct jnode *b)
 	       (!strcmp(a->str, b->str) || (jnode_double(a, &x) && jnode_double(b, &y) && x == y));
 }
 
-/* Whether the line is a cancel of id; its reason, if it gives one, into reason. */
-static bool cancel_of(const char *text, size_t n, const struct jnode *id, char *reason, size_t size)
+bool mcp_wire_is_cancel(const char *text, size_t n, const struct jnode *id, char *reason,
+			size_t size)
 {
 	static const char method[] = "notifications/cancelled";
 	struct ab_err ignored;
@@ -124,7 +124,7 @@ static bool cancel_of(const char *text, size_t n, const struct jnode *id, char *
 	return hit;
 }
 
-bool mcp_wire_cancels(struct mcp_wire *w, const struct jnode *id, char *reason, size_t size)
+bool mcp_wire_peek(struct mcp_wire *w, bool (*fn)(void *ctx, const char *text, size_t n), void *ctx)
 {
 	if (w->peek < w->head)
 		w->peek = w->head;
@@ -134,8 +134,7 @@ bool mcp_wire_cancels(struct mcp_wire *w, const struct jnode *id, char *reason, 
 			return false;
 		size_t start = w->peek, end = (size_t)(nl - w->in);
 		w->peek = end + 1;
-		if (end - start <= MCP_MAX_MESSAGE &&
-		    cancel_of(w->in + start, end - start, id, reason, size))
+		if (end - start <= MCP_MAX_MESSAGE && fn(ctx, w->in + start, end - start))
 			return true;
 	}
 }

@@ -39,11 +39,18 @@ long mcp_wire_read(struct mcp_wire *w);
  * or TOO_LONG once for a line past MCP_MAX_MESSAGE (its bytes are skipped up to its newline). */
 enum mcp_wire_next mcp_wire_next(struct mcp_wire *w, const char **text, size_t *n);
 
-/* Starts looking for a cancel of the message handed out last: from the lines after it. */
+/* Starts looking at the lines after the message handed out last (for a cancel of it, and the
+ * answers to the server's own requests) before their turn comes. */
 void mcp_wire_peek_start(struct mcp_wire *w);
-/* Whether a whole line read since then (or since the last call) is a notifications/cancelled
- * whose requestId is id. The lines stay for their turn: a cancel handled later is ignored. */
-bool mcp_wire_cancels(struct mcp_wire *w, const struct jnode *id, char *reason, size_t size);
+/* Hands each whole line read since then and not looked at yet to fn, in order; stops after a
+ * line fn returns true for, and returns true then. The lines stay for their turn: what was
+ * done with one early (a cancel, an answer) is found done when it comes. */
+bool mcp_wire_peek(struct mcp_wire *w, bool (*fn)(void *ctx, const char *text, size_t n),
+		   void *ctx);
+/* Whether a line is a notifications/cancelled whose requestId is id; its reason, if it gives
+ * one, into reason. */
+bool mcp_wire_is_cancel(const char *text, size_t n, const struct jnode *id, char *reason,
+			size_t size);
 
 /* Writes text and a newline, waiting for room; a failed write marks the wire broken. */
 void mcp_wire_send(struct mcp_wire *w, const char *text);

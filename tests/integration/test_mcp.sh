@@ -11,7 +11,9 @@
 # Every tool result is checked against its tool's output schema; the input schema is what the
 # server enforces; output caps keep head and tail on character boundaries; progress comes with a
 # token only; notifications/cancelled kills the running command and its request gets no
-# response; and the official TypeScript SDK drives it all (n/a without node, npm or a registry).
+# response; a client that can be asked (elicitation) decides on the connections a profile may
+# grant while the run waits; and the official TypeScript SDK drives it all (n/a without node,
+# npm or a registry).
 . "$(dirname "$0")/lib.sh"
 
 if ! "$AGENTBOX" -p minimal -- true 2>/dev/null; then
@@ -80,6 +82,48 @@ case_network() {
 	client network -p "$META/net.ini" -- "www.test:$PORT" deny
 	net_profile "allow = www.test" "resolve = www.test=127.0.0.1"
 	client network -p "$META/net.ini" -- "www.test:$PORT" allow
+}
+
+# A client that can be asked (elicitation) is asked about connections the profile's grantable
+# rule covers, while the run waits on them: once, a decline, a word not in the form, run, a
+# cancel; a host beyond the grant never asked; an unanswered question refused at its timeout
+# and its request withdrawn; clients without elicitation (or form mode, or 2025-06-18) never
+# asked, refused at once. Each question and answer in the trail.
+ask_profile() {
+	net_profile "resolve = a.ask.test=127.0.0.1, b.ask.test=127.0.0.1" \
+		"grantable = *.ask.test:$PORT" "$@"
+}
+
+ask_client() {
+	MCP_STDERR="$META/server.err" run_cmd "$PY" "$HELPERS/mcp_ask_client.py" "$1" "$AGENTBOX" \
+		"$META/net.ini" "$PORT"
+	[ "$RC" = 0 ] || fail "ask scenario $1: status $RC" "$OUT" "$(tail -n 20 "$META/server.err")"
+}
+
+case_ask() {
+	mkdir -p "$META/www" && echo body >"$META/www/file.txt"
+	serve www "$META/www"
+	ask_profile "ask-timeout = 20s" && printf '[audit]\nfile = %s\n' "$META/audit.jsonl" >>"$META/net.ini"
+	ask_client answers
+	assert_contains "$(cat "$META/server.err")" "the client is asked about connections" \
+		"the server says it asks"
+	assert_eq "ask-start 5 once deny deny run deny" "$("$PY" -c 'import json, sys
+ev = [e for e in map(json.loads, open(sys.argv[1])) if e["event"] == "policy"]
+print(" ".join([e["action"] for e in ev if e["action"] == "ask-start"] +
+               [str(sum(e["action"] == "ask" for e in ev))] +
+               [e["answer"] for e in ev if e["action"] == "answer"]))' "$META/audit.jsonl")" \
+		"the trail: the subscription, five questions, their answers"
+	ask_profile "ask-timeout = 1s"
+	ask_client timeout
+	ask_profile "ask-timeout = 20s"
+	ask_client unasked
+	assert_not_contains "$(cat "$META/server.err")" "not asked" "a client that cannot be asked: no complaint"
+	# control: a profile that grants nothing has no question and says nothing of it
+	net_profile "resolve = a.ask.test=127.0.0.1"
+	: >"$META/server.err"
+	ask_client nogrant
+	assert_not_contains "$(cat "$META/server.err")" "asked about connections" \
+		"a profile that grants nothing: the client is not asked"
 }
 
 case_overlay() {
@@ -310,7 +354,8 @@ case_sdk() {
 	command -v node >/dev/null && command -v npm >/dev/null ||
 		not_applicable "node and npm are not installed"
 	mkdir -p "$sdk" && cp "$HELPERS"/mcp_sdk/package.json "$HELPERS"/mcp_sdk/package-lock.json \
-		"$HELPERS"/mcp_sdk/sdk_client.mjs "$sdk"/ || fail "cannot copy the SDK test"
+		"$HELPERS"/mcp_sdk/sdk_client.mjs "$HELPERS"/mcp_sdk/sdk_ask.mjs "$sdk"/ ||
+		fail "cannot copy the SDK test"
 	# npm's configured cafile (a registry behind a TLS-inspecting proxy) does not reach every
 	# request npm 11 makes; node's own variable does (run.sh clears the unprivileged user's
 	# environment, so the caller's is not there)
@@ -334,6 +379,14 @@ case_sdk() {
 		[ "$RC" = 0 ] || fail "the SDK's client (pass $i): $(printf '%s\n' "$OUT" | grep FAIL)" \
 			"$OUT" "$(tail -n 5 <<<"$ERR")"
 	done
+	# asked about a connection through the SDK's elicitation handler
+	mkdir -p "$META/www" && echo body >"$META/www/file.txt"
+	serve www "$META/www"
+	ask_profile "ask-timeout = 20s"
+	CMD_LIMIT=$(under_memcheck && echo 900 || echo 180) run_cmd node "$sdk/sdk_ask.mjs" \
+		"$AGENTBOX" "$META/net.ini" "$PORT"
+	[ "$RC" = 0 ] || fail "the SDK asked: $(printf '%s\n' "$OUT" | grep FAIL)" "$OUT" \
+		"$(tail -n 5 <<<"$ERR")"
 }
 
 run_case basics case_basics
@@ -342,6 +395,7 @@ run_case versions case_versions
 run_case errors case_errors
 run_case limits case_limits
 run_case network case_network
+run_case ask case_ask
 run_case overlay case_overlay
 run_case end_of_input case_end_of_input
 run_case killed case_killed

@@ -96,8 +96,8 @@ class Server:
         check("result" in r, "%s failed: %r" % (method, r))
         return r["result"]
 
-    def initialize(self, version="2025-06-18"):
-        res = self.result("initialize", {"protocolVersion": version, "capabilities": {},
+    def initialize(self, version="2025-06-18", capabilities=None):
+        res = self.result("initialize", {"protocolVersion": version, "capabilities": capabilities or {},
                                          "clientInfo": {"name": "mcp_client.py", "version": "1"}})
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         self.version = res["protocolVersion"]
