@@ -12,6 +12,9 @@
 /* Writes the safe form of s into out (always NUL-terminated when size > 0, cut at a whole
  * escape); returns the length the whole safe form needs. */
 size_t printable(const char *s, char *out, size_t size);
+/* The same for a line of agentbox's own that may carry such text (an error naming a path):
+ * backslashes and tabs pass, so that a name printable made safe already reads as it did. */
+size_t printable_line(const char *s, char *out, size_t size);
 /* Prints the safe form of s to f. */
 void print_printable(FILE *f, const char *s);
 

@@ -3,9 +3,12 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "printable.h"
 
 __attribute__((format(printf, 2, 0))) static void append(struct ab_err *e, const char *fmt,
 							 va_list ap)
@@ -66,12 +69,15 @@ int ab_context(struct ab_err *e, const char *fmt, ...)
 }
 
 /* One write per line, so that lines of agentbox's own and of the command sharing a terminal do
- * not interleave mid-line; a line longer than the buffer is cut, its end kept. */
+ * not interleave mid-line; a line longer than the buffer is cut. A message may name what the
+ * command chose (a file in a promote's error): every control in it but the line's own end is
+ * escaped (printable_line), so that it cannot forge, erase or hide a line. */
 __attribute__((format(printf, 2, 0))) static void say(const char *prefix, const char *fmt,
 						      va_list ap)
 {
-	char line[AB_ERR_MAX * 2];
+	char line[AB_ERR_MAX * 2], out[AB_ERR_MAX * 8];
 	size_t len = strlen(prefix), off = 0;
+	bool end;
 	int n;
 
 	memcpy(line, prefix, len);
@@ -79,12 +85,20 @@ __attribute__((format(printf, 2, 0))) static void say(const char *prefix, const 
 	if (n < 0)
 		return;
 	len += (size_t)n;
-	if (len >= sizeof(line)) {
+	end = len >= sizeof(line); /* cut: it still ends its line */
+	if (end)
 		len = sizeof(line) - 1;
-		line[len - 1] = '\n';
+	if (len && line[len - 1] == '\n') {
+		end = true;
+		len--;
 	}
+	line[len] = '\0';
+	printable_line(line, out, sizeof(out) - 1);
+	len = strlen(out);
+	if (end)
+		out[len++] = '\n';
 	while (off < len) {
-		ssize_t w = write(STDERR_FILENO, line + off, len - off);
+		ssize_t w = write(STDERR_FILENO, out + off, len - off);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)

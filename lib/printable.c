@@ -10,14 +10,16 @@
 
 /* The length of the valid UTF-8 sequence at s that may pass as it is, or 0 when its first byte
  * must be escaped: malformed, overlong, a surrogate, past U+10FFFF, a C1 control, or a
- * bidirectional embedding, override or isolate (U+202A-U+202E, U+2066-U+2069). */
-static size_t passing_utf8(const unsigned char *s)
+ * bidirectional embedding, override or isolate (U+202A-U+202E, U+2066-U+2069). In a line of
+ * agentbox's own (printable_line), the backslash and the tab pass. */
+static size_t passing_utf8(const unsigned char *s, bool line)
 {
 	uint32_t cp;
 	size_t len;
 
 	if (s[0] < 0x80)
-		return s[0] >= 0x20 && s[0] != 0x7f && s[0] != '\\';
+		return (s[0] >= 0x20 && s[0] != 0x7f && (s[0] != '\\' || line)) ||
+		       (line && s[0] == '\t');
 	/* the terminating NUL ends a cut sequence, as a missing byte would */
 	len = utf8_decode(s, strnlen((const char *)s, 4), &cp);
 	if (!len || (cp >= 0x80 && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) ||
@@ -26,7 +28,7 @@ static size_t passing_utf8(const unsigned char *s)
 	return len;
 }
 
-size_t printable(const char *s, char *out, size_t size)
+static size_t escape(const char *s, char *out, size_t size, bool line)
 {
 	static const char hex[] = "0123456789abcdef";
 	const unsigned char *p = (const unsigned char *)s;
@@ -34,7 +36,7 @@ size_t printable(const char *s, char *out, size_t size)
 	bool full = size == 0;
 
 	while (*p) {
-		size_t n = passing_utf8(p);
+		size_t n = passing_utf8(p, line);
 		char esc[4] = {'\\', 'x', hex[*p >> 4], hex[*p & 15]};
 		size_t len = n ? n : sizeof(esc);
 		/* once a piece does not fit, nothing after it is written either */
@@ -52,6 +54,16 @@ size_t printable(const char *s, char *out, size_t size)
 	return need;
 }
 
+size_t printable(const char *s, char *out, size_t size)
+{
+	return escape(s, out, size, false);
+}
+
+size_t printable_line(const char *s, char *out, size_t size)
+{
+	return escape(s, out, size, true);
+}
+
 void print_printable(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -61,7 +73,7 @@ void print_printable(FILE *f, const char *s)
 	while (*p) {
 		size_t take = 0, n;
 		while (p[take] && take < sizeof(piece) - 4) {
-			n = passing_utf8(p + take);
+			n = passing_utf8(p + take, false);
 			take += n ? n : 1;
 		}
 		memcpy(piece, p, take);

@@ -87,6 +87,20 @@ t_check_empty_unknown_section() {
 	assert_contains "$ERR" "empty.ini:3" "stderr names the unknown section's line"
 }
 
+# agentbox's own lines may name what a command chose (a file in a promote's error): controls in
+# them are escaped, so a name cannot erase, move or forge a line. Control: the name's plain part
+# is there as given.
+t_error_line_escaped() {
+	local name
+	name=$(printf 'no-such\r\033[2K\033[1Apromoted 3 changes\nagentbox: note')
+	expect_exit 125 "$AGENTBOX" -p "$name" -- true
+	assert_contains "$ERR" "profile 'no-such\\x0d\\x1b[2K\\x1b[1Apromoted 3 changes\\x0aagentbox: note' not found" \
+		"the escaped name in the error"
+	assert_eq 1 "$(printf '%s' "$ERR" | grep -c '')" "lines on stderr"
+	assert_not_contains "$ERR" "$(printf '\033')" "an escape byte on stderr"
+	assert_not_contains "$ERR" "$(printf '\r')" "a carriage return on stderr"
+}
+
 # A valid profile that says what cannot take effect: --check prints a warning line for each,
 # naming FILE:LINE, and exits 0; --strict makes it fail with 125; a run prints them and runs.
 # rules written the way a URL or a glob would be: the line, what is wrong, and the fix
@@ -245,6 +259,7 @@ t_unknown_option() {
 run_case explain_json t_explain_json
 run_case check_profiles t_check_profiles
 run_case check_empty_unknown_section t_check_empty_unknown_section
+run_case error_line_escaped t_error_line_escaped
 run_case rule_mistakes t_rule_mistakes
 run_case check_warnings t_check_warnings
 run_case check_paths t_check_paths

@@ -19,6 +19,27 @@ static void check(const char *in, const char *want)
 	assert_int_equal(need, strlen(want));
 }
 
+static void check_line(const char *in, const char *want)
+{
+	char out[256];
+	size_t need = printable_line(in, out, sizeof(out));
+
+	assert_string_equal(out, want);
+	assert_int_equal(need, strlen(want));
+}
+
+/* agentbox's own lines: a name already made safe reads as it was; raw controls do not pass */
+static void test_line_keeps_backslash_and_tab(void **state)
+{
+	(void)state;
+	check_line("promote a\\x0db: cannot\tcreate", "promote a\\x0db: cannot\tcreate");
+	check_line("next to \r\x1b[2K\x1b[1Apromoted 3 changes\nagentbox: note",
+		   "next to \\x0d\\x1b[2K\\x1b[1Apromoted 3 changes\\x0aagentbox: note");
+	check_line("\xc2\x9b"
+		   "31m \xe2\x80\xae",
+		   "\\xc2\\x9b31m \\xe2\\x80\\xae");
+}
+
 static void test_plain_and_utf8_pass(void **state)
 {
 	(void)state;
@@ -68,6 +89,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_plain_and_utf8_pass),
 	    cmocka_unit_test(test_controls_escaped),
+	    cmocka_unit_test(test_line_keeps_backslash_and_tab),
 	    cmocka_unit_test(test_invalid_utf8_escaped),
 	    cmocka_unit_test(test_small_buffer_cuts_whole_escapes),
 	};
