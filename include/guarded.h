@@ -29,5 +29,10 @@ int guarded_paths_here(struct strv *files, struct strv *dirs, struct ab_err *e);
  * below it, is refused). */
 const char *guarded_refusal(const char *rel, bool dir, const char *host, const struct strv *files,
 			    const struct strv *dirs);
+/* promote: whether rel (below its tree's root) is, or lies inside, a .git below the root: a
+ * repository of its own, whose config and hooks the host's git runs (a gitlink in the root's
+ * index makes a plain `git status` there read them). Only the root's .git is protected in
+ * place; one made, or written into, below it is refused whatever it holds. */
+bool guarded_nested_git(const char *rel);
 
 #endif

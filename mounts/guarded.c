@@ -104,6 +104,14 @@ static bool protected_at(const char *path)
 	return false;
 }
 
+bool guarded_nested_git(const char *rel)
+{
+	for (const char *p = strchr(rel, '/'); p; p = strchr(p + 1, '/'))
+		if (!strncmp(p + 1, ".git", 4) && (p[5] == '/' || p[5] == '\0'))
+			return true;
+	return false;
+}
+
 const char *guarded_refusal(const char *rel, bool dir, const char *host, const struct strv *files,
 			    const struct strv *dirs)
 {

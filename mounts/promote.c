@@ -661,6 +661,10 @@ static const char *refusal(const struct run_info *r, const struct change *ch,
 			      gdirs);
 	if (!why && run_protected(r, ch))
 		why = "a path the run's profile protects";
+	/* its deletion plants nothing: a removed nested repository goes as a whole */
+	if (!why && ch->kind != CH_DELETED && guarded_nested_git(ch->rel))
+		why = "inside a repository below the tree's root (a nested .git): git on the host "
+		      "would run its config and hooks";
 	return why;
 }
 

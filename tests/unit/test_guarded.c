@@ -110,13 +110,28 @@ static void test_protected_names_end(void **state)
 	assert_true(i > 0 && i < 100); /* "" ends the list */
 }
 
+/* A .git below the root, as a directory, a file or anything inside one; the root's own is the
+ * protected names' (and not this), and names that only begin with .git are no repository. */
+static void test_nested_git(void **state)
+{
+	(void)state;
+	assert_true(guarded_nested_git("evil/.git"));
+	assert_true(guarded_nested_git("evil/.git/config"));
+	assert_true(guarded_nested_git("a/b/.git/hooks/pre-commit"));
+	assert_false(guarded_nested_git(".git"));
+	assert_false(guarded_nested_git(".git/objects/ab/cdef"));
+	assert_false(guarded_nested_git("src/.gitignore"));
+	assert_false(guarded_nested_git("src/.github/workflows/ci.yml"));
+	assert_false(guarded_nested_git("src/x.git"));
+	assert_false(guarded_nested_git("src/main.c"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_protected_names_end),
-	    cmocka_unit_test(test_home_defaults),
-	    cmocka_unit_test(test_xdg_and_profile_path),
-	    cmocka_unit_test(test_no_home),
+	    cmocka_unit_test(test_protected_names_end),	 cmocka_unit_test(test_home_defaults),
+	    cmocka_unit_test(test_xdg_and_profile_path), cmocka_unit_test(test_no_home),
+	    cmocka_unit_test(test_nested_git),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
