@@ -440,27 +440,44 @@ static void hold_from(struct scrub *s, size_t i)
 	s->hold = lead >= 0 ? (size_t)lead : i;
 }
 
-/* The end of a piece that more follows: a form may start right after it, so a base64
- * character there stays, and one before a line break ending a line of base64 (a wrapped
- * blob: 16 or more of its characters), not before any other line's end. */
+/* The most bytes a form can take in a stream from the character before it on: each of its
+ * characters read as %25XX (5 bytes) after a line break (2), and the base64 character before
+ * it over a line break (3). It depends on the values' lengths alone. */
+static size_t hold_bound(const struct creds *cs)
+{
+	size_t longest = 0;
+
+	for (size_t v = 0; v < cs->n; v++)
+		for (size_t k = 0; k < CRED_FORMS && cs->v[v].form[k].find; k++)
+			if (cs->v[v].form[k].len > longest)
+				longest = cs->v[v].form[k].len;
+	return 7 * longest + 3;
+}
+
+/* A line break at b[p] that a wrapped form (base64, hex) may run over: a character of theirs
+ * just before it (CRLF or LF). No other form holds a line break: a value has none. */
+static bool crossable(const char *b, size_t p)
+{
+	if (p && b[p - 1] == '\r')
+		p--;
+	return p && alphabet_of(b[p - 1]);
+}
+
+/* The end of a piece that more follows: what is held back for the next piece is decided by the
+ * bytes alone, never by whether they begin a value. Held back so, bytes that are a value's
+ * beginning came back later, or in a frame or record of their own, than bytes that are not:
+ * an origin that echoes the command's guesses let it learn the value a character at a time.
+ * So the held bytes are the last hold_bound's worth, but never from before a line break no
+ * form can run over: a stream of lines (events, JSON lines) is held up by nothing. Every form
+ * cut at the end starts within those bytes (scrub_run's partial match is the check). */
 static void hold_end(struct scrub *s)
 {
-	size_t j = s->n, run = 0;
+	size_t bound = hold_bound(s->cs), stop = s->n > bound ? s->n - bound : 0, j = s->n;
 
-	if (j && alphabet_of(s->b[j - 1])) {
-		s->hold = j - 1;
-		return;
-	}
-	if (j && s->b[j - 1] == '\n')
+	while (j > stop && !(s->b[j - 1] == '\n' && !crossable(s->b, j - 1)))
 		j--;
-	if (j && s->b[j - 1] == '\r')
-		j--;
-	if (j == s->n)
-		return;
-	while (run < j && (alphabet_of(s->b[j - 1 - run]) || s->b[j - 1 - run] == '='))
-		run++;
-	if (run >= 16 || (run == j && run))
-		s->hold = j - 1;
+	if (j < s->hold)
+		s->hold = j;
 }
 
 /* A body: every hit found overwritten, in the order of their starts, those that reach into the
@@ -515,7 +532,7 @@ static void scrub_run(struct scrub *s)
 		i++;
 	}
 	free(merged);
-	if (!s->final && s->hold == s->n)
+	if (!s->final)
 		hold_end(s);
 	if (s->w)
 		overwrite_body(s);

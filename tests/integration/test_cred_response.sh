@@ -71,6 +71,33 @@ curl_api() {
 	box "$1" sh -c 'curl -sS --max-time 15 '"$2"' -H "Authorization: Bearer $API_TOKEN" "https://origin.test:'"$OP"'$0"; echo; echo "PH=$API_TOKEN"' "$3"
 }
 
+# What the scrubber holds back at the end of a piece tells nothing: an origin that echoes the
+# command's bytes sends a guess back framed the same whether or not it begins the real value.
+# (A right guess was held back whole and came in a chunk of its own, a wrong one went out at
+# once: the command learnt the value a character at a time without ever sending it.) Control:
+# the guess comes back, and the same holds for a guess one character longer.
+t_hold_no_oracle() {
+	local k right wrong next line first
+	origin
+	profile
+	for k in 8 12; do
+		right=${REAL:0:k}
+		next=${REAL:k-1:1}
+		wrong=${REAL:0:k-1}$([ "$next" = Q ] && echo R || echo Q)
+		box "hold$k" sh -c 'for g in "$@"; do curl -sS --max-time 15 --raw --data-binary "x $g" \
+			"https://origin.test:'"$OP"'/echo" | tr "\r\n" "|."; echo; done' sh "$right" "$wrong"
+		assert_eq 0 "$RC" "the echoes of two guesses"
+		line=$(printf '%s\n' "$OUT" | sed -n 2p)
+		first=$(printf '%s\n' "$OUT" | sed -n 1p)
+		# control: each guess came back (the chunks' data, joined)
+		assert_eq "x $right|x $wrong" "$("$PY" -c 'import sys
+print("|".join("".join(a.split("|.")[1::2]) for a in sys.argv[1:]))' "$first" "$line")" \
+			"the guesses echoed"
+		assert_eq "${line//"$wrong"/GUESS}" "${first//"$right"/GUESS}" \
+			"the framing of a right and a wrong guess of $k characters"
+	done
+}
+
 t_body_reflected() {
 	origin
 	profile
@@ -222,6 +249,7 @@ t_chunked_placeholder() {
 }
 
 run_case body_reflected t_body_reflected
+run_case hold_no_oracle t_hold_no_oracle
 run_case trace t_trace
 run_case encoded_heads t_encoded_heads
 run_case query_redirect t_query_redirect

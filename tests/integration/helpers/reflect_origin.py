@@ -20,6 +20,7 @@ REFLECT_TOKEN in its environment is the real value. For each request it logs one
   /range        the value in a body, a byte range of it when the request asks (206)
   /partial      206, whatever the request asked
   /plain        200 "ok", nothing reflected
+  /echo         200 chunked: the request's body back, in one chunk (an upload read back)
 A request body is not read unless its Content-Length says so (an origin that ignores bodies
 on GET: a body there is read as the next request).
 """
@@ -92,10 +93,12 @@ def ranged(body, spec):
     return response(206, "Partial Content", [("Content-Range", "bytes %d-%d/%d" % (a, b, len(body)))], part)
 
 
-def answer(method, target, headers, raw_head):
+def answer(method, target, headers, raw_head, body):
     path = target.split("?", 1)[0]
     tok = TOKEN
     hmap = {k.lower(): v for k, v in headers}
+    if path == "/echo":
+        return response(200, "OK", [("Transfer-Encoding", "chunked")], None) + chunked([body], []), False
     if path == "/range":
         return ranged(("ranged " + tok + "\n").encode(), hmap.get("range", "")), False
     if path == "/partial":
@@ -149,13 +152,14 @@ def serve(conn):
             hmap = {k.lower(): v for k, v in headers}
             raw_head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
             n = int(hmap.get("content-length", "0") or 0)
+            body = b""
             if n and method not in ("GET", "HEAD", "OPTIONS", "TRACE"):
-                f.read(n)
+                body = f.read(n)
             real = TOKEN in raw_head.decode("latin-1") or urllib.parse.quote(TOKEN, safe="") in target
             log("REQ %s %s real=%s ae=%s range=%s" % (method, target, "yes" if real else "no",
                                                        hmap.get("accept-encoding", "-"),
                                                        hmap.get("range", "-")))
-            data, close = answer(method, target, headers, raw_head)
+            data, close = answer(method, target, headers, raw_head, body)
             conn.sendall(data)
             if close or hmap.get("connection", "").lower() == "close":
                 return
