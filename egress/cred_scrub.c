@@ -561,13 +561,21 @@ int creds_scrub_stream(const struct creds *cs, struct creds_scrub *st, char *buf
 
 	*out = NULL;
 	*out_n = 0;
-	wipe_free(st->run, st->run_len); /* it held bytes before their scrub */
-	st->run = NULL;
+	/* the last run's bytes past those sent held bytes before their scrub */
+	if (st->run_len > st->run_sent)
+		explicit_bzero(st->run + st->run_sent, st->run_len - st->run_sent);
+	st->run_len = st->run_sent = 0;
 	if (!s.n)
 		return 0;
 	if (st->len) { /* the bytes held back, then these: a run of their own */
-		if (!(run = st->run = malloc(s.n)))
-			return -1;
+		if (s.n > st->run_cap) {
+			wipe_free(st->run, st->run_cap);
+			st->run_cap = 0;
+			if (!(st->run = malloc(s.n)))
+				return -1;
+			st->run_cap = s.n;
+		}
+		run = st->run;
 		st->run_len = s.n;
 		memcpy(run, st->held, st->len);
 		if (n)
@@ -593,6 +601,8 @@ int creds_scrub_stream(const struct creds *cs, struct creds_scrub *st, char *buf
 	st->found |= s.found;
 	*out = s.w;
 	*out_n = s.hold;
+	if (run == st->run)
+		st->run_sent = s.hold;
 	return 0;
 }
 
@@ -600,9 +610,9 @@ void creds_scrub_free(struct creds_scrub *st)
 {
 	wipe_free(st->held, st->len);
 	wipe_free(st->held_out, st->len);
-	wipe_free(st->run, st->run_len);
+	wipe_free(st->run, st->run_cap);
 	st->held = st->held_out = st->run = NULL;
-	st->len = st->run_len = 0;
+	st->len = st->run_len = st->run_sent = st->run_cap = 0;
 }
 
 char *creds_redact(const struct creds *cs, const char *head, size_t n, size_t *out_n,

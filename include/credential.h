@@ -127,8 +127,10 @@ struct creds_scrub {
 	char *held;	/* bytes held back, as they came: read again with the next piece */
 	char *held_out; /* the same, as the hits before them left them: what is sent of them */
 	size_t len;
-	char *run; /* those and the next piece, when some were held */
-	size_t run_len;
+	char *run;	 /* those and the next piece, when some were held: kept for the next */
+	size_t run_len;	 /* bytes of it in use */
+	size_t run_sent; /* of those, sent (scrubbed whole): the rest is wiped before its reuse */
+	size_t run_cap;
 	uint32_t found; /* bit i: credential i's value was found so far */
 };
 /* Scrubs buf in place (no copy unless bytes were held back): 0 with *out, *out_n the bytes to
