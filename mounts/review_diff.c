@@ -21,6 +21,8 @@
 extern char **environ;
 
 #define BEYOND_LINK "host path crosses a symlink: not read"
+/* diff's output is printed in pieces of at most this many bytes */
+#define DIFF_PIECE 4096
 
 /* A name the command chose, printed so it cannot fake or hide a line (printable.h). */
 static void print_escaped(const char *s)
@@ -79,14 +81,69 @@ static int wait_diff(pid_t pid)
 	return WIFEXITED(status) && WEXITSTATUS(status) <= 1 ? 0 : -1;
 }
 
+/* n bytes of diff's output, NULs among them, printed made printable (printable_line). */
+static void print_piece(const char *s, size_t n)
+{
+	char part[DIFF_PIECE + 1], safe[4 * DIFF_PIECE + 1];
+
+	while (n) {
+		const char *nul = memchr(s, '\0', n);
+		size_t k = nul ? (size_t)(nul - s) : n;
+		memcpy(part, s, k);
+		part[k] = '\0';
+		printable_line(part, safe, sizeof(safe));
+		fputs(safe, stdout);
+		if (nul)
+			fputs("\\x00", stdout);
+		s += k + (nul != NULL);
+		n -= k + (nul != NULL);
+	}
+}
+
+/* diff's output, line by line (a longer line in pieces), each made printable: a changed line
+ * of the command's cannot erase, move or hide itself or another on the reader's terminal, as
+ * its file's name cannot. The lines' own ends and tabs stay. */
+static void print_lines(int fd)
+{
+	char in[DIFF_PIECE];
+	size_t have = 0;
+	ssize_t got;
+
+	while ((got = read(fd, in + have, sizeof(in) - have)) != 0) {
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			break;
+		have += (size_t)got;
+		size_t start = 0;
+		for (char *nl; (nl = memchr(in + start, '\n', have - start));
+		     start = (size_t)(nl - in) + 1) {
+			print_piece(in + start, (size_t)(nl - in) - start);
+			putchar('\n');
+		}
+		if (start == 0 && have == sizeof(in)) { /* a line longer than the buffer */
+			print_piece(in, have);
+			start = have;
+		}
+		memmove(in, in + start, have - start);
+		have -= start;
+	}
+	print_piece(in, have);
+}
+
 static int run_diff(const char *label, int old_fd, int new_fd)
 {
+	int p[2], rc;
 	pid_t pid;
 
-	fflush(stdout);
-	if (spawn_diff(label, old_fd, new_fd, -1, &pid) < 0)
+	if (pipe2(p, O_CLOEXEC) < 0)
 		return -1;
-	return wait_diff(pid);
+	rc = spawn_diff(label, old_fd, new_fd, p[1], &pid);
+	close(p[1]);
+	if (rc == 0)
+		print_lines(p[0]);
+	close(p[0]);
+	return rc < 0 ? -1 : wait_diff(pid);
 }
 
 /* diff's output read into *out (malloc'd, *len bytes and a NUL); *over when it passed cap (diff

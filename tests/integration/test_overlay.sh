@@ -448,6 +448,31 @@ t_promote_refuses_protected() {
 	assert_eq ok "$(cat "$PROJ/plain.txt")" "the ordinary change"
 }
 
+# A repository below the tree's root (its own .git, as a directory or a gitdir file) is refused
+# on promote, and so are writes into one the host has: the host's git would run its config and
+# hooks (a gitlink in the root's index makes a plain `git status` there do it). Control: the
+# ordinary files beside them are applied, and so is the root's own index.
+t_promote_refuses_nested_git() {
+	mk_project
+	git -C "$PROJ" init -q
+	git init -q "$PROJ/vendored"
+	expect_exit 0 "$AGENTBOX" -p shell --overlay "$PROJ" --changes "$META/ch" -- sh -c '
+		cd "$1" && mkdir -p evil/.git && echo "[core]" >evil/.git/config &&
+		mkdir -p pointer && echo "gitdir: ../x" >pointer/.git &&
+		echo "[core] fsmonitor = id" >>vendored/.git/config && echo ok >evil/plain.txt' sh "$PROJ"
+	run_cmd "$AGENTBOX" promote "$META/ch"
+	assert_eq 0 "$RC" "promote with nested repositories"
+	assert_contains "$ERR" "refused: $PROJ/evil/.git: inside a repository below the tree's root" \
+		"a new nested .git"
+	assert_contains "$ERR" "refused: $PROJ/pointer/.git: inside a repository below" "a gitdir file"
+	assert_contains "$ERR" "refused: $PROJ/vendored/.git/config: inside a repository below" \
+		"a write into the host's nested repository"
+	assert_absent "$PROJ/evil/.git" "the refused nested .git"
+	assert_absent "$PROJ/pointer/.git" "the refused gitdir file"
+	assert_not_contains "$(cat "$PROJ/vendored/.git/config")" "fsmonitor" "the nested config, untouched"
+	assert_eq ok "$(cat "$PROJ/evil/plain.txt")" "control: the file beside it"
+}
+
 # --overlay SUB below the rw workspace, where SUB/.git has no hooks: a hook made inside stays in
 # the overlay's upper layer (the workspace's watch does not reach into the overlay), and the
 # repository's writes stay in the overlay (a pin from the workspace put the host's .git on top of
@@ -488,9 +513,10 @@ f.write(b"head"); f.seek(1 << 40); f.write(b"tail"); f.truncate((1 << 40) + 4096
 }
 
 # Names the command chose cannot forge or hide lines of changes and diff: a newline followed by
-# a diff header, terminal escape sequences, invalid UTF-8, a link target with a newline. Every
+# a diff header, terminal escape sequences, invalid UTF-8, a link target with a newline; nor can
+# a changed line's content (an erase and a carriage return hiding the line's command). Every
 # byte of the output is printable (or a newline ending a line agentbox wrote), and the names
-# show escaped.
+# and the line show escaped.
 t_review_output_cannot_lie() {
 	mk_project
 	expect_exit 0 "$AGENTBOX" -p shell --overlay "$PROJ" --changes "$META/ch" -- "$PY" -c '
@@ -499,7 +525,8 @@ d = sys.argv[1]
 open(os.path.join(d, "x\n+++ forged.txt"), "w").write("one\n")
 open(os.path.join(d, "esc\x1b[2J\x1b]0;title\x07"), "w").write("two\n")
 open(os.path.join(d.encode(), b"bad\xff\xfe\xc2\x9b"), "w").write("three\n")
-os.symlink("target\n+++ b/other", os.path.join(d, "link"))' "$PROJ"
+os.symlink("target\n+++ b/other", os.path.join(d, "link"))
+open(os.path.join(d, "build.sh"), "w").write("id > /tmp/x #\x1b[2K\r+echo build done\n")' "$PROJ"
 	expect_exit 0 "$AGENTBOX" changes "$META/ch"
 	local changes=$OUT
 	assert_contains "$changes" 'x\x0a+++ forged.txt' "the newline in a name, escaped"
@@ -515,6 +542,10 @@ os.symlink("target\n+++ b/other", os.path.join(d, "link"))' "$PROJ"
 		fail "a raw control or non-ASCII byte in the output" \
 			"$(printf '%s%s' "$changes" "$diff" | LC_ALL=C grep -n '[^[:print:][:space:]]' | od -c | head)"
 	fi
+	# a line's content too: an erase and a carriage return cannot hide what a line does
+	assert_contains "$diff" '+id > /tmp/x #\x1b[2K\x0d+echo build done' "a changed line, escaped"
+	assert_not_contains "$diff" $'\r' "a carriage return in diff's output"
+	assert_not_contains "$diff" $'\e' "an escape byte in diff's output"
 	# positive control: the names are really there, and the ordinary file's diff is whole
 	assert_contains "$diff" "+one" "the content of the forged-name file"
 }
@@ -786,6 +817,7 @@ run_case protected_paths t_protected_paths
 run_case protected_missing t_protected_missing
 run_case changes_size t_changes_size
 run_case promote_refuses_protected t_promote_refuses_protected
+run_case promote_refuses_nested_git t_promote_refuses_nested_git
 run_case overlay_below_rw_without_hooks t_overlay_below_rw_without_hooks
 run_case promote_keeps_holes t_promote_keeps_holes
 run_case review_output_cannot_lie t_review_output_cannot_lie
