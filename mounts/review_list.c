@@ -66,6 +66,16 @@ struct walk {
 	int host; /* the tree's root on the host */
 	struct changes *out;
 	struct ab_err *e;
+	unsigned depth; /* directories open above the entry walked */
+};
+
+/* Deeper than this, the walk stops with an error, not a crash: each level keeps its directory
+ * open (two fds), and no project nests this far. */
+#define WALK_DEPTH_MAX 400
+
+/* An entry's paths, on the heap: a level's stack stays small however deep the tree goes. */
+struct walk_paths {
+	char child[PATH_MAX], host[PATH_MAX];
 };
 
 enum host_has { HOST_NOTHING, HOST_ENTRY, HOST_BEYOND_LINK };
@@ -164,15 +174,16 @@ static bool is_placeholder(const struct walk *w, const char *rel, const struct s
 	return false;
 }
 
-static int walk_entry(struct walk *w, int dirfd, const char *rel, const char *name)
+static int walk_entry_at(struct walk *w, int dirfd, const char *rel, const char *name,
+			 struct walk_paths *p)
 {
-	char child[PATH_MAX], host[PATH_MAX], opaque[2] = "";
+	char *child = p->child, *host = p->host, opaque[2] = "";
 	struct stat st, hst = {0};
 	struct change c = {.tree = w->tree, .rel = child};
 	int on_host, fd, rc = 0;
 
-	if (!join(child, sizeof(child), rel, name) ||
-	    !overlay_host_path(w->run, w->tree, child, host, sizeof(host)))
+	if (!join(child, sizeof(p->child), rel, name) ||
+	    !overlay_host_path(w->run, w->tree, child, host, sizeof(p->host)))
 		return ab_fail(w->e, ENAMETOOLONG, "%s", rel);
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return ab_fail(w->e, errno, "%s", child);
@@ -207,9 +218,30 @@ static int walk_entry(struct walk *w, int dirfd, const char *rel, const char *na
 	if (rc == 0 && on_host == HOST_ENTRY && S_ISDIR(hst.st_mode) &&
 	    fgetxattr(fd, "user.overlay.opaque", opaque, 1) == 1 && opaque[0] == 'y')
 		rc = opaque_deletions(w, fd, child);
-	if (rc == 0)
+	if (rc == 0 && w->depth >= WALK_DEPTH_MAX)
+		rc = ab_fail(
+		    w->e, 0,
+		    "%s: more than %d directories deep, which no review shows; fix: discard "
+		    "the run",
+		    child, WALK_DEPTH_MAX);
+	if (rc == 0) {
+		w->depth++;
 		rc = walk_upper(w, fd, child);
+		w->depth--;
+	}
 	close(fd);
+	return rc;
+}
+
+static int walk_entry(struct walk *w, int dirfd, const char *rel, const char *name)
+{
+	struct walk_paths *p = malloc(sizeof(*p));
+	int rc;
+
+	if (!p)
+		return ab_fail(w->e, ENOMEM, "changes");
+	rc = walk_entry_at(w, dirfd, rel, name, p);
+	free(p);
 	return rc;
 }
 
@@ -245,7 +277,7 @@ int overlay_list_changes(const struct run_info *r, struct changes *out, struct a
 
 	memset(out, 0, sizeof(*out));
 	for (unsigned t = 0; t < r->trees.n; t++) {
-		struct walk w = {r, t, overlay_open_root(r, t), out, e};
+		struct walk w = {r, t, overlay_open_root(r, t), out, e, 0};
 		int fd, rc;
 		if (w.host < 0)
 			return ab_fail(e, errno, "cannot open %s", r->trees.v[t]),

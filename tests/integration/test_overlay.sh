@@ -473,6 +473,27 @@ t_promote_refuses_nested_git() {
 	assert_eq ok "$(cat "$PROJ/evil/plain.txt")" "control: the file beside it"
 }
 
+# A tree nested deeper than a review goes (each level a directory of its own): changes, diff
+# and promote stop with an error that names the fix, not a crash (a stack overflow past about
+# 450 levels once). Control: 300 levels are listed.
+t_too_deep() {
+	mk_project
+	expect_exit 0 "$AGENTBOX" -p shell --overlay "$PROJ" --changes "$META/ch" -- sh -c '
+		cd "$1" && mkdir -p "$(printf "d/%.0s" $(seq 300))" && echo ok >"$(printf "d/%.0s" $(seq 300))f" &&
+		mkdir -p "$(printf "e/%.0s" $(seq 1000))"' sh "$PROJ"
+	for cmd in changes diff promote; do
+		run_cmd "$AGENTBOX" "$cmd" "$META/ch"
+		assert_eq 125 "$RC" "$cmd of a tree 1000 levels deep"
+		assert_contains "$ERR" "more than 400 directories deep, which no review shows; fix: discard the run" \
+			"$cmd's error"
+	done
+	expect_exit 0 "$AGENTBOX" discard "$META/ch"
+	expect_exit 0 "$AGENTBOX" -p shell --overlay "$PROJ" --changes "$META/ch2" -- sh -c '
+		cd "$1" && mkdir -p "$(printf "d/%.0s" $(seq 300))"' sh "$PROJ"
+	expect_exit 0 "$AGENTBOX" changes "$META/ch2"
+	assert_contains "$OUT" "$(printf "d/%.0s" $(seq 299))d" "control: 300 levels listed"
+}
+
 # --overlay SUB below the rw workspace, where SUB/.git has no hooks: a hook made inside stays in
 # the overlay's upper layer (the workspace's watch does not reach into the overlay), and the
 # repository's writes stay in the overlay (a pin from the workspace put the host's .git on top of
@@ -818,6 +839,7 @@ run_case protected_missing t_protected_missing
 run_case changes_size t_changes_size
 run_case promote_refuses_protected t_promote_refuses_protected
 run_case promote_refuses_nested_git t_promote_refuses_nested_git
+run_case too_deep t_too_deep
 run_case overlay_below_rw_without_hooks t_overlay_below_rw_without_hooks
 run_case promote_keeps_holes t_promote_keeps_holes
 run_case review_output_cannot_lie t_review_output_cannot_lie
