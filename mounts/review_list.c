@@ -67,6 +67,7 @@ struct walk {
 	struct changes *out;
 	struct ab_err *e;
 	unsigned depth; /* directories open above the entry walked */
+	bool opaque;	/* below an opaque directory: the host's entries are all hidden */
 };
 
 /* Deeper than this, the walk stops with an error, not a crash: each level keeps its directory
@@ -215,8 +216,12 @@ static int walk_entry_at(struct walk *w, int dirfd, const char *rel, const char 
 	}
 	if (fd < 0)
 		return ab_fail(w->e, errno, "%s", child);
-	if (rc == 0 && on_host == HOST_ENTRY && S_ISDIR(hst.st_mode) &&
-	    fgetxattr(fd, "user.overlay.opaque", opaque, 1) == 1 && opaque[0] == 'y')
+	/* below an opaque directory every directory replaces the host's whole: overlayfs marks
+	 * only the top one (rm -rf d; mkdir -p d/sub hides the host's d/sub/old.txt too) */
+	bool was_opaque = w->opaque;
+	w->opaque = was_opaque ||
+		    (fgetxattr(fd, "user.overlay.opaque", opaque, 1) == 1 && opaque[0] == 'y');
+	if (rc == 0 && on_host == HOST_ENTRY && S_ISDIR(hst.st_mode) && w->opaque)
 		rc = opaque_deletions(w, fd, child);
 	if (rc == 0 && w->depth >= WALK_DEPTH_MAX)
 		rc = ab_fail(
@@ -229,6 +234,7 @@ static int walk_entry_at(struct walk *w, int dirfd, const char *rel, const char 
 		rc = walk_upper(w, fd, child);
 		w->depth--;
 	}
+	w->opaque = was_opaque;
 	close(fd);
 	return rc;
 }
@@ -277,7 +283,7 @@ int overlay_list_changes(const struct run_info *r, struct changes *out, struct a
 
 	memset(out, 0, sizeof(*out));
 	for (unsigned t = 0; t < r->trees.n; t++) {
-		struct walk w = {r, t, overlay_open_root(r, t), out, e, 0};
+		struct walk w = {r, t, overlay_open_root(r, t), out, e, 0, false};
 		int fd, rc;
 		if (w.host < 0)
 			return ab_fail(e, errno, "cannot open %s", r->trees.v[t]),

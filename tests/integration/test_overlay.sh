@@ -494,6 +494,38 @@ t_too_deep() {
 	assert_contains "$OUT" "$(printf "d/%.0s" $(seq 299))d" "control: 300 levels listed"
 }
 
+# A directory replaced with one of the same name that has a subdirectory of the host's name:
+# overlayfs marks only the top one opaque, yet the host's files below the subdirectory are
+# hidden, so they were deleted: changes lists them and promote removes them (they were lost
+# once, and stayed on the host). Control: the new file is applied.
+t_opaque_below() {
+	mk_project
+	mkdir -p "$PROJ/d/sub" && echo old >"$PROJ/d/sub/old.txt" && echo top >"$PROJ/d/top.txt"
+	expect_exit 0 "$AGENTBOX" -p shell --overlay "$PROJ" --changes "$META/ch" -- sh -c '
+		cd "$1" && rm -rf d && mkdir -p d/sub && echo new >d/sub/new.txt' sh "$PROJ"
+	expect_exit 0 "$AGENTBOX" changes "$META/ch"
+	assert_contains "$OUT" "D $PROJ/d/sub/old.txt" "the deletion below the replaced directory"
+	assert_contains "$OUT" "D $PROJ/d/top.txt" "the deletion in it"
+	expect_exit 0 "$AGENTBOX" promote "$META/ch"
+	assert_absent "$PROJ/d/sub/old.txt" "the host's file the command deleted"
+	assert_absent "$PROJ/d/top.txt" "the host's other file the command deleted"
+	assert_eq new "$(cat "$PROJ/d/sub/new.txt")" "control: the new file"
+}
+
+# A change of a file's mode alone (which promote applies) shows in diff: it showed nothing.
+# Control: a file whose mode stayed has no such line.
+t_diff_shows_mode() {
+	mk_project
+	printf '#!/bin/sh\necho hi\n' >"$PROJ/run.sh" && chmod 644 "$PROJ/run.sh"
+	echo same >"$PROJ/same.txt"
+	expect_exit 0 "$AGENTBOX" -p shell --overlay "$PROJ" --changes "$META/ch" -- sh -c '
+		cd "$1" && chmod 777 run.sh && echo changed >same.txt' sh "$PROJ"
+	expect_exit 0 "$AGENTBOX" diff "$META/ch"
+	assert_contains "$OUT" "mode 0644 -> 0777 $PROJ/run.sh" "the mode change"
+	assert_not_contains "$OUT" "mode 0644 -> 0644" "a mode that stayed"
+	assert_contains "$OUT" "+changed" "control: the other file's diff"
+}
+
 # --overlay SUB below the rw workspace, where SUB/.git has no hooks: a hook made inside stays in
 # the overlay's upper layer (the workspace's watch does not reach into the overlay), and the
 # repository's writes stay in the overlay (a pin from the workspace put the host's .git on top of
@@ -840,6 +872,8 @@ run_case changes_size t_changes_size
 run_case promote_refuses_protected t_promote_refuses_protected
 run_case promote_refuses_nested_git t_promote_refuses_nested_git
 run_case too_deep t_too_deep
+run_case opaque_below t_opaque_below
+run_case diff_shows_mode t_diff_shows_mode
 run_case overlay_below_rw_without_hooks t_overlay_below_rw_without_hooks
 run_case promote_keeps_holes t_promote_keeps_holes
 run_case review_output_cannot_lie t_review_output_cannot_lie
