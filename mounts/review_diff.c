@@ -318,6 +318,12 @@ int overlay_diff_one(const struct run_info *r, const struct change *c, struct ab
 		print_line("special file ", host, " (not promoted)");
 		return 0;
 	}
+	/* promote applies a mode too: a change of it alone shows in no diff of the contents */
+	if (with_host && (c->mode & 07777) != (c->host_mode & 07777)) {
+		printf("mode %04o -> %04o ", (unsigned)(c->host_mode & 07777),
+		       (unsigned)(c->mode & 07777));
+		print_line("", host, "");
+	}
 	return diff_file(r, c, host, with_host, true, e);
 }
 
