@@ -154,28 +154,33 @@ t_hostile_many_connections() {
 	assert_contains "$OUT" "OK" "the audit trail's chain after the flood"
 }
 
+# lingered N WHAT: `hostile linger N` just ran, and WHAT (the cap, the fds) was full of
+# lingering connections, each new one taking the oldest one's place: the N refusals came within
+# the 2 s of lingering (the control: else WHAT was never full; under memcheck the proxy answers
+# too slowly, n/a), each was answered, none was refused for WHAT (no limit event), and each is
+# in the trail once (when it was answered, not again when its place was taken).
+lingered() {
+	local seconds
+	seconds=$(out_value LINGER_SECONDS)
+	if ! "$PY" -c 'import sys; sys.exit(float(sys.argv[1]) >= 1.8)' "$seconds"; then
+		under_memcheck && not_applicable "under memcheck $1 refusals took $seconds s: $2 never full"
+		fail "$1 refusals took $seconds s: new connections waited for lingering ones to end" "$(report)"
+	fi
+	assert_eq "$1" "$(out_value LINGER_ANSWERED)" "refused requests answered, $1 held open at once"
+	assert_eq 0 "$(out_value LINGER_UNANSWERED)" "refused requests dropped without an answer"
+	assert_eq 0 "$("$PY" -c 'import json, sys
+print(sum(e.get("event") == "limit" and e.get("limit") == "connections"
+          for e in map(json.loads, open(sys.argv[1]))))' "$AUDIT")" "limit events for $2"
+	net decision=deny host=refused.test
+	assert_eq "count=$1" "${NET##*$'\n'}" "the refusals in the audit trail"
+}
+
 # Refused connections the client keeps open linger for 2 s, and count toward the cap of 1024:
 # once it is full of them, a new connection takes the oldest one's place rather than being
 # dropped unanswered.
 t_hostile_lingering_at_cap() {
-	local seconds
 	hostile linger 1400
-	# the control: the 1400 came within the 2 s, so that over 1024 lingered at once (0.2 s
-	# natively here); a proxy under memcheck answers too slowly for the cap to be reached
-	seconds=$(out_value LINGER_SECONDS)
-	if ! "$PY" -c 'import sys; sys.exit(float(sys.argv[1]) >= 1.8)' "$seconds"; then
-		under_memcheck && not_applicable "under memcheck 1400 refusals took $seconds s: the cap is never full"
-		fail "1400 refusals took $seconds s, past the proxy's 2 s of lingering" "$(report)"
-	fi
-	assert_eq 1400 "$(out_value LINGER_ANSWERED)" "refused requests answered, 1400 held open at once"
-	assert_eq 0 "$(out_value LINGER_UNANSWERED)" "refused requests dropped without an answer"
-	# nothing was refused for the cap: a lingering connection gave its place each time
-	assert_eq 0 "$("$PY" -c 'import json, sys
-print(sum(e.get("event") == "limit" and e.get("limit") == "connections"
-          for e in map(json.loads, open(sys.argv[1]))))' "$AUDIT")" "limit events for the cap"
-	# each refusal audited once: when it was answered, not again when its place was taken
-	net decision=deny host=refused.test
-	assert_eq "count=1400" "${NET##*$'\n'}" "the refusals in the audit trail"
+	lingered 1400 "the cap"
 }
 
 # The same with the supervisor's fds, not the cap, taken by lingering connections: under a hard
@@ -183,20 +188,8 @@ print(sum(e.get("event") == "limit" and e.get("limit") == "connections"
 # lingering connection gives its fd back as at the cap; else the proxy stops accepting until
 # one ends, up to 2 s later, and audits the cap.
 t_hostile_lingering_out_of_fds() {
-	local seconds
 	NOFILE=256 hostile linger 400
-	seconds=$(out_value LINGER_SECONDS)
-	if ! "$PY" -c 'import sys; sys.exit(float(sys.argv[1]) >= 1.8)' "$seconds"; then
-		under_memcheck && not_applicable "under memcheck 400 refusals took $seconds s: the fds never ran out while they lingered"
-		fail "400 refusals took $seconds s: new connections waited for lingering ones to end" "$(report)"
-	fi
-	assert_eq 400 "$(out_value LINGER_ANSWERED)" "refused requests answered, 400 held open at once"
-	assert_eq 0 "$(out_value LINGER_UNANSWERED)" "refused requests dropped without an answer"
-	assert_eq 0 "$("$PY" -c 'import json, sys
-print(sum(e.get("event") == "limit" and e.get("limit") == "connections"
-          for e in map(json.loads, open(sys.argv[1]))))' "$AUDIT")" "limit events for running out of fds"
-	net decision=deny host=refused.test
-	assert_eq "count=400" "${NET##*$'\n'}" "the refusals in the audit trail"
+	lingered 400 "the fds"
 }
 
 # The supervisor out of fds: accept4 fails with EMFILE and the connection stays queued, so the
