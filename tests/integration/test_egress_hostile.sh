@@ -188,6 +188,11 @@ t_hostile_lingering_at_cap() {
 # lingering connection gives its fd back as at the cap; else the proxy stops accepting until
 # one ends, up to 2 s later, and audits the cap.
 t_hostile_lingering_out_of_fds() {
+	# valgrind hands out fewer fds than the kernel, and closes a connection the kernel accepted
+	# past its own limit before it says EMFILE: the kernel's EMFILE, which leaves the
+	# connection queued, never happens under it (each retry lost one of 400: 310 answered)
+	under_memcheck &&
+		not_applicable "under memcheck accept4's EMFILE is valgrind's, which closes the connection"
 	NOFILE=256 hostile linger 400
 	lingered 400 "the fds"
 }
