@@ -218,10 +218,12 @@ static int walk_entry_at(struct walk *w, int dirfd, const char *rel, const char 
 		return ab_fail(w->e, errno, "%s", child);
 	/* below an opaque directory every directory replaces the host's whole: overlayfs marks
 	 * only the top one (rm -rf d; mkdir -p d/sub hides the host's d/sub/old.txt too) */
-	bool was_opaque = w->opaque;
-	w->opaque = was_opaque ||
-		    (fgetxattr(fd, "user.overlay.opaque", opaque, 1) == 1 && opaque[0] == 'y');
-	if (rc == 0 && on_host == HOST_ENTRY && S_ISDIR(hst.st_mode) && w->opaque)
+	bool was_opaque = w->opaque, host_dir = on_host == HOST_ENTRY && S_ISDIR(hst.st_mode);
+	/* one the host lacks hides nothing, and nothing of the host is below it: no lookup */
+	w->opaque =
+	    was_opaque ||
+	    (host_dir && fgetxattr(fd, "user.overlay.opaque", opaque, 1) == 1 && opaque[0] == 'y');
+	if (rc == 0 && host_dir && w->opaque)
 		rc = opaque_deletions(w, fd, child);
 	if (rc == 0 && w->depth >= WALK_DEPTH_MAX)
 		rc = ab_fail(
